@@ -4,7 +4,21 @@
 // golang.org/x/perf/benchfmt), nccl-tests, SGLang, vLLM, Prometheus text,
 // JSON and regular expressions. Parsers never return a silent zero or an
 // empty success: output that holds no result, or a line that cannot be
-// read, is an error that quotes the offending line.
+// read, is an error that quotes the offending line (*OutputError, which
+// wraps ErrNoResults, ErrBenchmarkFailed or ErrSyntax).
+//
+// Names and units by format (each parser's comment has the details):
+//
+//	gobench         "VerifyStep/k=3-2"; units as benchfmt gives them (ns/op → sec/op)
+//	nccl-tests      "size=134217728/out-of-place" in us, algbw-GB/s, busbw-GB/s; "avg" in busbw-GB/s
+//	sglang-serving  JSON result keys: "output_throughput" tok/s, "median_ttft_ms" ms, "accept_length"
+//	vllm-serve      JSON result keys: "output_throughput", "p99_itl_ms", "spec_decode_acceptance_length"
+//	sglang-log      "gen_throughput" tok/s, "accept_len", "accept_rate": medians over the log
+//	prometheus      `metric{label="v"}` as written
+//	json, regex     names and units from the options
+//
+// Dimensionless values (counts, accept length) have the unit "value".
+// Select picks one value out of the samples of one run.
 package bench
 
 // Direction says which way a metric improves.

@@ -39,6 +39,13 @@ type Commit struct {
 	Date    time.Time `json:"date"`
 	URL     string    `json:"url,omitempty"`
 	Parents int       `json:"parents,omitempty"`
+	// Login is the author's GitHub login when it is known (from the host's
+	// API or a users.noreply.github.com address); only then is the author
+	// @-mentioned.
+	Login string `json:"login,omitempty"`
+	// Files are the paths the commit changes, for the docs-or-tests-only
+	// warning; nil when not known.
+	Files []string `json:"files,omitempty"`
 }
 
 // Short is the first 10 characters of the hash.
@@ -66,6 +73,10 @@ type Culprit struct {
 	// CIPct is the half-width (or [lo,hi]) of the confidence interval of DeltaPct.
 	CILoPct float64 `json:"ci_lo_pct"`
 	CIHiPct float64 `json:"ci_hi_pct"`
+	// BuildIdentical is set by the caller when the commit's build output is
+	// byte-identical to its parent's: the measured change cannot come from
+	// its code.
+	BuildIdentical bool `json:"build_identical,omitempty"`
 }
 
 // Probe is one measured commit of the search.
@@ -88,6 +99,9 @@ type Hunk struct {
 	NewStart  int    `json:"new_start"`
 	NewLines  int    `json:"new_lines"`
 	Diff      string `json:"diff"`
+	// Commit is the hash of the culprit the hunk belongs to, when a finding
+	// has more than one culprit; empty means the first culprit.
+	Commit string `json:"commit,omitempty"`
 }
 
 // Effect is the measured effect of a set of hunks applied alone on the
@@ -139,6 +153,11 @@ type Finding struct {
 	Issue       int               `json:"issue,omitempty"`
 	IssueURL    string            `json:"issue_url,omitempty"`
 	FileError   string            `json:"file_error,omitempty"`
+
+	// PublishConfidence is the cut-off below which the finding is kept
+	// rather than filed; Warnings flags a confidence under it. Zero means
+	// DefaultPublishConfidence.
+	PublishConfidence float64 `json:"publish_confidence,omitempty"`
 }
 
 // Fingerprint identifies a regression across re-detections: the metric,

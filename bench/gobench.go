@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// failureLine matches the lines by which go test reports that a benchmark
+// (or its package) failed. A panic can start mid-line, right after the
+// benchmark name that go test printed before running it.
+var failureLine = regexp.MustCompile(`^\s*(--- FAIL|FAIL(\s|$))|(^|\s)(panic:|fatal error:)`)
+
+// parseGoBench reads the Go benchmark format
+// (https://go.dev/design/14313-benchmark-format) through benchfmt.
+//
+// Values keep the units benchfmt gives them: custom units (tok/s,
+// ms/verify, us/op) as written, and units holding "ns" or "MB" tidied to
+// base units (ns/op becomes sec/op, MB/s becomes B/s). Select converts
+// back when asked for the written unit. Names omit the "Benchmark" prefix
+// and keep sub-benchmark parts and the -N GOMAXPROCS suffix.
+//
+// Unlike benchfmt, which skips malformed lines, any syntax error is an
+// error here: a half-written result line means the run was cut short, and
+// averaging what is left would hide it.
+func parseGoBench(r io.Reader, file string, _ Options) ([]Sample, error) {
+	lines, err := readLines(r, file)
+	if err != nil {
+		return nil, err
+	}
+	var failures []string
+	firstFailure := 0
+	for i, l := range lines {
+		if failureLine.MatchString(l) {
+			if firstFailure == 0 {
+				firstFailure = i + 1
+			}
+			failures = append(failures, strings.TrimSpace(l))
+		}
+	}
+
+	br := benchfmt.NewReader(strings.NewReader(strings.Join(lines, "\n")), file)
+	type result struct {
+		name  string
+		value benchfmt.Value
+	}
+	var results []result
+	var syntaxErr error
+	for syntaxErr == nil && br.Scan() {
+		switch rec := br.Result().(type) {
+		case *benchfmt.SyntaxError:
+			syntaxErr = syntaxError(rec, lines)
+		case *benchfmt.Result:
+			// The Reader reuses rec; copy out what we keep.
+			for _, v := range rec.Values {
+				results = append(results, result{rec.Name.String(), v})
+			}
+		}
+	}
+	if err := br.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+
+	// A failure explains a malformed line ("BenchmarkX-2 \tpanic: ..."),
+	// so it is reported first.
+	if len(failures) > 0 {
+		if len(results) == 0 && syntaxErr == nil {
+			e := noResults(file, lines, "benchmark results")
+			e.Err = ErrBenchmarkFailed
+			return nil, e
+		}
+		return nil, &OutputError{File: file, Line: firstFailure, Text: strings.Join(first(failures, 3), " | "),
+			Msg: "benchmark reported a failure", Err: ErrBenchmarkFailed}
+	}
+	if syntaxErr != nil {
+		return nil, syntaxErr
+	}
+	if len(results) == 0 {
+		return nil, noResults(file, lines, "benchmark results")
+	}
+	if n, last := lastNonEmpty(lines); n > 0 && isBareBenchmarkName(last) {
+		return nil, &OutputError{File: file, Line: n, Text: strings.TrimSpace(last),
+			Msg: "output ends while a benchmark was running (truncated?)", Err: ErrSyntax}
+	}
+
+	units := br.Units()
+	samples := make([]Sample, len(results))
+	for i, res := range results {
+		samples[i] = Sample{Name: res.name, Unit: res.value.Unit, Value: res.value.Value,
+			Better: direction(units.GetBetter(res.value.Unit))}
+	}
+	return samples, nil
+}
+
+// syntaxError turns a benchfmt syntax error into an OutputError quoting
+// the line.
+func syntaxError(e *benchfmt.SyntaxError, lines []string) error {
+	text := ""
+	if e.Line >= 1 && e.Line <= len(lines) {
+		text = strings.TrimSpace(lines[e.Line-1])
+	}
+	return &OutputError{File: e.FileName, Line: e.Line, Text: text, Msg: e.Msg, Err: ErrSyntax}
+}
+
+// direction converts benchfmt's GetBetter convention (+1 higher, -1 lower,
+// 0 unknown) to a Direction.
+func direction(better int) Direction {
+	switch {
+	case better > 0:
+		return Higher
+	case better < 0:
+		return Lower
+	}
+	return ""
+}
+
+// isBareBenchmarkName reports whether line is a benchmark name with
+// nothing after it: what go test prints just before it runs a benchmark.
+func isBareBenchmarkName(line string) bool {
+	f := strings.Fields(line)
+	return len(f) == 1 && strings.HasPrefix(f[0], "Benchmark")
+}
+
+// lastNonEmpty returns the last non-blank line and its 1-based number, or
+// 0 when all lines are blank.
+func lastNonEmpty(lines []string) (int, string) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			return i + 1, lines[i]
+		}
+	}
+	return 0, ""
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

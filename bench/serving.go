@@ -1,0 +1,395 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Serving benchmarks (sglang.bench_serving, vllm bench serve) print a
+// summary block and can save the same numbers as JSON. Both forms give
+// samples with the JSON key as name ("output_throughput",
+// "median_ttft_ms", "accept_length"), so a metric selects the same name
+// whichever form the benchmark step saves. Text labels without a known key
+// are snake-cased ("Mean E2E Latency (ms)" becomes "mean_e2e_latency_ms").
+//
+// Units come from the name: "_ms" → "ms", request rates → "req/s", other
+// throughputs → "tok/s", duration → "s", percentages → "%", and "value" for
+// counts and ratios such as accept length.
+
+// servingLabels maps summary labels (lower case, unit included) to the
+// JSON keys of the same tool.
+var servingLabels = map[string]map[string]string{
+	"sglang-serving": {
+		"successful requests":                  "completed",
+		"benchmark duration (s)":               "duration",
+		"total input tokens":                   "total_input_tokens",
+		"total input text tokens":              "total_input_text_tokens",
+		"total input vision tokens":            "total_input_vision_tokens",
+		"total generated tokens":               "total_output_tokens",
+		"total generated tokens (retokenized)": "total_output_tokens_retokenized",
+		"request throughput (req/s)":           "request_throughput",
+		"input token throughput (tok/s)":       "input_throughput",
+		"output token throughput (tok/s)":      "output_throughput",
+		"peak output token throughput (tok/s)": "max_output_tokens_per_s",
+		"peak concurrent requests":             "max_concurrent_requests",
+		"total token throughput (tok/s)":       "total_throughput",
+		"total throughput (tok/s)":             "total_throughput",
+		"accept length":                        "accept_length",
+		"max request concurrency":              "max_concurrency",
+		"traffic request rate":                 "request_rate",
+		"last generation throughput (tok/s)":   "last_gen_throughput",
+	},
+	"vllm-serve": {
+		"successful requests":                  "completed",
+		"failed requests":                      "failed",
+		"maximum request concurrency":          "max_concurrency",
+		"request rate configured (rps)":        "request_rate",
+		"benchmark duration (s)":               "duration",
+		"total input tokens":                   "total_input_tokens",
+		"total generated tokens":               "total_output_tokens",
+		"request throughput (req/s)":           "request_throughput",
+		"request goodput (req/s)":              "request_goodput",
+		"output token throughput (tok/s)":      "output_throughput",
+		"peak output token throughput (tok/s)": "max_output_tokens_per_s",
+		"peak concurrent requests":             "max_concurrent_requests",
+		"total token throughput (tok/s)":       "total_token_throughput",
+		"rtfx (inverse real-time factor)":      "rtfx",
+		"acceptance rate (%)":                  "spec_decode_acceptance_rate",
+		"acceptance length":                    "spec_decode_acceptance_length",
+		"drafts":                               "spec_decode_num_drafts",
+		"draft tokens":                         "spec_decode_draft_tokens",
+		"accepted tokens":                      "spec_decode_accepted_tokens",
+		"per-position acceptance (%)":          "spec_decode_per_position_acceptance_rates",
+	},
+}
+
+var (
+	summaryStart = regexp.MustCompile(`^=+ .*Benchmark Result =+$`)
+	summaryEnd   = regexp.MustCompile(`^=+$`)
+	summaryRule  = regexp.MustCompile(`^-+.*-+$`)
+	summaryLine  = regexp.MustCompile(`^(\s*)([^:]+):\s*(\S*)`)
+	nonWord      = regexp.MustCompile(`[^a-z0-9]+`)
+)
+
+func parseSGLangServing(r io.Reader, file string, _ Options) ([]Sample, error) {
+	return parseServing(r, file, "sglang-serving")
+}
+
+func parseVLLMServe(r io.Reader, file string, _ Options) ([]Sample, error) {
+	return parseServing(r, file, "vllm-serve")
+}
+
+// parseServing reads either a summary printed by a serving benchmark or
+// its JSON result file (one object, or one object per line as written by
+// --output-file / --append-result). Records that report failed requests
+// are errors: their latencies and throughputs cover only part of the load
+// and cannot be compared with a clean run.
+func parseServing(r io.Reader, file, tool string) ([]Sample, error) {
+	lines, err := readLines(r, file)
+	if err != nil {
+		return nil, err
+	}
+	var samples []Sample
+	if looksLikeJSON(lines) {
+		samples, err = servingJSON(lines, file)
+	} else {
+		samples, err = servingText(lines, file, servingLabels[tool])
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(samples) == 0 {
+		return nil, pythonFailure(file, lines, "serving benchmark summary")
+	}
+	return samples, nil
+}
+
+// servingText reads every "==== ... Benchmark Result ====" block.
+func servingText(lines []string, file string, labels map[string]string) ([]Sample, error) {
+	var samples []Sample
+	in, prefix, start := false, "", 0 // start: line of the current block's title
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case !in && summaryStart.MatchString(trimmed):
+			in, prefix, start = true, "", i+1
+			continue
+		case !in:
+			continue
+		case summaryEnd.MatchString(trimmed):
+			in = false
+			continue
+		case summaryRule.MatchString(trimmed) || trimmed == "":
+			continue
+		}
+		m := summaryLine.FindStringSubmatch(line)
+		if m == nil {
+			// Copies of the summary in documents often lose the
+			// closing line; any other line ends the block too.
+			in = false
+			continue
+		}
+		indent, label, value := m[1], strings.ToLower(strings.TrimSpace(m[2])), m[3]
+		if value == "" {
+			// A heading for the indented lines below it, e.g.
+			// "Per-position acceptance (%):" then "  Position 0: 36.59".
+			prefix = servingName(label, labels)
+			continue
+		}
+		name := servingName(label, labels)
+		if indent != "" && prefix != "" {
+			name = prefix + "/" + name
+		} else {
+			prefix = ""
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+			continue // settings such as "Backend: sglang" or "Traffic request rate: inf"
+		}
+		samples = append(samples, servingSample(name, v))
+	}
+	if err := servingFailed(samples, file, start); err != nil {
+		return nil, err
+	}
+	return samples, nil
+}
+
+// servingName returns the sample name for a summary label.
+func servingName(label string, labels map[string]string) string {
+	if key, ok := labels[label]; ok {
+		return key
+	}
+	label = strings.ReplaceAll(label, "(ms)", "ms")
+	label = strings.ReplaceAll(label, "(%)", "pct")
+	if i := strings.IndexByte(label, '('); i >= 0 {
+		label = label[:i]
+	}
+	return strings.Trim(nonWord.ReplaceAllString(label, "_"), "_")
+}
+
+// servingSample gives a serving metric its unit and direction.
+func servingSample(name string, v float64) Sample {
+	base := name
+	if i := strings.LastIndexByte(base, '/'); i >= 0 {
+		base = name[:i]
+	}
+	s := Sample{Name: name, Value: v, Unit: "value"}
+	switch {
+	case strings.HasSuffix(base, "_ms"):
+		s.Unit, s.Better = "ms", Lower
+	case strings.HasPrefix(base, "request_goodput"), base == "request_throughput", base == "request_rate":
+		s.Unit, s.Better = "req/s", Higher
+	case strings.HasSuffix(base, "throughput"), strings.HasSuffix(base, "_per_s"):
+		s.Unit, s.Better = "tok/s", Higher
+	case base == "duration":
+		s.Unit, s.Better = "s", Lower
+	case strings.Contains(base, "acceptance_rate"), strings.HasSuffix(base, "_pct"):
+		s.Unit, s.Better = "%", Higher
+	case strings.Contains(base, "accept"):
+		s.Better = Higher
+	}
+	if base == "request_rate" {
+		s.Better = "" // a setting, not a result
+	}
+	return s
+}
+
+// servingFailed returns an error when the samples of one record say that
+// requests failed.
+func servingFailed(samples []Sample, file string, line int) error {
+	for _, s := range samples {
+		if (s.Name == "completed" && s.Value == 0) || (s.Name == "failed" && s.Value > 0) {
+			return &OutputError{File: file, Line: line, Msg: fmt.Sprintf("%s = %g: requests failed", s.Name, s.Value), Err: ErrBenchmarkFailed}
+		}
+	}
+	return nil
+}
+
+// servingJSON reads JSON result records: every finite top-level number is
+// a sample named by its key. Lists (per-request details) and strings
+// (metadata) are skipped.
+func servingJSON(lines []string, file string) ([]Sample, error) {
+	docs, err := decodeJSONStream(lines, file)
+	if err != nil {
+		return nil, err
+	}
+	var samples []Sample
+	for _, d := range docs {
+		obj, ok := d.value.(map[string]any)
+		if !ok {
+			return nil, &OutputError{File: file, Line: d.line, Msg: fmt.Sprintf("expected a JSON object, found %T", d.value), Err: ErrSyntax}
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var rec []Sample
+		for _, k := range keys {
+			if v, ok := jsonNumber(obj[k]); ok {
+				rec = append(rec, servingSample(strings.TrimSuffix(k, ":"), v))
+			}
+		}
+		if err := servingFailed(rec, file, d.line); err != nil {
+			return nil, err
+		}
+		samples = append(samples, rec...)
+	}
+	return samples, nil
+}
+
+// jsonDoc is one JSON value of a stream and the line it starts on.
+type jsonDoc struct {
+	value any
+	line  int
+}
+
+// decodeJSONStream decodes one or more JSON values (a document, or JSON
+// lines). Lines starting with "#" are skipped, and Python's bare
+// Infinity, -Infinity and NaN (json.dumps writes them; RFC 8259 has no
+// such tokens) are read as null.
+func decodeJSONStream(lines []string, file string) ([]jsonDoc, error) {
+	var buf bytes.Buffer
+	var lineStarts []int // offset in buf where each line begins
+	for _, l := range lines {
+		lineStarts = append(lineStarts, buf.Len())
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			buf.WriteByte('\n')
+			continue
+		}
+		buf.WriteString(pythonJSONConstants(l))
+		buf.WriteByte('\n')
+	}
+	lineAt := func(off int64) int {
+		return sort.SearchInts(lineStarts, int(off)+1)
+	}
+	dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
+	dec.UseNumber()
+	var docs []jsonDoc
+	for {
+		start := lineAt(skipSpace(buf.Bytes(), dec.InputOffset()))
+		var v any
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			// A syntax error's offset counts from the start of the
+			// stream; a value cut short ends at the last line.
+			n := len(lines)
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				n = lineAt(se.Offset - 1)
+			}
+			if n < 1 {
+				n = 1
+			}
+			if n > len(lines) {
+				n = len(lines)
+			}
+			return nil, &OutputError{File: file, Line: n, Text: strings.TrimSpace(lines[n-1]),
+				Msg: fmt.Sprintf("invalid JSON: %v", err), Err: ErrSyntax}
+		}
+		docs = append(docs, jsonDoc{v, start})
+	}
+}
+
+// skipSpace returns the offset of the first non-space byte at or after
+// off.
+func skipSpace(b []byte, off int64) int64 {
+	for off < int64(len(b)) && (b[off] == ' ' || b[off] == '\n' || b[off] == '\t' || b[off] == '\r') {
+		off++
+	}
+	return off
+}
+
+// pythonJSONConstants replaces Infinity, -Infinity and NaN outside
+// strings with null.
+func pythonJSONConstants(line string) string {
+	if !strings.Contains(line, "Infinity") && !strings.Contains(line, "NaN") {
+		return line
+	}
+	var b strings.Builder
+	inString, escaped := false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if inString {
+			b.WriteByte(c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		rest := line[i:]
+		switch {
+		case c == '"':
+			inString = true
+		case strings.HasPrefix(rest, "-Infinity"):
+			b.WriteString("null")
+			i += len("-Infinity") - 1
+			continue
+		case strings.HasPrefix(rest, "Infinity"):
+			b.WriteString("null")
+			i += len("Infinity") - 1
+			continue
+		case strings.HasPrefix(rest, "NaN"):
+			b.WriteString("null")
+			i += len("NaN") - 1
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// jsonNumber returns v as a finite float64 when it is a JSON number.
+func jsonNumber(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// looksLikeJSON reports whether the first line that is not blank or a
+// "#" comment starts a JSON object or array.
+func looksLikeJSON(lines []string) bool {
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		return t[0] == '{' || t[0] == '['
+	}
+	return false
+}
+
+// pythonFailure builds the "no results" error for the Python tools: a
+// traceback's last line says more than the first lines of the output.
+func pythonFailure(file string, lines []string, what string) error {
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "Traceback (most recent call last)") {
+			n, last := lastNonEmpty(lines[i:])
+			return &OutputError{File: file, Line: i + n, Text: strings.TrimSpace(last),
+				Msg: "no " + what + " found; the tool raised an exception", Err: ErrBenchmarkFailed}
+		}
+	}
+	return noResults(file, lines, what)
+}

@@ -1,0 +1,200 @@
+package bisect
+
+import (
+	"math"
+)
+
+// segmentStats are the sufficient statistics of the (screened, centred)
+// log values of one measured commit.
+type segmentStats struct {
+	index int
+	n     float64
+	sum   float64
+	sumSq float64
+}
+
+// posterior is the distribution of the first bad commit over the positions
+// (lo, hi] of a range whose ends lo (good) and hi (bad) are measured.
+//
+// Positions between two consecutive measured commits split the data the
+// same way, so they share one likelihood: the posterior is stored per
+// interval (measured[j-1], measured[j]], each position of interval j having
+// probability per[j].
+type posterior struct {
+	measured []int     // measured commits, lo first and hi last
+	per      []float64 // per[j]: probability of each position in interval j (per[0] unused)
+	cum      []float64 // cum[j]: probability of the positions ≤ measured[j]
+}
+
+// newPosterior computes the posterior of a single change point from the
+// commits' statistics, which must be sorted by index, start at the range's
+// good end and finish at its bad end. The prior is flat over positions; each
+// segment mean gets a flat prior and the common σ the Jeffreys prior, so a
+// split into a left part (nL values) and a right part (nR) has the marginal
+// likelihood (nL·nR)^(−1/2) · (SS_L+SS_R)^(−(n−2)/2). Prefix sums make the
+// whole posterior O(number of measured commits).
+func newPosterior(stats []segmentStats) *posterior {
+	j := len(stats)
+	p := &posterior{
+		measured: make([]int, j),
+		per:      make([]float64, j),
+		cum:      make([]float64, j),
+	}
+	var total segmentStats
+	for i, s := range stats {
+		p.measured[i] = s.index
+		total.n += s.n
+		total.sum += s.sum
+		total.sumSq += s.sumSq
+	}
+	df := total.n - 2
+	// A floor on the sum of squares keeps identical values (a cache of
+	// synthetic numbers) from producing log(0) for every split.
+	floor := 1e-12 * max(total.n, 1)
+	logLik := make([]float64, j)
+	best := math.Inf(-1)
+	var left segmentStats
+	for i := 1; i < j; i++ {
+		left.n += stats[i-1].n
+		left.sum += stats[i-1].sum
+		left.sumSq += stats[i-1].sumSq
+		right := segmentStats{n: total.n - left.n, sum: total.sum - left.sum, sumSq: total.sumSq - left.sumSq}
+		ss := max(sumSq(left)+sumSq(right), floor)
+		width := float64(p.measured[i] - p.measured[i-1])
+		logLik[i] = math.Log(width) - 0.5*math.Log(left.n) - 0.5*math.Log(right.n) - df/2*math.Log(ss)
+		best = max(best, logLik[i])
+	}
+	var z float64
+	for i := 1; i < j; i++ {
+		logLik[i] = math.Exp(logLik[i] - best)
+		z += logLik[i]
+	}
+	for i := 1; i < j; i++ {
+		mass := logLik[i] / z
+		p.per[i] = mass / float64(p.measured[i]-p.measured[i-1])
+		p.cum[i] = p.cum[i-1] + mass
+	}
+	return p
+}
+
+// sumSq returns the within sum of squares of a segment.
+func sumSq(s segmentStats) float64 {
+	if s.n == 0 {
+		return 0
+	}
+	return max(s.sumSq-s.sum*s.sum/s.n, 0)
+}
+
+// mass returns the probability of interval j.
+func (p *posterior) mass(j int) float64 { return p.cum[j] - p.cum[j-1] }
+
+// cdf returns P(first bad commit ≤ m) for a position m of the range.
+func (p *posterior) cdf(m int) float64 {
+	j := p.interval(m)
+	if j == 0 {
+		return 0
+	}
+	return p.cum[j-1] + float64(m-p.measured[j-1])*p.per[j]
+}
+
+// interval returns the interval holding position m: the j with
+// measured[j-1] < m ≤ measured[j], or 0 for m ≤ lo.
+func (p *posterior) interval(m int) int {
+	lo, hi := 1, len(p.measured)-1
+	if m <= p.measured[0] {
+		return 0
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if p.measured[mid] < m {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// resolved reports whether interval j holds a single possible culprit
+// group: every position in it but its measured end is broken, so no further
+// measurement can tell its positions apart.
+func (p *posterior) resolved(j int, broken func(int) bool) bool {
+	for m := p.measured[j-1] + 1; m < p.measured[j]; m++ {
+		if !broken(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// best returns the interval of the most probable single position and that
+// position's probability, together with the most probable resolved interval
+// and its mass (0, 0 if none is resolved).
+func (p *posterior) best(broken func(int) bool) (pos int, posP float64, group int, groupP float64) {
+	for j := 1; j < len(p.measured); j++ {
+		if p.per[j] > posP {
+			pos, posP = p.measured[j], p.per[j]
+		}
+		if m := p.mass(j); m > groupP && p.resolved(j, broken) {
+			group, groupP = j, m
+		}
+	}
+	return pos, posP, group, groupP
+}
+
+// nearest returns the probe-able position whose CDF is closest to target,
+// and the best already-measured position, each with its distance; probe-able
+// means strictly inside the range and not broken. m is −1 when there is none.
+func (p *posterior) nearest(target float64, broken, taken func(int) bool) (ideal int, idealDist float64, measured int, measuredDist float64) {
+	ideal, measured = -1, -1
+	idealDist, measuredDist = math.Inf(1), math.Inf(1)
+	last := len(p.measured) - 1
+	consider := func(m int, isMeasured bool) {
+		if m <= p.measured[0] || m >= p.measured[last] || broken(m) || taken(m) {
+			return
+		}
+		d := math.Abs(p.cdf(m) - target)
+		if d < idealDist {
+			ideal, idealDist = m, d
+		}
+		if isMeasured && d < measuredDist {
+			measured, measuredDist = m, d
+		}
+	}
+	for j := 1; j <= last; j++ {
+		a, b := p.measured[j-1], p.measured[j]
+		consider(b, true)
+		if b-a < 2 {
+			continue
+		}
+		// The CDF grows linearly inside the interval; the best unmeasured
+		// position is next to where it crosses the target.
+		x := float64(a)
+		if p.per[j] > 0 {
+			x += (target - p.cum[j-1]) / p.per[j]
+		}
+		x = math.Max(float64(a+1), math.Min(float64(b-1), x))
+		c := int(math.Round(x))
+		for _, m := range []int{c, c - 1, c + 1} {
+			consider(unbrokenNear(m, a, b, broken, taken), false)
+		}
+	}
+	return ideal, idealDist, measured, measuredDist
+}
+
+// unbrokenNear returns the position closest to m strictly between a and b
+// that is neither broken nor taken, or −1.
+func unbrokenNear(m, a, b int, broken, taken func(int) bool) int {
+	if m <= a || m >= b {
+		return -1
+	}
+	for d := 0; m-d > a || m+d < b; d++ {
+		if c := m - d; c > a && !broken(c) && !taken(c) {
+			return c
+		}
+		if c := m + d; c < b && !broken(c) && !taken(c) {
+			return c
+		}
+	}
+	return -1
+}

@@ -1,0 +1,208 @@
+package bisecttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/perfbot/perfbot/bisect"
+)
+
+// ErrInfra is the failure an Oracle reports for a commit listed in
+// History.InfraAt: the host went away, not the commit.
+var ErrInfra = errors.New("bisecttest: host unreachable")
+
+// Change multiplies the level of every commit from At on by Factor
+// (0.95 for a 5% drop of a higher-is-better metric).
+type Change struct {
+	At     int
+	Factor float64
+}
+
+// Range is an inclusive range of chain indices.
+type Range struct{ From, To int }
+
+// History is a fake first-parent chain. Commit i has the identifier
+// CommitID(i); commit 0 is the good end and commit Len−1 the bad end.
+type History struct {
+	// Len is the number of commits on the chain, both ends included.
+	Len int
+	// Base is the level of commit 0; 0 means 100.
+	Base float64
+	// CV is the coefficient of variation of one run (0.02 = 2%).
+	CV float64
+	// Changes are the steps of the level along the chain.
+	Changes []Change
+	// Broken lists the commits that do not build.
+	Broken []Range
+	// InfraAt lists the commits whose measurement fails with ErrInfra.
+	InfraAt []int
+	// OutlierRate is the fraction of runs that are disturbed, and
+	// OutlierShift how far such a run is moved, in standard deviations
+	// of the log value (−5: five σ lower, a slow run of a throughput).
+	OutlierRate  float64
+	OutlierShift float64
+}
+
+// CommitID returns the identifier of commit i: "c0007".
+func CommitID(i int) string { return fmt.Sprintf("c%04d", i) }
+
+// Chain returns the identifiers of the commits, oldest first.
+func (h *History) Chain() []string {
+	out := make([]string, h.Len)
+	for i := range out {
+		out[i] = CommitID(i)
+	}
+	return out
+}
+
+// Level returns the true median value of commit i.
+func (h *History) Level(i int) float64 {
+	l := h.Base
+	if l == 0 {
+		l = 100
+	}
+	for _, c := range h.Changes {
+		if i >= c.At {
+			l *= c.Factor
+		}
+	}
+	return l
+}
+
+// Culprits returns the indices of the commits that change the level, in
+// chain order.
+func (h *History) Culprits() []int {
+	var out []int
+	for _, c := range h.Changes {
+		if c.Factor != 1 && !slices.Contains(out, c.At) {
+			out = append(out, c.At)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// IsBroken reports whether commit i does not build.
+func (h *History) IsBroken(i int) bool {
+	for _, r := range h.Broken {
+		if i >= r.From && i <= r.To {
+			return true
+		}
+	}
+	return false
+}
+
+// Oracle returns a fresh oracle over the history; the seed fixes every
+// value it will ever return.
+func (h *History) Oracle(seed int64) *Oracle {
+	return &Oracle{
+		h:       h,
+		seed:    uint64(seed),
+		sigma:   math.Sqrt(math.Log1p(h.CV * h.CV)),
+		values:  make(map[int][]float64),
+		streams: make(map[int]*rand.Rand),
+		built:   make(map[int]bool),
+	}
+}
+
+// Oracle is a seeded, noisy bisect.Oracle over a History. It records what
+// it measured, as the real measurement cache does, and is safe for
+// concurrent use.
+type Oracle struct {
+	h     *History
+	seed  uint64
+	sigma float64
+
+	mu      sync.Mutex
+	values  map[int][]float64
+	streams map[int]*rand.Rand
+	built   map[int]bool
+	runs    int
+}
+
+var _ bisect.Oracle = (*Oracle)(nil)
+
+// Samples implements bisect.Oracle.
+func (o *Oracle) Samples(ctx context.Context, commit string, n int) ([]float64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	i, err := o.index(commit)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	have := o.values[i]
+	if len(have) >= n {
+		return slices.Clone(have), nil
+	}
+	if slices.Contains(o.h.InfraAt, i) {
+		return nil, fmt.Errorf("measure %s: %w", commit, ErrInfra)
+	}
+	o.built[i] = true
+	if o.h.IsBroken(i) {
+		return nil, fmt.Errorf("build %s: %w", commit, bisect.ErrBroken)
+	}
+	r := o.streams[i]
+	if r == nil {
+		r = rand.New(rand.NewPCG(o.seed, uint64(i)))
+		o.streams[i] = r
+	}
+	level := math.Log(o.h.Level(i))
+	for len(have) < n {
+		z := r.NormFloat64()
+		if o.h.OutlierRate > 0 && r.Float64() < o.h.OutlierRate {
+			z += o.h.OutlierShift
+		}
+		have = append(have, math.Exp(level+o.sigma*z))
+		o.runs++
+	}
+	o.values[i] = have
+	return slices.Clone(have), nil
+}
+
+// Record stores values for a commit as if measured before (a warm cache);
+// they do not count as runs.
+func (o *Oracle) Record(commit string, values ...float64) error {
+	i, err := o.index(commit)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.values[i] = append(o.values[i], values...)
+	return nil
+}
+
+// Runs returns the number of values the oracle has produced.
+func (o *Oracle) Runs() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.runs
+}
+
+// Builds returns the number of distinct commits the oracle has built,
+// broken ones included.
+func (o *Oracle) Builds() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.built)
+}
+
+// index parses a commit identifier of the history.
+func (o *Oracle) index(commit string) (int, error) {
+	num, ok := strings.CutPrefix(commit, "c")
+	i, err := strconv.Atoi(num)
+	if !ok || err != nil || i < 0 || i >= o.h.Len {
+		return 0, fmt.Errorf("bisecttest: unknown commit %q", commit)
+	}
+	return i, nil
+}

@@ -1,0 +1,277 @@
+package bisect
+
+import (
+	"math"
+	"slices"
+)
+
+// outlierCut is the distance, in robust standard deviations, beyond which a
+// run is screened out as an outlier. Four σ drops one honest Gaussian run in
+// 16,000 and most runs disturbed by a stalled host or a throttled GPU.
+const outlierCut = 4.0
+
+// Classify returns the posterior probability that the probe values come
+// from the bad end's distribution rather than the good end's.
+//
+// All three arguments are raw metric values (tok/s, ms); Classify compares
+// their logarithms, so effects are ratios and the direction of the metric
+// does not matter. Values that are not positive and finite have no logarithm
+// and are ignored. The two hypotheses are "probe shares the bad end's mean"
+// and "probe shares the good end's mean"; both give the data two means and
+// one common, unknown standard deviation. With flat priors on the means and
+// the Jeffreys prior on σ the marginal likelihood of a split of n values
+// into groups of n₁ and n₂ is proportional to
+//
+//	(n₁·n₂)^(−1/2) · SS^(−(n−2)/2)
+//
+// where SS is the within-group sum of squares (a Student-t marginal); the
+// result is the ratio of the two, with even prior odds.
+//
+// Runs are screened for outliers first (see screen): a run more than four
+// robust standard deviations from its group's median is dropped, and so is a
+// probe run that lies that far outside the span of the two ends when the
+// probe has too few runs for a median of its own. A single stalled run
+// therefore cannot decide a probe.
+//
+// The posterior treats the ends' observed medians as well known; with fewer
+// than about ten runs per end at 5% noise it is overconfident (a reported
+// 0.95 is right about 90% of the time), so callers should give the ends
+// that many runs before trusting a decision near the threshold.
+//
+// Classify returns 0.5 when the values cannot tell the hypotheses apart:
+// a group is empty after screening, there are fewer than three values in
+// all, or the ends are indistinguishable.
+func Classify(good, bad, probe []float64) float64 {
+	groups := screen([][]float64{logValues(good), logValues(bad), logValues(probe)}, 0, 1)
+	g, b, p := groups[0], groups[1], groups[2]
+	if len(g) == 0 || len(b) == 0 || len(p) == 0 {
+		return 0.5
+	}
+	n := len(g) + len(b) + len(p)
+	if n < 3 {
+		return 0.5
+	}
+	bp := slices.Concat(b, p)
+	gp := slices.Concat(g, p)
+	ssBad := sumSquares(g) + sumSquares(bp)
+	ssGood := sumSquares(gp) + sumSquares(b)
+	if ssBad == ssGood {
+		return 0.5
+	}
+	df := float64(n - 2)
+	logBad := -0.5*math.Log(float64(len(g))) - 0.5*math.Log(float64(len(bp))) - df/2*math.Log(ssBad)
+	logGood := -0.5*math.Log(float64(len(gp))) - 0.5*math.Log(float64(len(b))) - df/2*math.Log(ssGood)
+	return logistic(logBad - logGood)
+}
+
+// logistic maps log odds to a probability without overflowing.
+func logistic(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+// logValues returns the natural logarithms of the positive, finite values.
+func logValues(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if x > 0 && !math.IsInf(x, 1) {
+			out = append(out, math.Log(x))
+		}
+	}
+	return out
+}
+
+// screen returns copies of the groups of log values without their outliers.
+//
+// The scale is pooled: the median absolute deviation of every run from its
+// own group's median, over all groups, so that one group of three runs does
+// not decide its own scale. A group with at least three runs loses the runs
+// farther than outlierCut scales from its median. A smaller group cannot
+// show which of its runs is odd, so its runs are instead kept only when they
+// lie within outlierCut scales of the span between the medians of the two
+// reference groups (lo and hi: the good and bad ends; −1 for none), where
+// every honest run of a commit on either side of a single change falls.
+// Without enough runs to estimate the scale, nothing is screened.
+func screen(groups [][]float64, lo, hi int) [][]float64 {
+	scale := pooledScale(groups)
+	out := make([][]float64, len(groups))
+	if scale == 0 {
+		for i, g := range groups {
+			out[i] = slices.Clone(g)
+		}
+		return out
+	}
+	cut := outlierCut * scale
+	spanLo, spanHi := math.Inf(-1), math.Inf(1)
+	if lo >= 0 && hi >= 0 && len(groups[lo]) >= 3 && len(groups[hi]) >= 3 {
+		a, b := median(groups[lo]), median(groups[hi])
+		spanLo, spanHi = min(a, b)-cut, max(a, b)+cut
+	}
+	for i, g := range groups {
+		keep := make([]float64, 0, len(g))
+		if len(g) >= 3 {
+			m := median(g)
+			for _, y := range g {
+				if math.Abs(y-m) <= cut {
+					keep = append(keep, y)
+				}
+			}
+		} else {
+			for _, y := range g {
+				if y >= spanLo && y <= spanHi {
+					keep = append(keep, y)
+				}
+			}
+		}
+		out[i] = keep
+	}
+	return out
+}
+
+// minScaleRuns is the number of deviations pooledScale needs before it
+// trusts a scale.
+var minScaleRuns = 12
+
+// pooledScale returns a robust standard deviation of runs around their
+// group medians (1.4826 × the median absolute deviation, consistent for
+// Gaussian noise), or 0 when fewer than minScaleRuns deviations exist.
+// The exact zero that an odd group's median leaves is not counted.
+func pooledScale(groups [][]float64) float64 {
+	var dev []float64
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		m := median(g)
+		zeroSkipped := len(g)%2 == 0
+		for _, y := range g {
+			d := math.Abs(y - m)
+			if d == 0 && !zeroSkipped {
+				zeroSkipped = true
+				continue
+			}
+			dev = append(dev, d)
+		}
+	}
+	if len(dev) < minScaleRuns {
+		return 0
+	}
+	return 1.4826 * median(dev)
+}
+
+// median returns the median of xs without reordering it; 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	h := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[h]
+	}
+	return (s[h-1] + s[h]) / 2
+}
+
+// mean returns the arithmetic mean of xs; 0 for none.
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// sumSquares returns the sum of squared deviations of xs from their mean.
+func sumSquares(xs []float64) float64 {
+	m := mean(xs)
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return ss
+}
+
+// studentCDF returns P(T ≤ t) for Student's t with df degrees of freedom.
+func studentCDF(t, df float64) float64 {
+	if math.IsInf(t, 1) {
+		return 1
+	}
+	if math.IsInf(t, -1) {
+		return 0
+	}
+	x := df / (df + t*t)
+	tail := 0.5 * incompleteBeta(df/2, 0.5, x)
+	if t > 0 {
+		return 1 - tail
+	}
+	return tail
+}
+
+// incompleteBeta returns the regularized incomplete beta function I_x(a, b),
+// by Lentz's continued fraction on whichever side converges quickly.
+func incompleteBeta(a, b, x float64) float64 {
+	switch {
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	}
+	la, _ := math.Lgamma(a + b)
+	lb, _ := math.Lgamma(a)
+	lc, _ := math.Lgamma(b)
+	front := math.Exp(la - lb - lc + a*math.Log(x) + b*math.Log1p(-x))
+	if x < (a+1)/(a+b+2) {
+		return front * betaFraction(a, b, x) / a
+	}
+	return 1 - front*betaFraction(b, a, 1-x)/b
+}
+
+// betaFraction evaluates the continued fraction of the incomplete beta
+// function (Numerical Recipes' betacf, modified Lentz method).
+func betaFraction(a, b, x float64) float64 {
+	const tiny = 1e-300
+	qab, qap, qam := a+b, a+1, a-1
+	c, d := 1.0, 1-qab*x/qap
+	if math.Abs(d) < tiny {
+		d = tiny
+	}
+	d = 1 / d
+	h := d
+	for m := 1; m <= 300; m++ {
+		fm := float64(m)
+		aa := fm * (b - fm) * x / ((qam + 2*fm) * (a + 2*fm))
+		d = 1 + aa*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + aa/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		h *= d * c
+		aa = -(a + fm) * (qab + fm) * x / ((a + 2*fm) * (qap + 2*fm))
+		d = 1 + aa*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + aa/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		del := d * c
+		h *= del
+		if math.Abs(del-1) < 1e-14 {
+			break
+		}
+	}
+	return h
+}

@@ -1,0 +1,533 @@
+package bisect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+)
+
+// SetOracle measures configurations of a set search. A configuration is a
+// base (the good end: for hunks, the culprit's parent; for environments, the
+// good environment) with a set of elements applied on top (hunk ids, or
+// names of variables whose values are taken from the bad side). The empty
+// set is the good end and the full set is the bad end.
+type SetOracle interface {
+	// Samples returns every value recorded for the configuration, measuring
+	// more until there are at least n (n = 0 returns only what is
+	// recorded). An error wrapping ErrBroken means the configuration does
+	// not apply or build; any other error stops the search.
+	Samples(ctx context.Context, set []string, n int) ([]float64, error)
+}
+
+// Group is one level of the search hierarchy: a file and its hunks, or a
+// single group of environment variables.
+type Group struct {
+	// Name names the group in logs (a file path).
+	Name string
+	// Elements are the ids of the group's elements, in a stable order
+	// (hunks in file order).
+	Elements []string
+}
+
+// DDOptions configures Isolate.
+type DDOptions struct {
+	// Groups are the elements to search, grouped files first: the search
+	// splits along group boundaries before it splits inside a group.
+	Groups []Group
+	// Deps maps an element to the elements it needs to apply or build.
+	// Every tested configuration is closed over Deps: applying an element
+	// applies what it needs, reverting an element reverts what needs it.
+	Deps map[string][]string
+	// Confidence is the posterior a configuration needs before it is called
+	// bad (≥ Confidence) or good (≤ 1−Confidence). Default 0.999.
+	Confidence float64
+	// MaxRunsPerTest bounds the samples of one configuration; a
+	// configuration still undecided there is unresolved. Default 60.
+	MaxRunsPerTest int
+	// InitialRuns is the number of samples each end gets before the search
+	// starts. Default 10.
+	InitialRuns int
+	// Better is the metric's direction. When set, Isolate refuses ends
+	// where the bad end is not worse than the good one.
+	Better Better
+	// Logger receives one record per test; nil discards.
+	Logger *slog.Logger
+	// OnTest, when set, is called after every decided test (for progress
+	// and for persisting the job).
+	OnTest func(TestEvent)
+}
+
+const (
+	defaultDDConfidence  = 0.999
+	defaultMaxRunsPerSet = 60
+	defaultInitialRuns   = 10
+	// minProbeRuns is the first sample count asked for a configuration:
+	// a single value says nothing about outliers.
+	minProbeRuns = 2
+)
+
+// Sides of a test: how the tested configuration was derived.
+const (
+	// SideApply marks a configuration built by applying elements to a
+	// configuration that is not bad (ultimately the parent).
+	SideApply = "apply"
+	// SideRevert marks a configuration built by reverting elements from a
+	// bad configuration (ultimately the culprit).
+	SideRevert = "revert"
+)
+
+// Outcomes of a test.
+const (
+	// OutcomeBad means the configuration behaves like the bad end.
+	OutcomeBad = "bad"
+	// OutcomeGood means the configuration behaves like the good end.
+	OutcomeGood = "good"
+	// OutcomeUnresolved means the configuration does not apply or build, or
+	// stayed undecided after MaxRunsPerTest samples. It is never good.
+	OutcomeUnresolved = "unresolved"
+)
+
+// Test is one measured configuration of a set search.
+type Test struct {
+	// Set is the configuration: the elements applied on top of the good
+	// end, in group order.
+	Set []string
+	// Side is SideApply or SideRevert.
+	Side string
+	// N is the number of samples the decision used.
+	N int
+	// Median is the median sample (0 when the configuration is broken).
+	Median float64
+	// PBad is the posterior that the configuration behaves like the bad
+	// end (0.5 when broken).
+	PBad float64
+	// Outcome is OutcomeBad, OutcomeGood or OutcomeUnresolved.
+	Outcome string
+	// Broken is set when the oracle reported ErrBroken.
+	Broken bool
+}
+
+// TestEvent reports progress after a test.
+type TestEvent struct {
+	Test Test
+	// Candidates are the elements still under suspicion: the difference
+	// between the two configurations the search currently brackets.
+	Candidates []string
+	// Configurations and Samples count what the search measured so far,
+	// the ends included.
+	Configurations int
+	Samples        int
+}
+
+// Isolation is the result of a set search.
+type Isolation struct {
+	// Minimal is a 1-minimal culprit set: applying it to the good end
+	// gives a bad configuration, and applying any subset without one of
+	// its elements does not. Two elements that only regress together are
+	// reported together; an element is reported with the elements it
+	// needs to build.
+	Minimal []string
+	// Applied is the effect of applying Minimal to the good end, relative
+	// to the good end.
+	Applied Measure
+	// Reverted is the effect of reverting Minimal from the bad end,
+	// relative to the bad end. A Reverted effect that does not undo the
+	// regression means something outside Minimal regresses too.
+	Reverted Measure
+	// AppliedOutcome is the verdict on the good end with Minimal applied:
+	// OutcomeBad unless the search ran out of decisive tests.
+	AppliedOutcome string
+	// RevertedOutcome is the verdict on the bad end with Minimal reverted:
+	// OutcomeGood when Minimal explains the whole regression.
+	RevertedOutcome string
+	// Tests are the measured configurations in the order they were
+	// decided; the ends are not among them.
+	Tests []Test
+	// Unresolved are the configurations that did not apply or build, or
+	// stayed undecided.
+	Unresolved [][]string
+	// Configurations is the number of distinct configurations measured,
+	// the two ends included; Samples is the number of samples they hold.
+	Configurations int
+	Samples        int
+}
+
+// ErrEndsAlike is returned (wrapped) by Isolate when the good and bad ends
+// cannot be told apart: there is nothing to isolate.
+var ErrEndsAlike = errors.New("good and bad ends cannot be told apart")
+
+// Isolate finds a 1-minimal set of elements that turns the good end into a
+// bad configuration: the hunks of a culprit commit that cost the
+// throughput, or the environment variables that do.
+//
+// The method is Zeller and Hildebrandt's dd (isolating delta debugging),
+// run hierarchically (HDD: files before the hunks inside them), with every
+// test a noisy measurement:
+//
+//   - The ends are measured first: the good end (the empty set) and the bad
+//     end (all elements) until held-out samples of each are classified as
+//     their own end at the configured confidence. Ends that cannot be told
+//     apart give ErrEndsAlike.
+//   - A test measures one configuration sequentially, one sample at a time,
+//     until Classify against the two ends says bad (≥ Confidence) or good
+//     (≤ 1−Confidence); after MaxRunsPerTest samples it is unresolved. A
+//     configuration that does not apply or build (ErrBroken) is unresolved
+//     at once. Unresolved is never good.
+//   - The search keeps a bracket lo ⊂ hi, lo not bad and hi bad, starting at
+//     the ends. It splits hi∖lo into n parts (whole files while that keeps
+//     the parts balanced) and tests each part from both sides: applied to
+//     lo, and reverted from hi. A bad apply or a good revert narrows the
+//     bracket to that part; a good apply or a bad revert drops the part.
+//     When no test decides, n doubles, up to single elements. Every tested
+//     configuration is closed over Deps: applying an element applies what
+//     it needs, reverting one reverts what needs it.
+//   - The bracket's last difference is fixed and tested alone on the good
+//     end. If it is not bad alone, it interacts with something in lo, and
+//     the search repeats inside lo with the fixed elements always applied;
+//     that is how two hunks that only regress together come out as a pair,
+//     and a hunk that does not build alone comes out with what it needs.
+//   - The result is made 1-minimal (each element's removal is tested), and
+//     the bad end with the set reverted is measured to report both effects.
+//
+// Verdicts that a costly step rests on are confirmed with more samples
+// first; when one is overturned, the search starts over from the ends,
+// replaying the configurations it has measured for free.
+//
+// For one culprit hunk among H, the simulation in cmd/bench-ddmin measures
+// log2(H)+1.5 to log2(H)+1.7 configurations besides the two ends; two
+// interacting hunks cost about twice as many. The caveats: a regression
+// spread over many hunks that each cost a little is found only as far as
+// each part alone is bad-like; an element that is bad on its own and also
+// in other combinations (two independent culprits) leaves RevertedOutcome
+// not good; without Deps, configurations that do not build are frequent
+// and each costs a build.
+func Isolate(ctx context.Context, o SetOracle, opts DDOptions) (*Isolation, error) {
+	s, err := newSetSearch(o, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.measureEnds(ctx); err != nil {
+		return nil, err
+	}
+	for {
+		minimal, err := s.narrow(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if minimal, err = s.minimize(ctx, minimal); err != nil {
+			return nil, err
+		}
+		// The answer rests on the set being bad alone: confirm it, and
+		// search again if that does not hold up (once per set).
+		again := s.configs[minimal.key()].confirmed
+		verdict, err := s.confirm(ctx, minimal)
+		if err != nil {
+			return nil, err
+		}
+		if verdict == OutcomeBad || again {
+			return s.result(ctx, minimal)
+		}
+		s.log.Info("isolate: the minimal set is not bad on confirmation; searching again",
+			"set", s.u.namesOf(minimal), "outcome", verdict)
+	}
+}
+
+// setSearch is the state of one Isolate call.
+type setSearch struct {
+	o    SetOracle
+	opts DDOptions
+	log  *slog.Logger
+	u    *setUniverse
+
+	// configs holds every measured configuration by key, the ends
+	// included.
+	configs map[string]*setConfig
+	good    *setConfig
+	bad     *setConfig
+	tests   []Test
+	// candidates is the current bracket's difference, for progress events.
+	candidates elemSet
+}
+
+// setConfig is one measured set with its verdict.
+type setConfig struct {
+	set     elemSet
+	side    string
+	samples []float64
+	pBad    float64
+	verdict string
+	broken  bool
+	// confirmed is set once confirm has measured the configuration again.
+	confirmed bool
+	// test is the index of the configuration's Test in the result.
+	test int
+}
+
+func newSetSearch(o SetOracle, opts DDOptions) (*setSearch, error) {
+	if o == nil {
+		return nil, errors.New("isolate: nil SetOracle")
+	}
+	u, err := newSetUniverse(opts.Groups, opts.Deps)
+	if err != nil {
+		return nil, fmt.Errorf("isolate: %w", err)
+	}
+	if opts.Confidence == 0 {
+		opts.Confidence = defaultDDConfidence
+	}
+	if opts.Confidence <= 0.5 || opts.Confidence >= 1 {
+		return nil, fmt.Errorf("isolate: Confidence %v is outside (0.5, 1)", opts.Confidence)
+	}
+	if opts.MaxRunsPerTest == 0 {
+		opts.MaxRunsPerTest = defaultMaxRunsPerSet
+	}
+	if opts.Better != "" && opts.Better != HigherBetter && opts.Better != LowerBetter {
+		return nil, fmt.Errorf("isolate: Better %q is neither %q nor %q", opts.Better, HigherBetter, LowerBetter)
+	}
+	if opts.InitialRuns == 0 {
+		opts.InitialRuns = defaultInitialRuns
+	}
+	if opts.MaxRunsPerTest < minProbeRuns || opts.InitialRuns < 2 {
+		return nil, fmt.Errorf("isolate: MaxRunsPerTest %d and InitialRuns %d must be at least 2",
+			opts.MaxRunsPerTest, opts.InitialRuns)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &setSearch{o: o, opts: opts, log: log, u: u, configs: map[string]*setConfig{}}, nil
+}
+
+// narrow brackets the culprit set between a configuration that is not bad
+// (lo) and one that is (hi), starting from the ends. Each round isolates a
+// 1-minimal difference between them (dd, both sides) and fixes it; when the
+// fixed elements alone are not bad, they need a context, and the next round
+// searches that context inside lo. It returns the fixed set once it is bad.
+//
+// A context round rests on two verdicts, so both are confirmed first: that
+// the fixed set is not bad, and that hi is bad. When hi's verdict does not survive
+// its confirmation, the bracket was built on a wrong turn and the search
+// starts over from the ends; the configurations measured so far keep
+// their verdicts, so it replays to the wrong turn for free.
+func (s *setSearch) narrow(ctx context.Context) (elemSet, error) {
+	for {
+		fixed, err := s.narrowOnce(ctx)
+		if err != nil || fixed != nil {
+			return fixed, err
+		}
+		s.log.Info("isolate: a bad verdict was overturned; starting over from the ends")
+	}
+}
+
+// narrowOnce is one pass of narrow; it returns nil when a verdict it rests
+// on was overturned.
+func (s *setSearch) narrowOnce(ctx context.Context) (elemSet, error) {
+	lo, hi := elemSet{}, s.u.all()
+	var fixed elemSet
+	for {
+		var err error
+		if lo, hi, err = s.isolate(ctx, fixed, lo, hi); err != nil {
+			return nil, err
+		}
+		fixed = s.u.closeUp(fixed.union(hi.minus(lo)))
+		if len(fixed) == len(hi) {
+			return fixed, nil
+		}
+		verdict, err := s.test(ctx, fixed, SideApply)
+		if err == nil && verdict != OutcomeBad {
+			verdict, err = s.confirm(ctx, fixed)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if verdict == OutcomeBad {
+			return fixed, nil
+		}
+		if verdict, err = s.confirm(ctx, hi); err != nil || verdict != OutcomeBad {
+			return nil, err
+		}
+		// The fixed elements need more: search the rest of lo for it, with
+		// the fixed elements always applied.
+		s.log.Debug("isolate: difference needs context", "fixed", s.u.namesOf(fixed))
+		lo = fixed
+	}
+}
+
+// isolate is Zeller and Hildebrandt's dd over the bracket lo ⊂ hi, where lo
+// is not bad and hi is bad. It splits the difference into n parts and tests
+// applying each part to lo and reverting it from hi; a decided test moves
+// one side of the bracket, an unresolved one moves nothing, and when no
+// part moves anything the granularity doubles. It returns a bracket whose
+// difference cannot be split any further. base ⊆ lo is the configuration
+// the result will be verified on (the elements fixed so far).
+func (s *setSearch) isolate(ctx context.Context, base, lo, hi elemSet) (elemSet, elemSet, error) {
+	n := 2
+	for {
+		delta := hi.minus(lo)
+		s.candidates = delta
+		if len(delta) <= 1 {
+			return lo, hi, nil
+		}
+		if len(delta) <= 3 && len(lo) > len(base) {
+			nhi, err := s.lastFew(ctx, base, hi, delta)
+			if err != nil {
+				return nil, nil, err
+			}
+			if nhi != nil {
+				return base, nhi, nil
+			}
+		}
+		moved := false
+		for _, part := range s.u.partition(delta, n) {
+			nlo, nhi, move, err := s.split(ctx, lo, hi, part)
+			if err != nil {
+				return nil, nil, err
+			}
+			switch move {
+			case toPart:
+				// The difference shrank to about one part: start over
+				// with halves.
+				lo, hi, n, moved = nlo, nhi, 2, true
+			case toComplement:
+				// The difference lost one part: keep the granularity.
+				lo, hi, n, moved = nlo, nhi, max(n-1, 2), true
+			}
+			if moved {
+				break
+			}
+		}
+		if !moved {
+			if n >= len(delta) {
+				return lo, hi, nil
+			}
+			n = min(2*n, len(delta))
+		}
+	}
+}
+
+// lastFew tests each of the last two or three candidates alone on base,
+// in order, before the regular step would test one of them on lo. A
+// candidate that is bad alone is then found and its applied effect
+// verified by the same test, which saves the verification a bracket far
+// from base would need: for a single culprit this is cheaper on average
+// than halving further. It returns the bad configuration, or nil when none
+// is bad alone (they interact with lo) or a test is unresolved.
+func (s *setSearch) lastFew(ctx context.Context, base, hi, few elemSet) (elemSet, error) {
+	for _, e := range few {
+		alone := s.u.closeUp(base.union(elemSet{e}))
+		if !s.strictlyBetween(alone, base, hi) {
+			return nil, nil
+		}
+		v, err := s.test(ctx, alone, SideApply)
+		if err != nil || v == OutcomeBad {
+			return alone, err
+		}
+		if v != OutcomeGood {
+			return nil, nil
+		}
+	}
+	return nil, nil
+}
+
+// bracketMove is how a decided test moved the bracket.
+type bracketMove int
+
+const (
+	stay         bracketMove = iota // undecided: nothing moved
+	toPart                          // the bracket's difference is now the part
+	toComplement                    // the bracket's difference lost the part
+)
+
+// split tests one part of the bracket's difference from both sides:
+// applied to lo, and reverted from hi (each closed over the dependencies).
+// It returns the new bracket when either test was decided.
+func (s *setSearch) split(ctx context.Context, lo, hi, part elemSet) (elemSet, elemSet, bracketMove, error) {
+	applied := s.u.closeUp(lo.union(part))
+	if s.strictlyBetween(applied, lo, hi) {
+		switch v, err := s.test(ctx, applied, SideApply); {
+		case err != nil:
+			return nil, nil, stay, err
+		case v == OutcomeBad:
+			return lo, applied, toPart, nil
+		case v == OutcomeGood:
+			return applied, hi, toComplement, nil
+		}
+	}
+	reverted := s.u.closeDown(hi.minus(part))
+	if s.strictlyBetween(reverted, lo, hi) && !slices.Equal(reverted, applied) {
+		switch v, err := s.test(ctx, reverted, SideRevert); {
+		case err != nil:
+			return nil, nil, stay, err
+		case v == OutcomeGood:
+			return reverted, hi, toPart, nil
+		case v == OutcomeBad:
+			return lo, reverted, toComplement, nil
+		}
+	}
+	return nil, nil, stay, nil
+}
+
+// strictlyBetween reports whether lo ⊂ c ⊂ hi, so that testing c narrows
+// the bracket whatever the verdict.
+func (s *setSearch) strictlyBetween(c, lo, hi elemSet) bool {
+	return len(c) > len(lo) && len(c) < len(hi) && lo.subsetOf(c) && c.subsetOf(hi)
+}
+
+// minimize makes the found set 1-minimal: it tests the set without each of
+// its elements (and whatever needs that element) and shrinks to any such
+// subset that is still bad. A single element needs no check: the empty set
+// is the good end.
+func (s *setSearch) minimize(ctx context.Context, minimal elemSet) (elemSet, error) {
+	for shrunk := true; shrunk && len(minimal) > 1; {
+		shrunk = false
+		for _, e := range minimal {
+			sub := s.u.closeDown(minimal.minus(elemSet{e}))
+			if len(sub) == 0 {
+				continue
+			}
+			// Keeping e rests on this verdict: confirm it.
+			v, err := s.test(ctx, sub, SideApply)
+			if err == nil {
+				v, err = s.confirm(ctx, sub)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if v == OutcomeBad {
+				minimal, shrunk = sub, true
+				break
+			}
+		}
+	}
+	return minimal, nil
+}
+
+// result measures the bad end with the minimal set reverted and assembles
+// the Isolation.
+func (s *setSearch) result(ctx context.Context, minimal elemSet) (*Isolation, error) {
+	reverted := s.u.closeDown(s.u.all().minus(minimal))
+	revertedVerdict, err := s.test(ctx, reverted, SideRevert)
+	if err != nil {
+		return nil, err
+	}
+	iso := &Isolation{
+		Minimal:         s.u.namesOf(minimal),
+		AppliedOutcome:  s.configs[minimal.key()].verdict,
+		Applied:         measureEffect(s.good.samples, s.configs[minimal.key()].samples),
+		Reverted:        measureEffect(s.bad.samples, s.configs[reverted.key()].samples),
+		RevertedOutcome: revertedVerdict,
+		Tests:           s.tests,
+	}
+	for _, c := range s.configs {
+		iso.Samples += len(c.samples)
+		if c.verdict == OutcomeUnresolved {
+			iso.Unresolved = append(iso.Unresolved, s.u.namesOf(c.set))
+		}
+	}
+	slices.SortFunc(iso.Unresolved, func(a, b []string) int { return slices.Compare(a, b) })
+	iso.Configurations = len(s.configs)
+	s.log.Info("isolate: done", "minimal", iso.Minimal, "applied_pct", iso.Applied.DeltaPct,
+		"reverted_pct", iso.Reverted.DeltaPct, "configurations", iso.Configurations, "samples", iso.Samples)
+	return iso, nil
+}

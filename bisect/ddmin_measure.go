@@ -1,0 +1,274 @@
+package bisect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// measureEnds measures the good end (the empty set) and the bad end (the
+// full set) until they are told apart by held-out samples (endsEvidence)
+// at the configured confidence, or until they reach endLimit. Every later
+// test compares a configuration against these ends, so they are measured
+// first and more than any single configuration. Ends that at the limit do
+// not look apart even at endsAlikeBar are refused: every test between them
+// would run to MaxRunsPerTest and stay unresolved.
+func (s *setSearch) measureEnds(ctx context.Context) error {
+	s.good = &setConfig{set: elemSet{}, verdict: OutcomeGood}
+	s.bad = &setConfig{set: s.u.all(), verdict: OutcomeBad, pBad: 1}
+	s.configs[s.good.set.key()] = s.good
+	s.configs[s.bad.set.key()] = s.bad
+	limit := s.endLimit()
+	for n := s.opts.InitialRuns; ; n = min(limit, n+max(2, n/2)) {
+		if err := s.growEnds(ctx, n); err != nil {
+			return err
+		}
+		if s.endsEvidence() >= logit(s.opts.Confidence) {
+			break
+		}
+		if n >= limit {
+			if s.endsEvidence() < logit(endsAlikeBar) {
+				return fmt.Errorf("isolate: after %d samples of each end: %w",
+					min(len(s.good.samples), len(s.bad.samples)), ErrEndsAlike)
+			}
+			break
+		}
+	}
+	return s.checkDirection()
+}
+
+// endsAlikeBar is the held-out posterior (as endsEvidence's log-odds)
+// below which ends measured to the limit are refused as alike.
+const endsAlikeBar = 0.9
+
+// endLimit is the most samples an end gets: twice what a configuration
+// may get, so that the ends stay the better measured side of every test.
+func (s *setSearch) endLimit() int {
+	return max(s.opts.InitialRuns, 2*s.opts.MaxRunsPerTest)
+}
+
+// growEnds measures both ends up to at least n samples each.
+func (s *setSearch) growEnds(ctx context.Context, n int) error {
+	for _, end := range []*setConfig{s.good, s.bad} {
+		if len(end.samples) >= n {
+			continue
+		}
+		xs, err := s.o.Samples(ctx, s.u.namesOf(end.set), n)
+		if err != nil {
+			return fmt.Errorf("isolate: measure the %s end: %w", end.verdict, err)
+		}
+		if len(xs) < n {
+			return fmt.Errorf("isolate: measure the %s end: oracle returned %d samples, asked for %d",
+				end.verdict, len(xs), n)
+		}
+		end.samples = xs
+	}
+	return nil
+}
+
+// endsEvidence is the log-odds with which held-out samples are told to
+// come from their own end: each end's odd samples are classified against
+// the other end and the end's own even samples, and the two log-odds are
+// averaged, so one unlucky half does not decide. Holding the probe out
+// keeps the check honest: ends drawn from one distribution score near 0.
+func (s *setSearch) endsEvidence() float64 {
+	g0, g1 := evenOdd(s.good.samples)
+	b0, b1 := evenOdd(s.bad.samples)
+	badAsBad := Classify(s.good.samples, b0, b1)
+	goodAsGood := 1 - Classify(g0, s.bad.samples, g1)
+	return (logit(badAsBad) + logit(goodAsGood)) / 2
+}
+
+// logit is the log-odds of a probability, clamped to stay finite.
+func logit(p float64) float64 {
+	p = min(max(p, 1e-12), 1-1e-12)
+	return math.Log(p / (1 - p))
+}
+
+func evenOdd(xs []float64) (even, odd []float64) {
+	for i, x := range xs {
+		if i%2 == 0 {
+			even = append(even, x)
+		} else {
+			odd = append(odd, x)
+		}
+	}
+	return even, odd
+}
+
+// test decides whether a configuration behaves like the good or the bad
+// end (see measure), with up to MaxRunsPerTest samples. A configuration
+// measured before keeps its verdict.
+func (s *setSearch) test(ctx context.Context, set elemSet, side string) (string, error) {
+	if c, ok := s.configs[set.key()]; ok {
+		return c.verdict, nil
+	}
+	c := &setConfig{set: set, pBad: 0.5, side: side}
+	if err := s.measure(ctx, c, minProbeRuns, s.opts.MaxRunsPerTest); err != nil {
+		return "", err
+	}
+	s.configs[set.key()] = c
+	c.test = len(s.tests)
+	s.tests = append(s.tests, Test{})
+	s.record(c)
+	return c.verdict, nil
+}
+
+// confirm measures a configuration that the result is about to rest on
+// once more: it doubles the samples behind a decided verdict, and gives an
+// undecided one up to twice MaxRunsPerTest. A sequential test stopped
+// early by a lucky streak is overturned here before a costly search
+// builds on it. The ends and broken configurations are final, and a
+// configuration is confirmed at most once.
+func (s *setSearch) confirm(ctx context.Context, set elemSet) (string, error) {
+	c, ok := s.configs[set.key()]
+	if !ok || c.broken || c.confirmed || c == s.good || c == s.bad {
+		if !ok {
+			return "", fmt.Errorf("isolate: confirm %v: not measured", s.u.namesOf(set))
+		}
+		return c.verdict, nil
+	}
+	c.confirmed = true
+	before := c.verdict
+	c.verdict = ""
+	n := max(2*len(c.samples), len(c.samples)+minProbeRuns)
+	if err := s.measure(ctx, c, n, max(n, 2*s.opts.MaxRunsPerTest)); err != nil {
+		return "", err
+	}
+	if c.verdict != before {
+		s.log.Info("isolate: verdict changed on confirmation", "set", s.u.namesOf(set),
+			"was", before, "now", c.verdict, "n", len(c.samples))
+	}
+	s.record(c)
+	return c.verdict, nil
+}
+
+// measure runs the sequential test of one configuration: it asks for n
+// samples, then one more at a time, until Classify against the ends
+// crosses the confidence either way (bad or good) or the configuration has
+// limit samples (unresolved). A configuration that does not apply or build
+// is unresolved at once.
+func (s *setSearch) measure(ctx context.Context, c *setConfig, n, limit int) error {
+	names := s.u.namesOf(c.set)
+	conf := s.opts.Confidence
+	for c.verdict == "" {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		xs, err := s.o.Samples(ctx, names, n)
+		if errors.Is(err, ErrBroken) {
+			c.broken, c.verdict, c.pBad = true, OutcomeUnresolved, 0.5
+			s.log.Debug("isolate: configuration does not apply or build", "set", names, "err", err)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("isolate: measure %v: %w", names, err)
+		}
+		if len(xs) < n {
+			return fmt.Errorf("isolate: measure %v: oracle returned %d samples, asked for %d", names, len(xs), n)
+		}
+		c.samples = xs
+		// Keep the references at least as strong as the probe.
+		if err := s.growEnds(ctx, min(len(xs), s.endLimit())); err != nil {
+			return err
+		}
+		c.pBad = Classify(s.good.samples, s.bad.samples, xs)
+		switch {
+		case c.pBad >= conf:
+			c.verdict = OutcomeBad
+		case c.pBad <= 1-conf:
+			c.verdict = OutcomeGood
+		case len(xs) >= limit:
+			c.verdict = OutcomeUnresolved
+		}
+		n = len(xs) + 1
+	}
+	return nil
+}
+
+// record writes the configuration's test into the result and reports it.
+func (s *setSearch) record(c *setConfig) {
+	names := s.u.namesOf(c.set)
+	t := Test{Set: names, Side: c.side, N: len(c.samples), PBad: c.pBad, Outcome: c.verdict, Broken: c.broken}
+	if len(c.samples) > 0 {
+		t.Median = median(c.samples)
+	}
+	s.tests[c.test] = t
+	s.log.Info("isolate: test", "set", names, "side", t.Side, "n", t.N, "median", t.Median,
+		"p_bad", t.PBad, "outcome", t.Outcome)
+	if s.opts.OnTest == nil {
+		return
+	}
+	ev := TestEvent{Test: t, Candidates: s.u.namesOf(s.candidates), Configurations: len(s.configs)}
+	for _, c := range s.configs {
+		ev.Samples += len(c.samples)
+	}
+	s.opts.OnTest(ev)
+}
+
+// Measure is the effect of a configuration relative to a reference end.
+type Measure struct {
+	// DeltaPct is the change of the configuration relative to the
+	// reference, in percent: the Hodges–Lehmann shift of the log values
+	// (the median of all pairwise log ratios), which one outlier cannot
+	// move.
+	DeltaPct float64
+	// CILoPct and CIHiPct bound the 95% distribution-free (Moses)
+	// confidence interval of DeltaPct. With too few samples for that
+	// interval they span all pairwise ratios, and are wider than 95%.
+	CILoPct float64
+	CIHiPct float64
+	// N is the number of samples of the configuration.
+	N int
+}
+
+// z975 is the 97.5% quantile of the standard normal distribution.
+const z975 = 1.959963984540054
+
+// measureEffect estimates the shift of xs relative to ref. Either side
+// empty (a broken configuration) gives a zero Measure with N = len(xs).
+func measureEffect(ref, xs []float64) Measure {
+	m := Measure{N: len(xs)}
+	if len(ref) == 0 || len(xs) == 0 {
+		return m
+	}
+	d := make([]float64, 0, len(ref)*len(xs))
+	for _, x := range xs {
+		for _, r := range ref {
+			d = append(d, math.Log(x)-math.Log(r))
+		}
+	}
+	sort.Float64s(d)
+	n1, n2 := float64(len(xs)), float64(len(ref))
+	// The Moses interval cuts k pairwise differences off each end, with k
+	// from the normal approximation of the Mann–Whitney statistic.
+	k := int(math.Floor(n1*n2/2 - z975*math.Sqrt(n1*n2*(n1+n2+1)/12)))
+	k = max(k, 0)
+	pct := func(v float64) float64 { return 100 * math.Expm1(v) }
+	m.DeltaPct = pct(median(d))
+	m.CILoPct = pct(d[k])
+	m.CIHiPct = pct(d[len(d)-1-k])
+	return m
+}
+
+// checkDirection refuses ends where the bad end is not worse than the good
+// one in the metric's direction: the search would isolate an improvement.
+func (s *setSearch) checkDirection() error {
+	g, b := median(s.good.samples), median(s.bad.samples)
+	switch s.opts.Better {
+	case "":
+		return nil
+	case HigherBetter:
+		if b < g {
+			return nil
+		}
+	case LowerBetter:
+		if b > g {
+			return nil
+		}
+	}
+	return fmt.Errorf("isolate: the bad end (median %.4g) is not worse than the good end (median %.4g) with %s values better",
+		b, g, s.opts.Better)
+}

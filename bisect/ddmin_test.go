@@ -1,0 +1,361 @@
+package bisect_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/bisect/bisecttest"
+)
+
+// drop is the simulated regression: 5% less of a higher-is-better metric.
+var drop = math.Log(0.95)
+
+// flat puts every element in one group.
+func flat(ids []string) []bisect.Group {
+	return []bisect.Group{{Name: "diff", Elements: ids}}
+}
+
+func TestIsolateOneCulprit(t *testing.T) {
+	// Twenty seeded commits per size, the culprit hunk moving through the
+	// commit. Every one must be found exactly, the bad end with it
+	// reverted must measure good, and the configurations besides the two
+	// ends must stay within log2(H)+2 on average (the simulation in
+	// cmd/bench-ddmin gives log2(H)+1.5 on flat commits).
+	for _, h := range []int{1, 8, 32} {
+		t.Run(fmt.Sprintf("H=%d", h), func(t *testing.T) {
+			const trials = 20
+			tests := 0
+			for seed := range uint64(trials) {
+				culprit := int(seed*7) % h
+				w := bisecttest.OneCulprit(h, culprit, drop, 0.02, seed)
+				iso, err := bisect.Isolate(context.Background(), w, bisect.DDOptions{
+					Groups: flat(w.Elements),
+					Better: bisect.HigherBetter,
+				})
+				require.NoError(t, err, "seed %d", seed)
+				require.Equal(t, []string{w.Elements[culprit]}, iso.Minimal, "seed %d", seed)
+				assert.Equal(t, bisect.OutcomeBad, iso.AppliedOutcome, "seed %d", seed)
+				assert.Equal(t, bisect.OutcomeGood, iso.RevertedOutcome, "seed %d", seed)
+				assert.Equal(t, w.Configurations(), iso.Configurations, "seed %d", seed)
+				assert.Equal(t, w.SamplesDrawn(), iso.Samples, "seed %d", seed)
+				tests += iso.Configurations - 2
+			}
+			mean := float64(tests) / trials
+			t.Logf("H=%d: %.2f configurations besides the ends on average", h, mean)
+			assert.LessOrEqual(t, mean, math.Log2(float64(h))+2)
+		})
+	}
+}
+
+func TestIsolateEffects(t *testing.T) {
+	w := bisecttest.OneCulprit(8, 5, drop, 0.02, 3)
+	iso, err := bisect.Isolate(context.Background(), w, bisect.DDOptions{Groups: flat(w.Elements)})
+	require.NoError(t, err)
+	require.Equal(t, []string{"h05"}, iso.Minimal)
+
+	// Applying the hunk to the parent loses 5%; reverting it from the
+	// culprit gains 1/0.95−1 = 5.26%. The intervals hold the true effects
+	// and exclude no change.
+	for _, m := range []struct {
+		name string
+		m    bisect.Measure
+		want float64
+	}{{"applied", iso.Applied, -5}, {"reverted", iso.Reverted, 100/0.95 - 100}} {
+		assert.LessOrEqual(t, m.m.CILoPct, m.want, m.name)
+		assert.GreaterOrEqual(t, m.m.CIHiPct, m.want, m.name)
+		assert.LessOrEqual(t, m.m.CILoPct, m.m.DeltaPct, m.name)
+		assert.GreaterOrEqual(t, m.m.CIHiPct, m.m.DeltaPct, m.name)
+		assert.Positive(t, m.m.CILoPct*m.m.CIHiPct, "%s: %+v", m.name, m.m)
+	}
+	assert.Positive(t, iso.Applied.N)
+	assert.Positive(t, iso.Reverted.N)
+}
+
+func TestIsolatePairOnlyTogether(t *testing.T) {
+	// Hunks 3 and 11 regress only together: each alone is good, so the
+	// 1-minimal set is the pair, and both halves of it were measured good.
+	for seed := range uint64(5) {
+		w := bisecttest.Pair(16, 3, 11, drop, 0.02, seed)
+		iso, err := bisect.Isolate(context.Background(), w, bisect.DDOptions{Groups: flat(w.Elements)})
+		require.NoError(t, err, "seed %d", seed)
+		require.Equal(t, []string{"h03", "h11"}, iso.Minimal, "seed %d", seed)
+		assert.Equal(t, bisect.OutcomeGood, iso.RevertedOutcome)
+		assert.Equal(t, bisect.OutcomeGood, outcomeOf(iso, "h03"), "seed %d", seed)
+		assert.Equal(t, bisect.OutcomeGood, outcomeOf(iso, "h11"), "seed %d", seed)
+		assert.Equal(t, bisect.OutcomeBad, outcomeOf(iso, "h03", "h11"), "seed %d", seed)
+	}
+}
+
+func TestIsolateNeedsDependency(t *testing.T) {
+	// Hunk 5 is the culprit and does not build without hunk 12. It must be
+	// reported with its dependency, and no configuration holding it
+	// without hunk 12 may ever count as good.
+	for _, tc := range []struct {
+		name string
+		deps map[string][]string
+	}{
+		{"dependency closure", map[string][]string{"h05": {"h12"}}},
+		{"build failures only", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := range uint64(5) {
+				w := bisecttest.NeedsDependency(16, 5, 12, drop, 0.02, seed)
+				iso, err := bisect.Isolate(context.Background(), w, bisect.DDOptions{
+					Groups: flat(w.Elements),
+					Deps:   tc.deps,
+				})
+				require.NoError(t, err, "seed %d", seed)
+				require.Equal(t, []string{"h05", "h12"}, iso.Minimal, "seed %d", seed)
+				broken := 0
+				for _, tt := range iso.Tests {
+					if slices.Contains(tt.Set, "h05") && !slices.Contains(tt.Set, "h12") {
+						assert.True(t, tt.Broken, "seed %d: %v", seed, tt.Set)
+						assert.Equal(t, bisect.OutcomeUnresolved, tt.Outcome, "seed %d: %v", seed, tt.Set)
+						broken++
+					}
+				}
+				if tc.deps != nil {
+					assert.Zero(t, broken, "closed configurations never leave the dependency out")
+					assert.Empty(t, iso.Unresolved)
+				}
+			}
+		})
+	}
+}
+
+func TestIsolateFilesFirst(t *testing.T) {
+	groups := []bisect.Group{
+		{Name: "python/sglang/srt/layers/communicator.py", Elements: []string{"comm1", "comm2", "comm3"}},
+		{Name: "python/sglang/srt/layers/attention/flashinfer_mla_backend.py", Elements: []string{"mla1", "mla2", "mla3", "mla4", "mla5"}},
+		{Name: "python/sglang/srt/layers/moe/topk.py", Elements: []string{"topk1", "topk2"}},
+		{Name: "python/sglang/srt/speculative/eagle_worker.py", Elements: []string{"eagle1", "eagle2", "eagle3", "eagle4"}},
+	}
+	var ids []string
+	fileOf := map[string]int{}
+	for g, grp := range groups {
+		for _, e := range grp.Elements {
+			ids = append(ids, e)
+			fileOf[e] = g
+		}
+	}
+	w := &bisecttest.SetWorld{Elements: ids, Effect: bisecttest.Shift(drop, "topk2"), CV: 0.02, Seed: 9}
+	iso, err := bisect.Isolate(context.Background(), w, bisect.DDOptions{Groups: groups})
+	require.NoError(t, err)
+	require.Equal(t, []string{"topk2"}, iso.Minimal)
+
+	// The first split is along files: every file is in or out whole.
+	first := iso.Tests[0].Set
+	for g, grp := range groups {
+		n := 0
+		for _, e := range first {
+			if fileOf[e] == g {
+				n++
+			}
+		}
+		assert.Contains(t, []int{0, len(grp.Elements)}, n, "file %s split in the first test %v", grp.Name, first)
+	}
+}
+
+func TestIsolateEnvironment(t *testing.T) {
+	good := map[string]string{
+		"NCCL_PROTO":           "Simple",
+		"NCCL_ALGO":            "Tree",
+		"NCCL_P2P_LEVEL":       "NVL",
+		"OMP_NUM_THREADS":      "8",
+		"CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
+	}
+	bad := map[string]string{
+		"NCCL_PROTO":           "LL",
+		"NCCL_ALGO":            "Ring",
+		"NCCL_P2P_LEVEL":       "SYS",
+		"CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
+	}
+	names := bisect.EnvDiff(good, bad)
+	require.Equal(t, []string{"NCCL_ALGO", "NCCL_P2P_LEVEL", "NCCL_PROTO", "OMP_NUM_THREADS"}, names)
+
+	// The LL protocol costs 5% of the allreduce-bound throughput; the
+	// other variables do not matter.
+	w := &bisecttest.SetWorld{
+		Elements: names,
+		Effect: func(set map[string]bool) float64 {
+			var applied []string
+			for name := range set {
+				applied = append(applied, name)
+			}
+			if bisect.EnvConfiguration(good, bad, applied)["NCCL_PROTO"] == "LL" {
+				return drop
+			}
+			return 0
+		},
+		CV:   0.02,
+		Seed: 4,
+	}
+	iso, err := bisect.Isolate(context.Background(), w, bisect.DDOptions{
+		Groups: []bisect.Group{{Name: "environment", Elements: names}},
+		Better: bisect.HigherBetter,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"NCCL_PROTO"}, iso.Minimal)
+	assert.Equal(t, bisect.OutcomeGood, iso.RevertedOutcome)
+}
+
+func TestIsolateOutliers(t *testing.T) {
+	// One sample in twenty is 30% slow (a disturbed run); the comparison
+	// screens them, so the culprit is still found exactly.
+	for seed := range uint64(5) {
+		w := bisecttest.OneCulprit(16, 9, drop, 0.02, seed)
+		w.OutlierRate = 0.05
+		iso, err := bisect.Isolate(context.Background(), w, bisect.DDOptions{Groups: flat(w.Elements)})
+		require.NoError(t, err, "seed %d", seed)
+		assert.Equal(t, []string{"h09"}, iso.Minimal, "seed %d", seed)
+	}
+}
+
+func TestIsolateReportsProgress(t *testing.T) {
+	w := bisecttest.OneCulprit(8, 2, drop, 0.02, 1)
+	var events []bisect.TestEvent
+	iso, err := bisect.Isolate(context.Background(), w, bisect.DDOptions{
+		Groups: flat(w.Elements),
+		OnTest: func(ev bisect.TestEvent) { events = append(events, ev) },
+	})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(events), len(iso.Tests))
+	for i := 1; i < len(events); i++ {
+		assert.GreaterOrEqual(t, events[i].Samples, events[i-1].Samples)
+	}
+	last := events[len(events)-1]
+	assert.Equal(t, iso.Configurations, last.Configurations)
+	assert.Equal(t, iso.Samples, last.Samples)
+	assert.Equal(t, iso.Tests[len(iso.Tests)-1], last.Test)
+}
+
+// infraOracle fails with an infrastructure error once a configuration
+// other than the ends is asked for.
+type infraOracle struct{ w *bisecttest.SetWorld }
+
+var _ bisect.SetOracle = infraOracle{}
+
+func (o infraOracle) Samples(ctx context.Context, set []string, n int) ([]float64, error) {
+	if len(set) > 0 && len(set) < len(o.w.Elements) {
+		return nil, &bisect.InfraError{Commit: "parent+" + fmt.Sprint(set), Err: errors.New("host gpu-3 unreachable")}
+	}
+	return o.w.Samples(ctx, set, n)
+}
+
+func TestIsolateErrors(t *testing.T) {
+	ids := bisecttest.Hunks(4)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name    string
+		ctx     context.Context
+		oracle  bisect.SetOracle
+		opts    bisect.DDOptions
+		wantIs  error
+		wantMsg string
+	}{
+		{
+			name:   "ends alike",
+			oracle: &bisecttest.SetWorld{Elements: ids, CV: 0.02, Seed: 1},
+			opts:   bisect.DDOptions{Groups: flat(ids)},
+			wantIs: bisect.ErrEndsAlike,
+		},
+		{
+			name:    "bad end better",
+			oracle:  bisecttest.OneCulprit(4, 1, drop, 0.02, 1),
+			opts:    bisect.DDOptions{Groups: flat(ids), Better: bisect.LowerBetter},
+			wantMsg: "not worse than the good end",
+		},
+		{
+			name:   "infrastructure",
+			oracle: infraOracle{bisecttest.OneCulprit(4, 1, drop, 0.02, 1)},
+			opts:   bisect.DDOptions{Groups: flat(ids)},
+		},
+		{
+			name:   "good end broken",
+			oracle: &bisecttest.SetWorld{Elements: ids, Broken: func(map[string]bool) bool { return true }},
+			opts:   bisect.DDOptions{Groups: flat(ids)},
+			wantIs: bisect.ErrBroken,
+		},
+		{
+			name:   "cancelled",
+			ctx:    cancelled,
+			oracle: bisecttest.OneCulprit(4, 1, drop, 0.02, 1),
+			opts:   bisect.DDOptions{Groups: flat(ids)},
+			wantIs: context.Canceled,
+		},
+		{
+			name:    "no elements",
+			oracle:  bisecttest.OneCulprit(4, 1, drop, 0.02, 1),
+			wantMsg: "DDOptions.Groups is empty",
+		},
+		{
+			name:    "element twice",
+			oracle:  bisecttest.OneCulprit(4, 1, drop, 0.02, 1),
+			opts:    bisect.DDOptions{Groups: []bisect.Group{{Name: "a.go", Elements: ids}, {Name: "b.go", Elements: ids[:1]}}},
+			wantMsg: `element "h00" appears twice`,
+		},
+		{
+			name:    "unknown dependency",
+			oracle:  bisecttest.OneCulprit(4, 1, drop, 0.02, 1),
+			opts:    bisect.DDOptions{Groups: flat(ids), Deps: map[string][]string{"h01": {"h09"}}},
+			wantMsg: `element "h01" needs unknown element "h09"`,
+		},
+		{
+			name:    "confidence",
+			oracle:  bisecttest.OneCulprit(4, 1, drop, 0.02, 1),
+			opts:    bisect.DDOptions{Groups: flat(ids), Confidence: 1.5},
+			wantMsg: "Confidence 1.5",
+		},
+		{
+			name:    "direction",
+			oracle:  bisecttest.OneCulprit(4, 1, drop, 0.02, 1),
+			opts:    bisect.DDOptions{Groups: flat(ids), Better: "faster"},
+			wantMsg: `Better "faster"`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := tc.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			iso, err := bisect.Isolate(ctx, tc.oracle, tc.opts)
+			require.Error(t, err)
+			assert.Nil(t, iso)
+			if tc.wantIs != nil {
+				assert.ErrorIs(t, err, tc.wantIs)
+			}
+			if tc.wantMsg != "" {
+				assert.ErrorContains(t, err, tc.wantMsg)
+			}
+			if tc.name == "infrastructure" {
+				var infra *bisect.InfraError
+				assert.ErrorAs(t, err, &infra)
+				assert.NotErrorIs(t, err, bisect.ErrBroken)
+			}
+		})
+	}
+}
+
+// outcomeOf returns the outcome of the test of exactly the given set, or ""
+// when that configuration was not tested.
+func outcomeOf(iso *bisect.Isolation, set ...string) string {
+	sort.Strings(set)
+	for _, t := range iso.Tests {
+		s := slices.Clone(t.Set)
+		sort.Strings(s)
+		if slices.Equal(s, set) {
+			return t.Outcome
+		}
+	}
+	return ""
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/bisect/bisecttest"
+)
+
+// scenario is one row group of the table: a way to draw a history and the
+// outcome that counts as right.
+type scenario struct {
+	name string
+	cv   float64
+	// draw returns the history of one trial.
+	draw func(r *rand.Rand) *bisecttest.History
+	// parallel is the number of perfbot hosts (0: one).
+	parallel int
+	// noChange marks the row whose right answer is "not reproduced".
+	noChange bool
+}
+
+// drop5 is the level factor of a 5% drop.
+const drop5 = 0.95
+
+func scenarios() []scenario {
+	var out []scenario
+	for _, cv := range []float64{0.02, 0.05} {
+		for _, n := range []int{64, 256, 1024} {
+			out = append(out, scenario{
+				name: sprintf("N=%d CV=%.0f%% 5%% drop", n, cv*100),
+				cv:   cv,
+				draw: func(r *rand.Rand) *bisecttest.History {
+					return &bisecttest.History{Len: n + 1, CV: cv, Changes: []bisecttest.Change{{At: 1 + r.IntN(n), Factor: drop5}}}
+				},
+			})
+		}
+	}
+	out = append(out,
+		scenario{
+			name: "N=256 CV=2% two 3% drops",
+			cv:   0.02,
+			draw: func(r *rand.Rand) *bisecttest.History {
+				a := 1 + r.IntN(256)
+				b := a
+				for b == a {
+					b = 1 + r.IntN(256)
+				}
+				return &bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{{At: a, Factor: 0.97}, {At: b, Factor: 0.97}}}
+			},
+		},
+		scenario{
+			name: "N=256 CV=2% 5% drop, 5% outlier runs (-5σ)",
+			cv:   0.02,
+			draw: func(r *rand.Rand) *bisecttest.History {
+				return &bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{{At: 1 + r.IntN(256), Factor: drop5}},
+					OutlierRate: 0.05, OutlierShift: -5}
+			},
+		},
+		scenario{
+			name: "N=256 CV=2% no change",
+			cv:   0.02,
+			draw: func(r *rand.Rand) *bisecttest.History {
+				return &bisecttest.History{Len: 257, CV: 0.02}
+			},
+			noChange: true,
+		},
+		scenario{
+			name:     "N=256 CV=2% 5% drop, K=4 hosts",
+			cv:       0.02,
+			parallel: 4,
+			draw: func(r *rand.Rand) *bisecttest.History {
+				return &bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{{At: 1 + r.IntN(256), Factor: drop5}}}
+			},
+		},
+	)
+	return out
+}
+
+// outcome is what one strategy reported in one trial.
+type outcome struct {
+	culprits    []int
+	reproduced  bool // false: the strategy said the ends do not differ
+	runs, build int
+}
+
+// strategy is one way to search a history.
+type strategy struct {
+	name string
+	run  func(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle) (outcome, error)
+}
+
+func strategies(sc scenario) []strategy {
+	k := 10
+	if sc.cv > 0.03 {
+		k = 30
+	}
+	out := []strategy{{name: "perfbot", run: func(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle) (outcome, error) {
+		return runPerfbot(ctx, h, o, sc.parallel)
+	}}}
+	if sc.parallel > 1 {
+		return out
+	}
+	out = append(out,
+		strategy{name: sprintf("plain k=%d", k), run: func(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle) (outcome, error) {
+			return runPlain(ctx, h, o, k)
+		}},
+		strategy{name: "pinpoint-like", run: func(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle) (outcome, error) {
+			return runPinpoint(ctx, h, o, math.Log(1/drop5))
+		}},
+	)
+	return out
+}
+
+func runPerfbot(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle, parallel int) (outcome, error) {
+	last := 0
+	res, err := bisect.Bisect(ctx, h.Chain(), o, bisect.Options{Parallel: parallel, OnProbe: func(e bisect.ProbeEvent) {
+		phaseMu.Lock()
+		phaseRuns[e.Phase] += e.Samples - last
+		phaseMu.Unlock()
+		last = e.Samples
+	}})
+	if err != nil {
+		return outcome{}, err
+	}
+	out := outcome{reproduced: res.Verdict != bisect.VerdictNotReproduced, runs: o.Runs(), build: o.Builds()}
+	for _, c := range res.Culprits {
+		out.culprits = append(out.culprits, c.Index)
+	}
+	return out, nil
+}
+
+var (
+	phaseMu   sync.Mutex
+	phaseRuns = map[string]int{}
+)
+
+// summary aggregates the trials of one row.
+type summary struct {
+	accuracy, meanRuns, meanBuilds float64
+	p90Runs                        int
+}
+
+// simulate runs trials of one strategy on one scenario on workers
+// goroutines. Trial t of a row always sees the same history and noise.
+func simulate(ctx context.Context, sc scenario, st strategy, trials int, seed int64, workers int) (summary, error) {
+	type result struct {
+		right       bool
+		runs, build int
+		err         error
+	}
+	results := make([]result, trials)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for t := range next {
+				r := rand.New(rand.NewPCG(uint64(seed), uint64(t)))
+				h := sc.draw(r)
+				o := h.Oracle(seed*1_000_003 + int64(t))
+				out, err := st.run(ctx, h, o)
+				if (!judge(sc, h, out)) && os.Getenv("T_DEBUG") != "" {
+					fmt.Fprintf(os.Stderr, "trial %d %s %s runs %d culprits %v truth %v\n", t, sc.name, st.name, out.runs, out.culprits, h.Culprits())
+				}
+				results[t] = result{right: judge(sc, h, out), runs: out.runs, build: out.build, err: err}
+			}
+		})
+	}
+	for t := range trials {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- t
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return summary{}, err
+	}
+	var s summary
+	runs := make([]int, trials)
+	for t, r := range results {
+		if r.err != nil {
+			return summary{}, errors.Join(errors.New(sprintf("trial %d", t)), r.err)
+		}
+		if r.right {
+			s.accuracy++
+		}
+		s.meanRuns += float64(r.runs)
+		s.meanBuilds += float64(r.build)
+		runs[t] = r.runs
+	}
+	n := float64(trials)
+	s.accuracy /= n
+	s.meanRuns /= n
+	s.meanBuilds /= n
+	slices.Sort(runs)
+	s.p90Runs = runs[int(math.Ceil(0.9*n))-1]
+	return s, nil
+}
+
+// judge says whether an outcome is right: the exact set of culprits, or
+// "not reproduced" where nothing changed.
+func judge(sc scenario, h *bisecttest.History, out outcome) bool {
+	if sc.noChange {
+		return !out.reproduced
+	}
+	got := slices.Clone(out.culprits)
+	slices.Sort(got)
+	return out.reproduced && slices.Equal(got, h.Culprits())
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/service"
+)
+
+func bisectCmd(g *globals) *cobra.Command {
+	var (
+		req              service.BisectRequest
+		direction        string
+		fileIssue, asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bisect --good REV --bad REV",
+		Short: "Find the commit that changed a metric, noise-aware, with a calibrated confidence",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if req.Good == "" || req.Bad == "" {
+				return usagef("bisect needs --good and --bad")
+			}
+			switch bisect.Direction(direction) {
+			case bisect.Regression, bisect.Improvement, bisect.Any:
+				req.Direction = bisect.Direction(direction)
+			default:
+				return usagef("--direction %q: want regression, improvement or any", direction)
+			}
+			ctx := cmd.Context()
+			bot, err := g.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer bot.Close()
+			rep, err := bot.Bisect(ctx, req)
+			if err != nil {
+				return err
+			}
+			findings, err := bot.Findings(ctx, rep)
+			if err != nil {
+				return err
+			}
+			if fileIssue {
+				if err := fileFindings(ctx, g, bot, findings); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeJSON(g.stdout, rep)
+			}
+			printBisect(g.stdout, rep)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Good, "good", "", "a revision without the change")
+	f.StringVar(&req.Bad, "bad", "", "a revision with the change")
+	f.StringVar(&req.Metric, "metric", "", "metric to follow (default: the primary)")
+	f.StringVar(&direction, "direction", "regression", "regression, improvement or any")
+	f.BoolVar(&req.Hunks, "hunks", false, "continue from each culprit into its hunks")
+	f.BoolVar(&fileIssue, "file-issue", false, "file an issue per culprit (GitHub, or the issues directory)")
+	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func printBisect(w io.Writer, rep *service.BisectReport) {
+	fmt.Fprintf(w, "%s on %s (%s): good %s median %.4g (n=%d)  bad %s median %.4g (n=%d)\n\n",
+		rep.Verdict, rep.Metric, rep.Direction, short(rep.Good.Commit), rep.Good.Median, rep.Good.N, short(rep.Bad.Commit), rep.Bad.Median, rep.Bad.N)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tCOMMIT\tN\tMEDIAN\tSTATUS\tSIDE\tSUBJECT")
+	for _, p := range rep.Probes {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%.4g\t%s\t%s\t%s\n", p.Index, short(p.Commit), p.N, p.Median, p.Status, p.Side, p.Subject)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, c := range rep.Culprits {
+		fmt.Fprintf(w, "culprit %s %+.1f%% [%+.1f%%, %+.1f%%] confidence %.3f (%s) — %s by %s\n",
+			short(c.Commit), c.DeltaPct, c.CIPct[0], c.CIPct[1], c.Confidence, c.Direction, c.Subject, c.Author)
+	}
+	if len(rep.Candidates) > 0 {
+		var names []string
+		for _, c := range rep.Candidates {
+			names = append(names, short(c.Commit))
+		}
+		fmt.Fprintf(w, "candidates (among commits that do not build): %s\n", strings.Join(names, " "))
+	}
+	for _, h := range rep.Hunks {
+		printHunks(w, h)
+	}
+	for _, warn := range rep.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	fmt.Fprintf(w, "%d runs, %d builds, %d samples, %.0fs, job %s\n", rep.Runs, rep.Builds, rep.Samples, rep.WallSeconds, rep.JobID)
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/service"
+)
+
+func hunksCmd(g *globals) *cobra.Command {
+	var (
+		req    service.HunksRequest
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "hunks REV | --worktree",
+		Short: "Find the diff hunks of a commit (or of uncommitted changes) that cause its effect",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case req.Worktree && len(args) > 0:
+				return usagef("give either REV or --worktree, not both")
+			case !req.Worktree && len(args) == 0:
+				return usagef("hunks needs REV or --worktree")
+			case len(args) == 1:
+				req.Rev = args[0]
+			}
+			bot, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer bot.Close()
+			rep, err := bot.Hunks(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(g.stdout, rep)
+			}
+			printHunks(g.stdout, rep)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&req.Worktree, "worktree", false, "search the uncommitted changes of the configured working copy")
+	cmd.Flags().StringVar(&req.Metric, "metric", "", "metric to follow (default: the primary)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func printHunks(w io.Writer, rep *service.HunksReport) {
+	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", short(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
+	fmt.Fprintf(w, "  applied alone to %s: %+.1f%% [%+.1f%%, %+.1f%%]; reverted alone: %+.1f%% [%+.1f%%, %+.1f%%]\n",
+		short(rep.Base), rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],
+		rep.Effect.Reverted.DeltaPct, rep.Effect.Reverted.CIPct[0], rep.Effect.Reverted.CIPct[1])
+	for _, h := range rep.Hunks {
+		loc := h.File
+		if h.Function != "" {
+			loc += "::" + h.Function
+		}
+		fmt.Fprintf(w, "  [%s] %s  @@ -%d,%d +%d,%d @@\n", orNone(h.Component), loc, h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+		for _, line := range strings.Split(strings.TrimRight(h.Diff, "\n"), "\n") {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+	}
+	if len(rep.Unresolved) > 0 {
+		fmt.Fprintf(w, "  %d configurations did not apply or build\n", len(rep.Unresolved))
+	}
+	for _, warn := range rep.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warn)
+	}
+	fmt.Fprintf(w, "  %d configurations, %d runs, %d builds, %.0fs\n", rep.Configurations, rep.Runs, rep.Builds, rep.WallSeconds)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func envbisectCmd(g *globals) *cobra.Command {
+	var (
+		req    service.EnvBisectRequest
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "envbisect --rev REV --good-env A.env --bad-env B.env",
+		Short: "Find the environment variables whose difference explains a change",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if req.Rev == "" || req.GoodEnv == "" || req.BadEnv == "" {
+				return usagef("envbisect needs --rev, --good-env and --bad-env")
+			}
+			bot, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer bot.Close()
+			rep, err := bot.EnvBisect(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(g.stdout, rep)
+			}
+			fmt.Fprintf(g.stdout, "at %s, %d variables differ (%s); the change is explained by: %s\n", short(rep.Commit), len(rep.Differing), strings.Join(rep.Differing, " "), strings.Join(rep.Minimal, " "))
+			for _, name := range rep.Minimal {
+				fmt.Fprintf(g.stdout, "  %s: %q (good) → %q (bad)\n", name, rep.Good[name], rep.Bad[name])
+			}
+			fmt.Fprintf(g.stdout, "  applied alone: %+.1f%% [%+.1f%%, %+.1f%%]; reverted alone: %+.1f%% [%+.1f%%, %+.1f%%]\n",
+				rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],
+				rep.Effect.Reverted.DeltaPct, rep.Effect.Reverted.CIPct[0], rep.Effect.Reverted.CIPct[1])
+			fmt.Fprintf(g.stdout, "  %d tests, %d runs, %.0fs\n", len(rep.Tests), rep.Runs, rep.WallSeconds)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Rev, "rev", "", "the revision to measure")
+	f.StringVar(&req.GoodEnv, "good-env", "", "file of NAME=VALUE lines: the good environment")
+	f.StringVar(&req.BadEnv, "bad-env", "", "file of NAME=VALUE lines: the bad environment")
+	f.StringVar(&req.Metric, "metric", "", "metric to follow (default: the primary)")
+	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}

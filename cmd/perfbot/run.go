@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/service"
+)
+
+// Exit statuses: a contract with scripts (DESIGN.md §8).
+const (
+	exitOK    = 0
+	exitInput = 1 // bad usage or input
+	exitInfra = 2 // infrastructure failure
+)
+
+// usageError marks a command-line mistake.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// globals are the flags every command takes.
+type globals struct {
+	config  string
+	store   string
+	verbose bool
+	stdout  io.Writer
+	stderr  io.Writer
+}
+
+// run is perfbot's main, testable: it parses args, runs the command and
+// returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:           "perfbot",
+		Short:         "Find inference performance regressions and prove where they come from",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.config, "config", "", "configuration file (default perfbot.yaml, else the embedded testbed config)")
+	pf.StringVar(&g.store, "store", "", "store file (default: the config's store)")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "debug logs on stderr")
+
+	root.AddCommand(
+		measureCmd(g), historyCmd(g), bisectCmd(g), hunksCmd(g), envbisectCmd(g),
+		parseCmd(g), findingsCmd(g), reportCmd(g), demoCmd(g), testbedCmd(g),
+	)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "perfbot: %v\n", err)
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var ue usageError
+	var ie *service.InputError
+	var ce *config.Error
+	switch {
+	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &ce):
+		return exitInput
+	default:
+		return exitInfra
+	}
+}
+
+func (g *globals) logger() *slog.Logger {
+	level := slog.LevelWarn
+	if g.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// loadConfig reads --config, else perfbot.yaml in the current directory,
+// else the embedded testbed configuration.
+func (g *globals) loadConfig() (*config.Config, error) {
+	path := g.config
+	if path == "" {
+		if _, err := os.Stat("perfbot.yaml"); err == nil {
+			path = "perfbot.yaml"
+		}
+	}
+	var (
+		cfg *config.Config
+		err error
+	)
+	if path == "" {
+		cfg, err = config.Default()
+	} else {
+		cfg, err = config.Load(path)
+	}
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	if g.store != "" {
+		cfg.Store = g.store
+	}
+	return cfg, nil
+}
+
+func inputErr(err error) error {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	return &service.InputError{Err: err}
+}
+
+// open loads the configuration and opens the bot.
+func (g *globals) open(ctx context.Context) (*service.Bot, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	return service.Open(ctx, cfg, service.Options{Progress: g.stderr, Logger: g.logger()})
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

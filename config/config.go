@@ -1,0 +1,231 @@
+// Package config loads perfbot's YAML configuration strictly.
+//
+// The key names are a contract (DESIGN.md §8): keys may be added, never
+// renamed. Loading is strict: an unknown or repeated key is an error, and
+// every error names the file, the line and the key path, for example
+//
+//	perfbot.yaml:12: benchmarks[0].format: unknown format "gobenc" (want one of gobench, nccl-tests, …)
+//
+// Loading fills defaults first and validates second, so a Config returned
+// without error is complete: every timeout is set, exactly one metric is
+// primary and every metric has a direction.
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/perfbot/perfbot/configs"
+	"github.com/perfbot/perfbot/runner"
+)
+
+// Config is a loaded, defaulted and validated configuration.
+type Config struct {
+	// Path is the file the configuration was read from; empty for the
+	// embedded default.
+	Path string
+	// Dir is the absolute directory relative paths were resolved against.
+	Dir string
+
+	Repo Repo
+	// Workdir holds clones and worktree slots.
+	Workdir string
+	// Store is the bbolt database file.
+	Store string
+	// IssuesDir receives Markdown issues when no GitHub repository is
+	// configured.
+	IssuesDir string
+
+	Hosts      []Host
+	Build      []runner.Step
+	Benchmarks []runner.BenchStep
+	Metrics    []runner.Metric
+	Components Components
+
+	Bisect      Bisect
+	Detect      Detect
+	GitHub      GitHub
+	Report      Report
+	Schedule    string
+	Fingerprint Fingerprint
+}
+
+// Repo is the watched repository.
+type Repo struct {
+	// URL is a clone URL, or an absolute local path.
+	URL    string
+	Branch string
+}
+
+// Host is a machine that builds and benchmarks.
+type Host struct {
+	Name string
+	// Kind is "local" or "ssh".
+	Kind string
+	// Address is host or host:port (ssh only).
+	Address    string
+	User       string
+	KeyFile    string
+	KnownHosts string
+	// Workdir is where checkouts live on the host; empty means the
+	// configuration's Workdir for a local host.
+	Workdir string
+}
+
+// Host kinds.
+const (
+	HostLocal = "local"
+	HostSSH   = "ssh"
+)
+
+// Bisect tunes commit bisection.
+type Bisect struct {
+	// Confidence is the posterior probability at which a culprit is named.
+	Confidence float64
+	// MinEffect is the smallest relative change worth bisecting, as a
+	// fraction (0.02 for "2%").
+	MinEffect float64
+	// MaxRuns bounds the benchmark runs one bisection may spend.
+	MaxRuns int
+	// Repeats is the number of runs measured at each end before the search
+	// starts.
+	Repeats int
+}
+
+// Detect tunes change detection over a metric's history.
+type Detect struct {
+	// MinEffect is the smallest relative change that raises an alert, as a
+	// fraction.
+	MinEffect float64
+}
+
+// GitHub is where issues are filed. An empty Repo means issues are written
+// to IssuesDir instead.
+type GitHub struct {
+	// Repo is "owner/name".
+	Repo string
+	// TokenEnv names the environment variable holding the token; the token
+	// itself never appears in a configuration file.
+	TokenEnv string
+	// APIURL is the REST endpoint, with a trailing slash.
+	APIURL string
+	Labels []string
+}
+
+// Report tunes what is published.
+type Report struct {
+	// PublishConfidence is the confidence below which a finding is kept
+	// but not filed.
+	PublishConfidence float64
+	// Reopen reopens a closed issue when its regression comes back.
+	Reopen bool
+}
+
+// Fingerprint tunes the environment recorded with every run.
+type Fingerprint struct {
+	// Env lists variable names or path.Match globs ("SGLANG_*") recorded
+	// besides NCCL_* and CUDA_*.
+	Env []string
+}
+
+// Component is a named part of the watched repository.
+type Component struct {
+	Name  string
+	Globs []string
+}
+
+// Components maps repository paths to components, in file order: the
+// first component with a matching glob wins, so specific globs go first.
+type Components []Component
+
+// Match returns the component of the repository-relative path, or "" when
+// no glob matches.
+func (c Components) Match(path string) string {
+	for _, comp := range c {
+		for _, g := range comp.Globs {
+			// Globs were validated at load time; MatchUnvalidated spares
+			// the re-check on every hunk.
+			if doublestar.MatchUnvalidated(g, path) {
+				return comp.Name
+			}
+		}
+	}
+	return ""
+}
+
+// Load reads and parses the configuration file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse parses a configuration read from path; relative paths in it
+// resolve against path's directory. Problems are returned as Errors.
+func Parse(data []byte, path string) (*Config, error) {
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	c, err := parse(data, path, dir)
+	if err != nil {
+		return nil, err
+	}
+	c.Path = path
+	return c, nil
+}
+
+// Default returns the embedded configuration for the bundled testbed
+// (configs/testbed.yaml); its relative paths resolve against the current
+// directory.
+func Default() (*Config, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("default config: %w", err)
+	}
+	return parse(configs.Testbed(), "testbed.yaml (embedded)", dir)
+}
+
+// Spec is what the runner builds and measures.
+func (c *Config) Spec() runner.Spec {
+	return runner.Spec{Build: c.Build, Benchmarks: c.Benchmarks, Metrics: c.Metrics}
+}
+
+// Primary is the metric detection and bisection follow by default.
+func (c *Config) Primary() runner.Metric {
+	for _, m := range c.Metrics {
+		if m.Primary {
+			return m
+		}
+	}
+	// Unreachable for a Config from Load, Parse or Default, which always
+	// mark one metric primary; a hand-built Config gets its first.
+	if len(c.Metrics) > 0 {
+		return c.Metrics[0]
+	}
+	return runner.Metric{}
+}
+
+// Metric returns the metric called name; "" names the primary metric.
+func (c *Config) Metric(name string) (runner.Metric, error) {
+	if name == "" {
+		if len(c.Metrics) == 0 {
+			return runner.Metric{}, fmt.Errorf("no metrics configured")
+		}
+		return c.Primary(), nil
+	}
+	names := make([]string, len(c.Metrics))
+	for i, m := range c.Metrics {
+		if m.Name == name {
+			return m, nil
+		}
+		names[i] = m.Name
+	}
+	return runner.Metric{}, fmt.Errorf("unknown metric %q (configured: %s)", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,420 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/bench"
+	"github.com/perfbot/perfbot/runner"
+)
+
+// minimal is the smallest valid configuration; error cases below change
+// one thing in it.
+const minimal = `repo:
+  url: ../infer
+benchmarks:
+  - name: engine
+    run: go test -bench .
+    format: gobench
+metrics:
+  - name: verify_tok_s
+    benchmark: engine
+    select: BenchmarkVerifyStep
+    unit: tok/s
+`
+
+func TestParseDefaults(t *testing.T) {
+	c, err := Parse([]byte(minimal), "/srv/perf/perfbot.yaml")
+	require.NoError(t, err)
+
+	assert.Equal(t, "/srv/perf/perfbot.yaml", c.Path)
+	assert.Equal(t, "/srv/perf", c.Dir)
+	assert.Equal(t, Repo{URL: "/srv/infer", Branch: "main"}, c.Repo)
+	assert.Equal(t, "/srv/perf/.perfbot/work", c.Workdir)
+	assert.Equal(t, "/srv/perf/.perfbot/perfbot.db", c.Store)
+	assert.Equal(t, "/srv/perf/.perfbot/issues", c.IssuesDir)
+	assert.Equal(t, []Host{{Name: "local", Kind: HostLocal}}, c.Hosts)
+	assert.Equal(t, 10*time.Minute, c.Benchmarks[0].Timeout)
+	assert.Equal(t, Bisect{Confidence: 0.99, MinEffect: 0.02, MaxRuns: 400, Repeats: 5}, c.Bisect)
+	assert.Equal(t, Detect{MinEffect: 0.03}, c.Detect)
+	assert.Equal(t, GitHub{TokenEnv: "GITHUB_TOKEN", APIURL: "https://api.github.com/", Labels: []string{"perf-regression"}}, c.GitHub)
+	assert.Equal(t, Report{PublishConfidence: 0.9, Reopen: true}, c.Report)
+	assert.Equal(t, "0 2 * * *", c.Schedule)
+
+	m := c.Primary()
+	assert.Equal(t, "verify_tok_s", m.Name)
+	assert.True(t, m.Primary, "the only metric becomes primary")
+	assert.Equal(t, bench.Higher, m.Better, "tok/s is inferred as higher-is-better")
+}
+
+func TestParseFull(t *testing.T) {
+	data := `repo:
+  url: git@github.com:sgl-project/sglang.git
+  branch: release
+workdir: /var/perfbot/work
+store: state/perf.db
+hosts:
+  - name: gpu1
+    kind: ssh
+    address: gpu1.lan:2222
+    user: bench
+    key_file: keys/id_ed25519
+    workdir: /scratch/perfbot
+  - kind: local
+build:
+  - run: make
+  - name: wheel
+    run: pip wheel .
+    timeout: 1h30m
+benchmarks:
+  - name: serving
+    run: ./serve.sh
+    format: regex
+    timeout: 90s
+    env: {NCCL_PROTO: LL, NCCL_MIN_NCHANNELS: 4}
+    options:
+      pattern: 'tok/s: (?P<value>\S+)'
+      unit: tok/s
+metrics:
+  - name: ttft_ms
+    benchmark: serving
+    select: ttft
+    unit: ms
+  - name: tok_s
+    benchmark: serving
+    select: value
+    unit: tok/s
+    primary: true
+  - name: accept_len
+    benchmark: serving
+    select: accept
+    unit: value
+    better: higher
+components:
+  comm.allreduce: ["python/**/device_communicators/**"]
+  comm: ["python/**/distributed/**"]
+bisect: {confidence: 0.95, min_effect: 0.5%, max_runs: 50, repeats: 3}
+detect: {min_effect: 4%}
+github:
+  repo: owner/name
+  token_env: PERF_TOKEN
+  api_url: https://ghe.example.com/api/v3
+  labels: []
+report: {publish_confidence: 0.8, reopen: false}
+schedule: "@daily"
+fingerprint:
+  env: [SGLANG_*, OMP_NUM_THREADS]
+`
+	c, err := Parse([]byte(data), "/etc/perfbot/perfbot.yaml")
+	require.NoError(t, err)
+
+	assert.Equal(t, "git@github.com:sgl-project/sglang.git", c.Repo.URL, "clone addresses are not paths")
+	assert.Equal(t, "release", c.Repo.Branch)
+	assert.Equal(t, "/var/perfbot/work", c.Workdir)
+	assert.Equal(t, "/etc/perfbot/state/perf.db", c.Store)
+	assert.Equal(t, []Host{
+		{Name: "gpu1", Kind: HostSSH, Address: "gpu1.lan:2222", User: "bench", KeyFile: "/etc/perfbot/keys/id_ed25519", Workdir: "/scratch/perfbot"},
+		{Name: "local", Kind: HostLocal},
+	}, c.Hosts)
+	assert.Equal(t, []runner.Step{
+		{Name: "build-1", Run: "make", Timeout: 30 * time.Minute},
+		{Name: "wheel", Run: "pip wheel .", Timeout: 90 * time.Minute},
+	}, c.Build)
+	assert.Equal(t, map[string]string{"NCCL_PROTO": "LL", "NCCL_MIN_NCHANNELS": "4"}, c.Benchmarks[0].Env)
+	assert.Equal(t, 90*time.Second, c.Benchmarks[0].Timeout)
+	assert.Equal(t, `tok/s: (?P<value>\S+)`, c.Benchmarks[0].Options["pattern"])
+	assert.Equal(t, bench.Lower, c.Metrics[0].Better, "ms is inferred as lower-is-better")
+	assert.Equal(t, "tok_s", c.Primary().Name)
+	assert.False(t, c.Metrics[0].Primary)
+	assert.Equal(t, Bisect{Confidence: 0.95, MinEffect: 0.005, MaxRuns: 50, Repeats: 3}, c.Bisect)
+	assert.InDelta(t, 0.04, c.Detect.MinEffect, 1e-12)
+	assert.Equal(t, GitHub{Repo: "owner/name", TokenEnv: "PERF_TOKEN", APIURL: "https://ghe.example.com/api/v3/", Labels: nil}, c.GitHub)
+	assert.Equal(t, Report{PublishConfidence: 0.8, Reopen: false}, c.Report)
+	assert.Equal(t, "@daily", c.Schedule)
+	assert.Equal(t, []string{"SGLANG_*", "OMP_NUM_THREADS"}, c.Fingerprint.Env)
+
+	assert.Equal(t, runner.Spec{Build: c.Build, Benchmarks: c.Benchmarks, Metrics: c.Metrics}, c.Spec())
+}
+
+func TestComponentsMatchFirstWins(t *testing.T) {
+	c, err := Parse([]byte(minimal+`components:
+  comm.allreduce: ["python/**/device_communicators/**", "csrc/custom_all_reduce*"]
+  comm: ["python/**/distributed/**"]
+  non_runtime: ["**/*_test.go", "docs/**"]
+`), "perfbot.yaml")
+	require.NoError(t, err)
+	for path, want := range map[string]string{
+		"python/sglang/srt/distributed/device_communicators/pynccl.py": "comm.allreduce",
+		"python/sglang/srt/distributed/parallel_state.py":              "comm",
+		"csrc/custom_all_reduce.cu":                                    "comm.allreduce",
+		"engine/verify_test.go":                                        "non_runtime",
+		"README.md":                                                    "",
+	} {
+		assert.Equal(t, want, c.Components.Match(path), path)
+	}
+}
+
+func TestMetric(t *testing.T) {
+	c, err := Parse([]byte(minimal+`  - name: decode_ms
+    benchmark: engine
+    select: BenchmarkDecode
+    unit: ms/token
+`), "perfbot.yaml")
+	require.NoError(t, err)
+
+	m, err := c.Metric("")
+	require.NoError(t, err)
+	assert.Equal(t, "verify_tok_s", m.Name, "empty name is the primary")
+
+	m, err = c.Metric("decode_ms")
+	require.NoError(t, err)
+	assert.Equal(t, bench.Lower, m.Better)
+
+	_, err = c.Metric("prefill")
+	require.EqualError(t, err, `unknown metric "prefill" (configured: verify_tok_s, decode_ms)`)
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		yaml string
+		// want is the whole first error: file, line, key and message.
+		want string
+	}{
+		{
+			name: "unknown top-level key",
+			yaml: minimal + "bisekt:\n  confidence: 0.9\n",
+			want: "perfbot.yaml:12: bisekt: unknown key (want one of repo, workdir, store, issues_dir, hosts, build, benchmarks, metrics, components, bisect, detect, github, report, schedule, fingerprint)",
+		},
+		{
+			name: "unknown nested key",
+			yaml: minimal + "bisect:\n  confidence: 0.9\n  max_run: 10\n",
+			want: "perfbot.yaml:14: bisect.max_run: unknown key (want one of confidence, min_effect, max_runs, repeats)",
+		},
+		{
+			name: "repeated key",
+			yaml: minimal + "schedule: '@daily'\nschedule: '@hourly'\n",
+			want: "perfbot.yaml:13: schedule: repeated key (first at line 12)",
+		},
+		{
+			name: "repo url missing",
+			yaml: strings.Replace(minimal, "  url: ../infer\n", "  branch: main\n", 1),
+			want: "perfbot.yaml:1: repo.url: missing: name the repository to watch (a local path or a clone URL)",
+		},
+		{
+			name: "metric names no benchmark",
+			yaml: strings.Replace(minimal, "    benchmark: engine\n", "", 1),
+			want: "perfbot.yaml:8: metrics[0].benchmark: missing (want one of engine)",
+		},
+		{
+			name: "metric names unknown benchmark",
+			yaml: strings.Replace(minimal, "benchmark: engine", "benchmark: engin", 1),
+			want: `perfbot.yaml:9: metrics[0].benchmark: unknown benchmark "engin" (want one of engine)`,
+		},
+		{
+			name: "benchmark without run",
+			yaml: strings.Replace(minimal, "    run: go test -bench .\n", "", 1),
+			want: "perfbot.yaml:4: benchmarks[0].run: missing: the shell command to run",
+		},
+		{
+			name: "build step without run",
+			yaml: minimal + "build:\n  - name: compile\n",
+			want: "perfbot.yaml:13: build[0].run: missing: the shell command to run",
+		},
+		{
+			name: "unknown format",
+			yaml: strings.Replace(minimal, "format: gobench", "format: gobenc", 1),
+			want: `perfbot.yaml:6: benchmarks[0].format: unknown format "gobenc" (want one of ` + strings.Join(bench.Formats(), ", ") + ")",
+		},
+		{
+			name: "bad duration",
+			yaml: strings.Replace(minimal, "    format: gobench\n", "    format: gobench\n    timeout: 10\n", 1),
+			want: `perfbot.yaml:7: benchmarks[0].timeout: bad duration "10" (want a Go duration such as 90s, 10m or 1h30m)`,
+		},
+		{
+			name: "negative duration",
+			yaml: strings.Replace(minimal, "    format: gobench\n", "    format: gobench\n    timeout: -5m\n", 1),
+			want: `perfbot.yaml:7: benchmarks[0].timeout: duration "-5m" must be positive`,
+		},
+		{
+			name: "percentage without percent sign",
+			yaml: minimal + "bisect:\n  min_effect: 0.02\n",
+			want: `perfbot.yaml:13: bisect.min_effect: bad percentage "0.02" (write it like 2% or 0.5%)`,
+		},
+		{
+			name: "percentage out of range",
+			yaml: minimal + "detect:\n  min_effect: 100%\n",
+			want: `perfbot.yaml:13: detect.min_effect: percentage "100%" is outside (0%, 100%)`,
+		},
+		{
+			name: "zero percentage",
+			yaml: minimal + "detect:\n  min_effect: 0%\n",
+			want: `perfbot.yaml:13: detect.min_effect: percentage "0%" is outside (0%, 100%)`,
+		},
+		{
+			name: "confidence of one",
+			yaml: minimal + "bisect:\n  confidence: 1\n",
+			want: "perfbot.yaml:13: bisect.confidence: confidence 1 is outside (0.5, 1): write a probability such as 0.99",
+		},
+		{
+			name: "confidence of one half",
+			yaml: minimal + "report:\n  publish_confidence: 0.5\n",
+			want: "perfbot.yaml:13: report.publish_confidence: confidence 0.5 is outside (0.5, 1): write a probability such as 0.99",
+		},
+		{
+			name: "confidence as percentage",
+			yaml: minimal + "bisect:\n  confidence: 99%\n",
+			want: `perfbot.yaml:13: bisect.confidence: bad confidence "99%" (want a number such as 0.99)`,
+		},
+		{
+			name: "better neither higher nor lower",
+			yaml: minimal + "    better: up\n",
+			want: `perfbot.yaml:12: metrics[0].better: "up" is neither higher nor lower`,
+		},
+		{
+			name: "direction not inferable from unit",
+			yaml: strings.Replace(minimal, "unit: tok/s", "unit: accept-len", 1),
+			want: `perfbot.yaml:11: metrics[0].better: cannot tell from unit "accept-len" whether higher or lower is better; set better: higher or better: lower`,
+		},
+		{
+			name: "duplicate metric",
+			yaml: minimal + "  - name: verify_tok_s\n    benchmark: engine\n    select: X\n    unit: tok/s\n",
+			want: `perfbot.yaml:12: metrics[1].name: duplicate metric name "verify_tok_s" (first at line 8)`,
+		},
+		{
+			name: "duplicate step across build and benchmarks",
+			yaml: minimal + "build:\n  - name: engine\n    run: make\n",
+			want: `perfbot.yaml:4: benchmarks[0].name: duplicate step name "engine" (first at line 13)`,
+		},
+		{
+			name: "two primary metrics",
+			yaml: minimal + "    primary: true\n  - name: decode\n    benchmark: engine\n    select: X\n    unit: tok/s\n    primary: true\n",
+			want: "perfbot.yaml:17: metrics[1].primary: a second primary metric (verify_tok_s is already primary)",
+		},
+		{
+			name: "host kind",
+			yaml: minimal + "hosts:\n  - name: gpu\n    kind: slurm\n",
+			want: `perfbot.yaml:14: hosts[0].kind: unknown host kind "slurm" (want local or ssh)`,
+		},
+		{
+			name: "ssh host without address",
+			yaml: minimal + "hosts:\n  - name: gpu\n    kind: ssh\n",
+			want: "perfbot.yaml:14: hosts[0].address: missing: an ssh host needs an address (host or host:port)",
+		},
+		{
+			name: "duplicate host",
+			yaml: minimal + "hosts:\n  - name: gpu\n  - name: gpu\n",
+			want: `perfbot.yaml:14: hosts[1].name: duplicate host name "gpu" (first at line 13)`,
+		},
+		{
+			name: "address on local host",
+			yaml: minimal + "hosts:\n  - name: gpu\n    address: gpu.lan\n",
+			want: "perfbot.yaml:14: hosts[0].address: set on a local host; add kind: ssh to reach gpu.lan",
+		},
+		{
+			name: "bad cron schedule",
+			yaml: minimal + "schedule: 0 2 * *\n",
+			want: `perfbot.yaml:12: schedule: bad cron schedule "0 2 * *": expected exactly 5 fields, found 4: [0 2 * *] (want five fields such as "0 2 * * *", or @daily)`,
+		},
+		{
+			name: "env name",
+			yaml: strings.Replace(minimal, "    format: gobench\n", "    format: gobench\n    env: {NCCL-PROTO: LL}\n", 1),
+			want: "perfbot.yaml:7: benchmarks[0].env.NCCL-PROTO: not an environment variable name",
+		},
+		{
+			name: "wrong node kind",
+			yaml: minimal + "github:\n  labels: perf\n",
+			want: `perfbot.yaml:13: github.labels: want a list, got "perf"`,
+		},
+		{
+			name: "bad glob",
+			yaml: minimal + "components:\n  comm: [\"comm/[**\"]\n",
+			want: `perfbot.yaml:13: components.comm: bad glob "comm/[**"`,
+		},
+		{
+			name: "no metrics",
+			yaml: strings.SplitAfter(minimal, "format: gobench\n")[0] + "metrics: []\n",
+			want: "perfbot.yaml:7: metrics: at least one metric is required",
+		},
+		{
+			name: "yaml syntax",
+			yaml: minimal + "bisect:\n confidence: 0.9\n  max_runs: 3\n",
+			want: "perfbot.yaml:14: YAML syntax: mapping values are not allowed in this context",
+		},
+		{
+			name: "two documents",
+			yaml: minimal + "---\nrepo: {url: x}\n",
+			want: "perfbot.yaml:12: a second YAML document; a configuration is one document",
+		},
+		{
+			name: "empty",
+			yaml: "# nothing\n",
+			want: "perfbot.yaml: empty configuration (repo.url, benchmarks and metrics are required)",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml), "perfbot.yaml")
+			require.Error(t, err)
+			var es Errors
+			require.True(t, errors.As(err, &es), "error %T is not Errors", err)
+			assert.Equal(t, tc.want, es[0].Error(), "all errors:\n%v", err)
+		})
+	}
+}
+
+func TestParseReportsEveryError(t *testing.T) {
+	data := strings.NewReplacer("format: gobench", "format: gobenc", "unit: tok/s", "unit: tok/s\n    colour: red").Replace(minimal)
+	_, err := Parse([]byte(data), "perfbot.yaml")
+	require.EqualError(t, err, `perfbot.yaml:6: benchmarks[0].format: unknown format "gobenc" (want one of `+strings.Join(bench.Formats(), ", ")+`)
+perfbot.yaml:12: metrics[0].colour: unknown key (want one of name, benchmark, select, unit, better, primary)`)
+
+	var one *Error
+	require.ErrorAs(t, err, &one)
+	assert.Equal(t, 6, one.Line)
+	assert.Equal(t, "benchmarks[0].format", one.Key)
+}
+
+func TestInferBetter(t *testing.T) {
+	for unit, want := range map[string]bench.Direction{
+		"tok/s": bench.Higher, "GB/s": bench.Higher, "busbw-GB/s": bench.Higher, "req/s": bench.Higher,
+		"token/s/gpu": bench.Higher, "MB/s": bench.Higher,
+		"ms": bench.Lower, "us": bench.Lower, "s": bench.Lower, "sec/op": bench.Lower, "ns/op": bench.Lower,
+		"B/op": bench.Lower, "ms/verify": bench.Lower, "us/allreduce": bench.Lower, "ttft-ms": bench.Lower,
+		"accept-len": "", "value": "", "%": "", "tokens": "",
+	} {
+		got, ok := inferBetter(unit)
+		assert.Equal(t, want, got, unit)
+		assert.Equal(t, want != "", ok, unit)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "perfbot.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(minimal), 0o644))
+
+	c, err := Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(filepath.Dir(dir), "infer"), c.Repo.URL)
+
+	_, err = Load(filepath.Join(dir, "missing.yaml"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestDefault(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	c, err := Default()
+	require.NoError(t, err)
+	assert.Empty(t, c.Path, "the embedded config has no file")
+	assert.Equal(t, wd, c.Dir)
+	assert.True(t, strings.HasPrefix(c.Store, wd+string(filepath.Separator)), "store %s resolves against the working directory", c.Store)
+	assert.NotEmpty(t, c.Primary().Name)
+}

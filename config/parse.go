@@ -1,0 +1,558 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/robfig/cron/v3"
+	"gopkg.in/yaml.v3"
+
+	"github.com/perfbot/perfbot/bench"
+	"github.com/perfbot/perfbot/runner"
+)
+
+// Defaults applied to keys the file leaves out.
+const (
+	defaultBranch            = "main"
+	defaultWorkdir           = ".perfbot/work"
+	defaultStore             = ".perfbot/perfbot.db"
+	defaultIssuesDir         = ".perfbot/issues"
+	defaultBuildTimeout      = 30 * time.Minute
+	defaultBenchTimeout      = 10 * time.Minute
+	defaultBisectConfidence  = 0.99
+	defaultBisectMinEffect   = 0.02
+	defaultBisectMaxRuns     = 400
+	defaultBisectRepeats     = 5
+	defaultDetectMinEffect   = 0.03
+	defaultTokenEnv          = "GITHUB_TOKEN"
+	defaultAPIURL            = "https://api.github.com/"
+	defaultLabel             = "perf-regression"
+	defaultPublishConfidence = 0.9
+	defaultSchedule          = "0 2 * * *"
+)
+
+var (
+	envName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	// yamlLine picks the line out of yaml.v3's syntax errors
+	// ("yaml: line 3: did not find expected key").
+	yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+)
+
+// parse decodes, defaults and validates data; file names it in errors and
+// dir resolves relative paths.
+func parse(data []byte, file, dir string) (*Config, error) {
+	root, err := document(data, file)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{file: file}
+	c := d.config(root, dir)
+	if len(d.errs) > 0 {
+		sortErrors(d.errs)
+		return nil, d.errs
+	}
+	return c, nil
+}
+
+// document parses data as exactly one YAML document and returns its root.
+func document(data []byte, file string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, Errors{{File: file, Msg: "empty configuration (repo.url, benchmarks and metrics are required)"}}
+		}
+		return nil, syntaxError(file, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		return nil, Errors{{File: file, Line: next.Line, Msg: "a second YAML document; a configuration is one document"}}
+	case !errors.Is(err, io.EOF):
+		return nil, syntaxError(file, err)
+	}
+	return doc.Content[0], nil
+}
+
+func syntaxError(file string, err error) error {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return Errors{{File: file, Msg: err.Error()}}
+	}
+	line, _ := strconv.Atoi(m[1])
+	return Errors{{File: file, Line: line, Msg: "YAML syntax: " + m[2]}}
+}
+
+// value returns the value node of key, nil when the key is absent.
+func value(fs map[string]field, key string) *yaml.Node {
+	return fs[key].value
+}
+
+// at returns the first non-nil node: where to report a missing key.
+func at(nodes ...*yaml.Node) *yaml.Node {
+	for _, n := range nodes {
+		if n != nil {
+			return n
+		}
+	}
+	return nil
+}
+
+func (d *decoder) config(root *yaml.Node, dir string) *Config {
+	f := d.mapping(root, "", "repo", "workdir", "store", "issues_dir", "hosts", "build",
+		"benchmarks", "metrics", "components", "bisect", "detect", "github", "report",
+		"schedule", "fingerprint")
+	c := &Config{Dir: dir}
+	c.Repo = d.repo(f["repo"], root, dir)
+	c.Workdir = d.path(value(f, "workdir"), "workdir", dir, defaultWorkdir)
+	c.Store = d.path(value(f, "store"), "store", dir, defaultStore)
+	c.IssuesDir = d.path(value(f, "issues_dir"), "issues_dir", dir, defaultIssuesDir)
+	c.Hosts = d.hosts(value(f, "hosts"), dir)
+
+	steps := map[string]int{} // step name → line, unique across build and benchmarks
+	c.Build = d.buildSteps(value(f, "build"), steps)
+	c.Benchmarks = d.benchSteps(f["benchmarks"], root, steps)
+	c.Metrics = d.metrics(f["metrics"], root, c.Benchmarks)
+	c.Components = d.components(value(f, "components"))
+
+	c.Bisect = d.bisect(value(f, "bisect"))
+	c.Detect = d.detect(value(f, "detect"))
+	c.GitHub = d.github(value(f, "github"))
+	c.Report = d.report(value(f, "report"))
+	c.Schedule = d.schedule(value(f, "schedule"))
+	c.Fingerprint = d.fingerprint(value(f, "fingerprint"))
+	return c
+}
+
+func (d *decoder) repo(rf field, root *yaml.Node, dir string) Repo {
+	f := d.mapping(rf.value, "repo", "url", "branch")
+	r := Repo{
+		URL:    d.str(value(f, "url"), "repo.url"),
+		Branch: d.str(value(f, "branch"), "repo.branch"),
+	}
+	if r.URL == "" {
+		d.errorf(at(f["url"].key, rf.key, root), "repo.url", "missing: name the repository to watch (a local path or a clone URL)")
+	} else if isLocalPath(r.URL) {
+		r.URL = resolvePath(dir, r.URL)
+	}
+	if r.Branch == "" {
+		r.Branch = defaultBranch
+	}
+	return r
+}
+
+// isLocalPath tells a filesystem path from a clone URL ("https://…",
+// "ssh://…") or an scp-like address ("git@github.com:org/repo").
+func isLocalPath(s string) bool {
+	if strings.Contains(s, "://") {
+		return false
+	}
+	before, _, found := strings.Cut(s, ":")
+	return !found || strings.Contains(before, "/")
+}
+
+// path reads a filesystem path, resolved against dir.
+func (d *decoder) path(n *yaml.Node, key, dir, def string) string {
+	p := d.str(n, key)
+	if p == "" {
+		p = def
+	}
+	return resolvePath(dir, p)
+}
+
+// resolvePath makes p absolute: "~/" is the home directory, other relative
+// paths are relative to dir.
+func resolvePath(dir, p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
+	items := d.sequence(n, "hosts")
+	if len(items) == 0 {
+		return []Host{{Name: "local", Kind: HostLocal}}
+	}
+	var hosts []Host
+	names := map[string]int{}
+	for i, item := range items {
+		p := fmt.Sprintf("hosts[%d]", i)
+		f := d.mapping(item, p, "name", "kind", "address", "user", "key_file", "known_hosts", "workdir")
+		h := Host{
+			Name:       d.str(value(f, "name"), p+".name"),
+			Kind:       d.str(value(f, "kind"), p+".kind"),
+			Address:    d.str(value(f, "address"), p+".address"),
+			User:       d.str(value(f, "user"), p+".user"),
+			KeyFile:    d.str(value(f, "key_file"), p+".key_file"),
+			KnownHosts: d.str(value(f, "known_hosts"), p+".known_hosts"),
+			Workdir:    d.str(value(f, "workdir"), p+".workdir"),
+		}
+		if h.Kind == "" {
+			h.Kind = HostLocal
+		}
+		switch h.Kind {
+		case HostLocal:
+			if h.Address != "" {
+				d.errorf(value(f, "address"), p+".address", "set on a local host; add kind: ssh to reach %s", h.Address)
+			}
+			if h.Workdir != "" {
+				h.Workdir = resolvePath(dir, h.Workdir)
+			}
+		case HostSSH:
+			if h.Address == "" {
+				d.errorf(at(f["kind"].key, item), p+".address", "missing: an ssh host needs an address (host or host:port)")
+			}
+			// The key and known_hosts files are read on this machine;
+			// the workdir is a path on the remote host and stays as
+			// written.
+			if h.KeyFile != "" {
+				h.KeyFile = resolvePath(dir, h.KeyFile)
+			}
+			if h.KnownHosts != "" {
+				h.KnownHosts = resolvePath(dir, h.KnownHosts)
+			}
+		default:
+			d.errorf(value(f, "kind"), p+".kind", "unknown host kind %q (want local or ssh)", h.Kind)
+		}
+		if h.Name == "" {
+			h.Name = h.Kind
+			if h.Address != "" {
+				h.Name = h.Address
+			}
+		}
+		if first, ok := names[h.Name]; ok {
+			d.errorf(at(value(f, "name"), item), p+".name", "duplicate host name %q (first at line %d)", h.Name, first)
+		}
+		names[h.Name] = item.Line
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
+// step reads the keys build and benchmark steps share.
+func (d *decoder) step(item *yaml.Node, f map[string]field, p string, timeout time.Duration, names map[string]int) runner.Step {
+	s := runner.Step{
+		Name:    d.str(value(f, "name"), p+".name"),
+		Run:     d.str(value(f, "run"), p+".run"),
+		Timeout: timeout,
+		Env:     d.env(value(f, "env"), p+".env"),
+	}
+	if n := value(f, "timeout"); n != nil {
+		s.Timeout = d.duration(n, p+".timeout")
+	}
+	if strings.TrimSpace(s.Run) == "" {
+		d.errorf(at(f["run"].key, item), p+".run", "missing: the shell command to run")
+	}
+	if s.Name != "" {
+		if first, ok := names[s.Name]; ok {
+			d.errorf(value(f, "name"), p+".name", "duplicate step name %q (first at line %d)", s.Name, first)
+		}
+		names[s.Name] = item.Line
+	}
+	return s
+}
+
+// env reads an environment mapping whose keys must be variable names.
+func (d *decoder) env(n *yaml.Node, p string) map[string]string {
+	for _, f := range d.pairs(n, p) {
+		if !envName.MatchString(f.key.Value) {
+			d.errorf(f.key, join(p, f.key.Value), "not an environment variable name")
+		}
+	}
+	return d.stringMap(n, p)
+}
+
+func (d *decoder) buildSteps(n *yaml.Node, names map[string]int) []runner.Step {
+	items := d.sequence(n, "build")
+	var steps []runner.Step
+	for i, item := range items {
+		p := fmt.Sprintf("build[%d]", i)
+		f := d.mapping(item, p, "name", "run", "timeout", "env")
+		if value(f, "name") == nil {
+			// Unnamed build steps are common ("run: make"); their logs
+			// still need a name.
+			name := "build"
+			if len(items) > 1 {
+				name = fmt.Sprintf("build-%d", i+1)
+			}
+			f["name"] = field{value: &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name, Line: item.Line}}
+		}
+		steps = append(steps, d.step(item, f, p, defaultBuildTimeout, names))
+	}
+	return steps
+}
+
+func (d *decoder) benchSteps(bf field, root *yaml.Node, names map[string]int) []runner.BenchStep {
+	items := d.sequence(bf.value, "benchmarks")
+	if len(items) == 0 {
+		d.errorf(at(bf.key, root), "benchmarks", "at least one benchmark is required")
+		return nil
+	}
+	formats := bench.Formats()
+	var steps []runner.BenchStep
+	for i, item := range items {
+		p := fmt.Sprintf("benchmarks[%d]", i)
+		f := d.mapping(item, p, "name", "run", "timeout", "env", "format", "options")
+		s := runner.BenchStep{
+			Step:    d.step(item, f, p, defaultBenchTimeout, names),
+			Format:  d.str(value(f, "format"), p+".format"),
+			Options: d.stringMap(value(f, "options"), p+".options"),
+		}
+		if s.Name == "" {
+			d.errorf(at(f["name"].key, item), p+".name", "missing: metrics refer to benchmarks by name")
+		}
+		switch {
+		case s.Format == "":
+			d.errorf(at(f["format"].key, item), p+".format", "missing (want one of %s)", strings.Join(formats, ", "))
+		case !slices.Contains(formats, s.Format):
+			d.errorf(value(f, "format"), p+".format", "unknown format %q (want one of %s)", s.Format, strings.Join(formats, ", "))
+		}
+		steps = append(steps, s)
+	}
+	return steps
+}
+
+func (d *decoder) metrics(mf field, root *yaml.Node, benches []runner.BenchStep) []runner.Metric {
+	items := d.sequence(mf.value, "metrics")
+	if len(items) == 0 {
+		d.errorf(at(mf.key, root), "metrics", "at least one metric is required")
+		return nil
+	}
+	var benchNames []string
+	for _, b := range benches {
+		benchNames = append(benchNames, b.Name)
+	}
+	var metrics []runner.Metric
+	names := map[string]int{}
+	primary := -1
+	for i, item := range items {
+		p := fmt.Sprintf("metrics[%d]", i)
+		f := d.mapping(item, p, "name", "benchmark", "select", "unit", "better", "primary")
+		m := runner.Metric{
+			Name:      d.str(value(f, "name"), p+".name"),
+			Benchmark: d.str(value(f, "benchmark"), p+".benchmark"),
+			Select:    d.str(value(f, "select"), p+".select"),
+			Unit:      d.str(value(f, "unit"), p+".unit"),
+			Better:    bench.Direction(d.str(value(f, "better"), p+".better")),
+		}
+		switch {
+		case m.Name == "":
+			d.errorf(at(f["name"].key, item), p+".name", "missing")
+		case strings.ContainsFunc(m.Name, isSpace):
+			d.errorf(value(f, "name"), p+".name", "%q contains white space", m.Name)
+		default:
+			if first, ok := names[m.Name]; ok {
+				d.errorf(value(f, "name"), p+".name", "duplicate metric name %q (first at line %d)", m.Name, first)
+			}
+			names[m.Name] = item.Line
+		}
+		switch {
+		case m.Benchmark == "":
+			d.errorf(at(f["benchmark"].key, item), p+".benchmark", "missing (want one of %s)", strings.Join(benchNames, ", "))
+		case !slices.Contains(benchNames, m.Benchmark):
+			d.errorf(value(f, "benchmark"), p+".benchmark", "unknown benchmark %q (want one of %s)", m.Benchmark, strings.Join(benchNames, ", "))
+		}
+		if m.Select == "" {
+			d.errorf(at(f["select"].key, item), p+".select", "missing: the benchmark, row or field that holds the value")
+		}
+		if m.Unit == "" {
+			d.errorf(at(f["unit"].key, item), p+".unit", "missing (for example tok/s or ms)")
+		}
+		switch m.Better {
+		case bench.Higher, bench.Lower:
+		case "":
+			if m.Unit == "" {
+				break
+			}
+			dir, ok := inferBetter(m.Unit)
+			if !ok {
+				d.errorf(at(f["unit"].value, item), p+".better", "cannot tell from unit %q whether higher or lower is better; set better: higher or better: lower", m.Unit)
+			}
+			m.Better = dir
+		default:
+			d.errorf(value(f, "better"), p+".better", "%q is neither higher nor lower", m.Better)
+		}
+		if n := value(f, "primary"); n != nil && d.boolean(n, p+".primary") {
+			if primary >= 0 {
+				d.errorf(n, p+".primary", "a second primary metric (%s is already primary)", metrics[primary].Name)
+			} else {
+				primary = i
+				m.Primary = true
+			}
+		}
+		metrics = append(metrics, m)
+	}
+	if primary < 0 {
+		metrics[0].Primary = true
+	}
+	return metrics
+}
+
+// inferBetter guesses a metric's direction from its unit: rates are better
+// higher, times and per-operation costs lower. Anything else ("accept-len",
+// "%") must be stated.
+func inferBetter(unit string) (bench.Direction, bool) {
+	u := strings.ToLower(strings.TrimSpace(unit))
+	// "tok/s", "GB/s", "busbw-GB/s", "token/s/gpu": a per-second rate.
+	if parts := strings.Split(u, "/"); len(parts) > 1 && slices.ContainsFunc(parts[1:], isSecond) {
+		return bench.Higher, true
+	}
+	if strings.HasSuffix(u, "/op") {
+		return bench.Lower, true // sec/op, ns/op, B/op, allocs/op
+	}
+	// "ms", "ms/verify", "ttft-ms", "time_us": the leading word of a
+	// ratio, or the last word of a compound, is a time.
+	num, _, _ := strings.Cut(u, "/")
+	words := strings.FieldsFunc(num, func(r rune) bool { return r == '-' || r == '_' || r == ' ' })
+	if len(words) > 0 && (isTime(words[0]) || isTime(words[len(words)-1])) {
+		return bench.Lower, true
+	}
+	return "", false
+}
+
+func isSecond(w string) bool { return w == "s" || w == "sec" || w == "second" }
+
+func isTime(w string) bool {
+	switch w {
+	case "s", "sec", "secs", "seconds", "ms", "us", "µs", "μs", "ns", "min":
+		return true
+	}
+	return false
+}
+
+func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
+
+func (d *decoder) components(n *yaml.Node) Components {
+	var comps Components
+	for _, f := range d.pairs(n, "components") {
+		p := join("components", f.key.Value)
+		var globs []string
+		for _, g := range d.scalars(f.value, p) {
+			if g.Value == "" || !doublestar.ValidatePattern(g.Value) {
+				d.errorf(g, p, "bad glob %q", g.Value)
+			}
+			globs = append(globs, g.Value)
+		}
+		if isNull(f.value) || (f.value.Kind == yaml.SequenceNode && len(f.value.Content) == 0) {
+			d.errorf(f.key, p, "no globs")
+		}
+		comps = append(comps, Component{Name: f.key.Value, Globs: globs})
+	}
+	return comps
+}
+
+func (d *decoder) bisect(n *yaml.Node) Bisect {
+	f := d.mapping(n, "bisect", "confidence", "min_effect", "max_runs", "repeats")
+	b := Bisect{
+		Confidence: defaultBisectConfidence,
+		MinEffect:  defaultBisectMinEffect,
+		MaxRuns:    defaultBisectMaxRuns,
+		Repeats:    defaultBisectRepeats,
+	}
+	if v := value(f, "confidence"); v != nil {
+		b.Confidence = d.confidence(v, "bisect.confidence")
+	}
+	if v := value(f, "min_effect"); v != nil {
+		b.MinEffect = d.percent(v, "bisect.min_effect")
+	}
+	if v := value(f, "max_runs"); v != nil {
+		b.MaxRuns = d.positive(v, "bisect.max_runs")
+	}
+	if v := value(f, "repeats"); v != nil {
+		b.Repeats = d.positive(v, "bisect.repeats")
+	}
+	return b
+}
+
+func (d *decoder) detect(n *yaml.Node) Detect {
+	f := d.mapping(n, "detect", "min_effect")
+	det := Detect{MinEffect: defaultDetectMinEffect}
+	if v := value(f, "min_effect"); v != nil {
+		det.MinEffect = d.percent(v, "detect.min_effect")
+	}
+	return det
+}
+
+func (d *decoder) github(n *yaml.Node) GitHub {
+	f := d.mapping(n, "github", "repo", "token_env", "api_url", "labels")
+	g := GitHub{
+		Repo:     d.str(value(f, "repo"), "github.repo"),
+		TokenEnv: d.str(value(f, "token_env"), "github.token_env"),
+		APIURL:   d.str(value(f, "api_url"), "github.api_url"),
+		Labels:   []string{defaultLabel},
+	}
+	if v := value(f, "labels"); v != nil {
+		g.Labels = d.strings(v, "github.labels")
+	}
+	if g.Repo != "" && !repoName.MatchString(g.Repo) {
+		d.errorf(value(f, "repo"), "github.repo", "%q is not owner/name", g.Repo)
+	}
+	if g.TokenEnv == "" {
+		g.TokenEnv = defaultTokenEnv
+	} else if !envName.MatchString(g.TokenEnv) {
+		d.errorf(value(f, "token_env"), "github.token_env", "%q is not an environment variable name", g.TokenEnv)
+	}
+	if g.APIURL == "" {
+		g.APIURL = defaultAPIURL
+	} else if u, err := url.Parse(g.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		d.errorf(value(f, "api_url"), "github.api_url", "%q is not an http(s) URL", g.APIURL)
+	} else if !strings.HasSuffix(g.APIURL, "/") {
+		// go-github requires the trailing slash on its base URL.
+		g.APIURL += "/"
+	}
+	return g
+}
+
+func (d *decoder) report(n *yaml.Node) Report {
+	f := d.mapping(n, "report", "publish_confidence", "reopen")
+	r := Report{PublishConfidence: defaultPublishConfidence, Reopen: true}
+	if v := value(f, "publish_confidence"); v != nil {
+		r.PublishConfidence = d.confidence(v, "report.publish_confidence")
+	}
+	if v := value(f, "reopen"); v != nil {
+		r.Reopen = d.boolean(v, "report.reopen")
+	}
+	return r
+}
+
+func (d *decoder) schedule(n *yaml.Node) string {
+	s := d.str(n, "schedule")
+	if s == "" {
+		return defaultSchedule
+	}
+	if _, err := cron.ParseStandard(s); err != nil {
+		d.errorf(n, "schedule", "bad cron schedule %q: %v (want five fields such as \"0 2 * * *\", or @daily)", s, err)
+	}
+	return s
+}
+
+func (d *decoder) fingerprint(n *yaml.Node) Fingerprint {
+	f := d.mapping(n, "fingerprint", "env")
+	var fp Fingerprint
+	for _, g := range d.scalars(value(f, "env"), "fingerprint.env") {
+		if _, err := path.Match(g.Value, ""); err != nil || g.Value == "" {
+			d.errorf(g, "fingerprint.env", "bad variable name or glob %q", g.Value)
+		}
+		fp.Env = append(fp.Env, g.Value)
+	}
+	return fp
+}

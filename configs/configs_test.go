@@ -1,0 +1,81 @@
+package configs_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/bench"
+	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/configs"
+)
+
+// TestEveryConfigLoads loads each example through the strict loader.
+func TestEveryConfigLoads(t *testing.T) {
+	names, err := fs.Glob(configs.FS, "*.yaml")
+	require.NoError(t, err)
+	require.Contains(t, names, "testbed.yaml")
+	require.GreaterOrEqual(t, len(names), 4, "testbed, sglang, vllm and nccl-tests examples")
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			data, err := configs.FS.ReadFile(name)
+			require.NoError(t, err)
+			c, err := config.Parse(data, name)
+			require.NoError(t, err)
+			assert.NotEmpty(t, c.Primary().Name)
+		})
+	}
+	assert.Equal(t, mustRead(t, "testbed.yaml"), configs.Testbed())
+}
+
+// sampleOutputs are real outputs of the tools the examples run, kept by the
+// bench package for its own tests.
+var sampleOutputs = map[string]string{
+	"sglang-serving": "sglang_bench_serving_summary.txt",
+	"vllm-serve":     "vllm_bench_serve.txt",
+	"nccl-tests":     "nccl_tests_all_reduce_perf.txt",
+}
+
+// TestExampleMetricsSelectFromRealOutput checks that every metric of the
+// examples finds its value in a real output of its benchmark's tool, so an
+// example's select and unit are not guesses.
+func TestExampleMetricsSelectFromRealOutput(t *testing.T) {
+	checked := 0
+	for _, name := range []string{"sglang.yaml", "vllm.yaml", "nccl-tests.yaml"} {
+		c, err := config.Parse(mustRead(t, name), name)
+		require.NoError(t, err)
+		for _, b := range c.Benchmarks {
+			sample, ok := sampleOutputs[b.Format]
+			if !ok {
+				continue
+			}
+			f, err := os.Open(filepath.Join("..", "bench", "testdata", sample))
+			require.NoError(t, err)
+			samples, err := bench.Parse(b.Format, f, b.Options)
+			require.NoError(t, f.Close())
+			require.NoError(t, err, "%s: %s", name, b.Name)
+			for _, m := range c.Metrics {
+				if m.Benchmark != b.Name {
+					continue
+				}
+				v, err := bench.Select(samples, m.Select, m.Unit)
+				if assert.NoError(t, err, "%s: metric %s", name, m.Name) {
+					assert.Positive(t, v, "%s: metric %s", name, m.Name)
+				}
+				checked++
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, checked, 9)
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := configs.FS.ReadFile(name)
+	require.NoError(t, err)
+	return data
+}

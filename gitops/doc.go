@@ -1,0 +1,49 @@
+// Package gitops is perfbot's view of the watched repository: a clone it
+// owns, the first-parent history, worktree slots to build in, and diffs cut
+// into hunks that can be applied in any subset.
+//
+// # The clone
+//
+// Open clones the configured URL (a path or a clone URL) into
+// workdir/repo as a bare repository and fetches with go-git. Every fetch
+// mirrors origin's branches twice, as refs/heads/* and as
+// refs/remotes/origin/*, and its tags, pruning what origin deleted. So
+// "main" and "origin/main" name the same commit, the state of origin at the
+// last fetch, and the user's own repository is never written. Revisions
+// resolve like git rev-parse (hashes, short hashes, branches, tags, HEAD~N,
+// main^2); a short hash that matches two commits is an error rather than a
+// guess.
+//
+// # Slots
+//
+// A slot is a linked worktree (git worktree add, which go-git lacks) under
+// workdir/slots/N where one build runs at a time. Every Checkout forces the
+// tree to the commit and runs git clean -ffdx, so nothing a previous build
+// wrote, ignored or not, leaks into the next one; build caches belong
+// outside the tree. Different slots may be used concurrently.
+//
+// # Hunks
+//
+// Diff runs git diff -U1 --find-renames --binary and parses it with
+// go-gitdiff. One line of context keeps hunks small and still lets any
+// subset of one file's hunks apply exactly to the parent: every fragment's
+// position refers to the parent's lines, and go-gitdiff applies strictly
+// (no fuzz, no offset search), which matches git apply byte for byte. Zero
+// context (-U0) is never used: go-gitdiff places pure insertions one line
+// early there.
+//
+// A modified text file contributes one Hunk per fragment. A new, deleted,
+// renamed, binary or mode-only file is a single Hunk, applied whole: half a
+// new file is never a meaningful configuration. Hunk IDs are
+// "<first 8 hex of sha256(path)>-<n>", stable for the same diff across
+// runs; Patch.ID is a hash of the diff text.
+//
+// Each hunk is labelled with the function or type that contains its first
+// changed line (go/parser for Go, indentation for Python, git's hunk
+// header otherwise), and Dependencies lists which hunks need which others by
+// a def-use scan of the added lines, so a search over hunk subsets can close
+// each subset before building it. The scan is a heuristic: it errs towards
+// listing too many dependencies, never towards applying a half rename.
+//
+// Submodules are ignored by diffs and not updated in slots.
+package gitops

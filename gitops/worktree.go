@@ -1,0 +1,130 @@
+package gitops
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WorkingDiff returns the uncommitted changes of the working copy at dir
+// (the user's checkout, not perfbot's clone) against its HEAD, and that
+// HEAD. Tracked modifications, staged or not, count, and so do untracked
+// files that are not ignored, as new files. The user's index and refs are
+// left alone. HEAD must be in the clone; it is fetched from origin, or
+// straight from dir for a commit that was never pushed.
+func (r *Repo) WorkingDiff(ctx context.Context, dir string) (*Patch, Commit, error) {
+	top, err := gitLine(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", dir, err)
+	}
+	head, err := gitLine(ctx, top, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return nil, Commit{}, fmt.Errorf("working diff of %s: no HEAD commit: %w", top, err)
+	}
+	diff, err := workingDiffText(ctx, top)
+	if err != nil {
+		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
+	}
+	if err := r.ensureCommit(ctx, head, top); err != nil {
+		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
+	}
+	p, err := r.ParsePatch(ctx, head, diff)
+	if err != nil {
+		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
+	}
+	c, err := r.Commit(ctx, head)
+	if err != nil {
+		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
+	}
+	return p, c, nil
+}
+
+// workingDiffText diffs HEAD against the working tree through a copy of
+// the index in which the untracked files are marked intent-to-add, so git
+// shows them as new files without writing their content anywhere and
+// without touching the real index.
+func workingDiffText(ctx context.Context, top string) ([]byte, error) {
+	scratch, err := os.MkdirTemp("", "perfbot-index-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	index := filepath.Join(scratch, "index")
+	env := []string{"GIT_INDEX_FILE=" + index}
+
+	real, err := gitLine(ctx, top, "rev-parse", "--git-path", "index")
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(real) {
+		real = filepath.Join(top, real)
+	}
+	data, err := os.ReadFile(real)
+	switch {
+	case err == nil:
+		err = os.WriteFile(index, data, 0o600)
+	case errors.Is(err, os.ErrNotExist):
+		_, err = gitCmd(ctx, top, nil, env, "read-tree", "HEAD")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("copy index: %w", err)
+	}
+
+	untracked, err := gitCmd(ctx, top, nil, nil, "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	if len(untracked) > 0 {
+		_, err := gitCmd(ctx, top, untracked, env,
+			"add", "--intent-to-add", "--pathspec-from-file=-", "--pathspec-file-nul")
+		if err != nil {
+			return nil, err
+		}
+	}
+	args := append(append([]string(nil), diffArgs...), "HEAD", "--")
+	return gitCmd(ctx, top, nil, env, args...)
+}
+
+// ensureCommit makes sure the clone holds commit hash, fetching origin and
+// then, for a commit origin does not have, the HEAD of the working copy at
+// dir into refs/perfbot/worktree/<hash> (a ref keeps it from being
+// collected).
+func (r *Repo) ensureCommit(ctx context.Context, hash, dir string) error {
+	if r.hasCommit(hash) {
+		return nil
+	}
+	if err := r.Fetch(ctx); err != nil {
+		return err
+	}
+	if r.hasCommit(hash) {
+		return nil
+	}
+	// go-git cannot fetch a detached HEAD (the usual state of a commit
+	// that was never pushed), so the git command line does, and the
+	// repository is reopened to see the new pack.
+	ref := "+HEAD:refs/perfbot/worktree/" + hash
+	if _, err := gitCmd(ctx, r.dir, nil, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", dir, ref); err != nil {
+		return fmt.Errorf("fetch HEAD of %s: %w", dir, err)
+	}
+	if err := r.reopen(); err != nil {
+		return err
+	}
+	if !r.hasCommit(hash) {
+		return fmt.Errorf("commit %s is neither in %s nor at the HEAD of %s", short(hash), r.origin, dir)
+	}
+	return nil
+}
+
+// gitLine runs git and returns the first line of its output.
+func gitLine(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := gitCmd(ctx, dir, nil, nil, args...)
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := bytes.Cut(out, []byte("\n"))
+	return strings.TrimSpace(string(line)), nil
+}

@@ -1,0 +1,577 @@
+package report
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxBodyRunes is the longest issue body Render produces. GitHub refuses
+// bodies over 65536 characters with a 422; the margin leaves room for the
+// line a re-detection comment puts above the body.
+const MaxBodyRunes = 65000
+
+//go:embed templates/*.md.tmpl
+var templateFS embed.FS
+
+var templates = template.Must(template.New("report").Funcs(template.FuncMap{
+	"num":   formatNum,
+	"pct":   formatPct,
+	"ci":    formatCI,
+	"conf":  formatConfidence,
+	"text":  escapeText,
+	"code":  codeSpan,
+	"cell":  tableCell,
+	"fence": fenced,
+	"date":  formatDate,
+	"spark": sparkline,
+	"lines": hunkLines,
+	"dur":   formatSeconds,
+	"pp":    func(p float64) string { return fmt.Sprintf("%.1f", p) },
+	"inc":   func(i int) int { return i + 1 },
+}).ParseFS(templateFS, "templates/*.md.tmpl"))
+
+// Render returns the title and the Markdown body of the issue for f. The
+// body carries every piece of evidence the finding holds, the warnings of
+// Warnings(f) after f.Warnings, and a hidden fingerprint marker that keeps
+// one issue per regression. Render does not modify f. Long logs are cut to
+// their tail, and then long diffs to their head, so that the body stays
+// under MaxBodyRunes.
+func Render(f *Finding) (title, body string, err error) {
+	if err := validate(f); err != nil {
+		return "", "", err
+	}
+	v := newView(f)
+	name := templateFor(f)
+	if v.Logs == "" {
+		return v.render(name, f)
+	}
+	// Measure the body without logs first: the logs get what is left, and
+	// only their tail, which is where a benchmark says why it died.
+	v.Logs = ""
+	if _, body, err = v.render(name, f); err != nil {
+		return "", "", err
+	}
+	const logFrame = 300 // the <details> block around the log
+	budget := MaxBodyRunes - utf8.RuneCountInString(body) - logFrame
+	v.Logs, v.LogsOmitted = logTail(f.Logs, budget)
+	return v.render(name, f)
+}
+
+// render executes the template, cutting long diffs until the body fits.
+func (v *view) render(name string, f *Finding) (title, body string, err error) {
+	for _, lines := range []int{0, 80, 20} {
+		v.DiffLines = lines
+		if body, err = v.execute(name); err != nil {
+			return "", "", err
+		}
+		if utf8.RuneCountInString(body) <= MaxBodyRunes {
+			return v.Title, body, nil
+		}
+	}
+	return "", "", fmt.Errorf("render finding %s: body has %d characters with diffs cut, more than %d", f.Fingerprint(), utf8.RuneCountInString(body), MaxBodyRunes)
+}
+
+func validate(f *Finding) error {
+	if f == nil {
+		return errors.New("render finding: nil finding")
+	}
+	if f.Metric == "" {
+		return errors.New("render finding: metric is empty")
+	}
+	switch f.Outcome {
+	case OutcomeCulprit:
+		if len(f.Culprits) == 0 {
+			return fmt.Errorf("render finding %s: outcome %q without culprits", f.Fingerprint(), f.Outcome)
+		}
+	case OutcomeCandidates:
+		if len(f.Candidates) == 0 {
+			return fmt.Errorf("render finding %s: outcome %q without candidates", f.Fingerprint(), f.Outcome)
+		}
+	case OutcomeInconclusive, OutcomeNotReproduced:
+	default:
+		return fmt.Errorf("render finding %s: unknown outcome %q", f.Fingerprint(), f.Outcome)
+	}
+	return nil
+}
+
+// templateFor picks the template of f's outcome.
+func templateFor(f *Finding) string {
+	switch f.Outcome {
+	case OutcomeCulprit:
+		if len(f.Hunks) > 0 {
+			return "culprit_hunks.md.tmpl"
+		}
+		return "culprit.md.tmpl"
+	case OutcomeNotReproduced:
+		return "not_reproduced.md.tmpl"
+	default: // candidates, inconclusive
+		return "candidates.md.tmpl"
+	}
+}
+
+// view is what the templates see: the finding and what is derived from it.
+type view struct {
+	*Finding
+	Title       string
+	Fingerprint string
+	Marker      string
+	// DeltaPct is the change of the bad end's median against the good end's.
+	DeltaPct float64
+	// AllWarnings are f.Warnings followed by Warnings(f), without repeats.
+	AllWarnings []string
+	// Logs is f.Logs, or its tail when the body would be too long.
+	Logs        string
+	LogsOmitted int
+	// DiffLines limits the lines shown of each hunk; 0 shows all.
+	DiffLines int
+}
+
+func newView(f *Finding) *view {
+	fp := f.Fingerprint()
+	v := &view{
+		Finding:     f,
+		Fingerprint: fp,
+		Marker:      marker(fp),
+		DeltaPct:    changePct(f.Good.Median, f.Bad.Median),
+		AllWarnings: mergeWarnings(f.Warnings, Warnings(f)),
+		Logs:        f.Logs,
+	}
+	v.Title = title(f, v.DeltaPct)
+	return v
+}
+
+func (v *view) execute(name string) (string, error) {
+	var b bytes.Buffer
+	if err := templates.ExecuteTemplate(&b, name, v); err != nil {
+		return "", fmt.Errorf("render finding %s: %w", v.Fingerprint, err)
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n", nil
+}
+
+// Link is the commit's abbreviated hash as inline code, linked to the
+// commit's page when its URL or the finding's CommitURL pattern is known.
+func (v *view) Link(c Commit) string {
+	short := "`" + c.Short() + "`"
+	url := c.URL
+	if url == "" && v.CommitURL != "" && c.Hash != "" {
+		url = fmt.Sprintf(v.CommitURL, c.Hash)
+	}
+	if url == "" {
+		return short
+	}
+	return "[" + short + "](" + url + ")"
+}
+
+// Author names the commit's author, @-mentioning them only when the login
+// is known: a guessed handle would notify a stranger.
+func (v *view) Author(c Commit) string {
+	name := escapeText(c.Author)
+	login := c.Login
+	if login == "" {
+		login = noreplyLogin(c.Email)
+	}
+	switch {
+	case login != "" && name != "":
+		return "@" + login + " (" + name + ")"
+	case login != "":
+		return "@" + login
+	case name != "":
+		return name
+	}
+	return "unknown"
+}
+
+// hunkView is a hunk with the diff text to show.
+type hunkView struct {
+	Hunk
+	Text string
+}
+
+// CulpritHunks are the hunks localized inside culprit c, their diffs cut
+// to DiffLines lines when the body is too long.
+func (v *view) CulpritHunks(c Culprit) []hunkView {
+	var hs []hunkView
+	for _, h := range v.Hunks {
+		if h.Commit == c.Commit.Hash || (h.Commit == "" && c.Commit.Hash == v.Culprits[0].Commit.Hash) {
+			hs = append(hs, hunkView{Hunk: h, Text: cutLines(h.Diff, v.DiffLines)})
+		}
+	}
+	return hs
+}
+
+// CulpritList is "2 culprits: −3.1% at X, −2.8% at Y".
+func (v *view) CulpritList() string {
+	parts := make([]string, len(v.Culprits))
+	for i, c := range v.Culprits {
+		parts[i] = formatPct(c.DeltaPct) + " at " + v.Link(c.Commit)
+	}
+	return fmt.Sprintf("%d culprits: %s", len(v.Culprits), strings.Join(parts, ", "))
+}
+
+// ComponentList names the components of the change in bold.
+func (v *view) ComponentList() string {
+	cs := components(v.Finding)
+	for i, c := range cs {
+		cs[i] = "**" + escapeText(c) + "**"
+	}
+	return strings.Join(cs, ", ")
+}
+
+// SkipStatus is why skipped commit c was not measured, from its probe.
+func (v *view) SkipStatus(c Commit) string {
+	for _, p := range v.Probes {
+		if p.Commit.Hash == c.Hash && p.Status != "" && p.Status != "ok" {
+			return p.Status
+		}
+	}
+	return "skipped"
+}
+
+// HistoryMin is the smallest value of History.
+func (v *view) HistoryMin() float64 { return extreme(v.History, math.Min, math.Inf(1)) }
+
+// HistoryMax is the largest value of History.
+func (v *view) HistoryMax() float64 { return extreme(v.History, math.Max, math.Inf(-1)) }
+
+func extreme(xs []float64, pick func(a, b float64) float64, start float64) float64 {
+	m := start
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			m = pick(m, x)
+		}
+	}
+	return m
+}
+
+// EnvText is the good end's environment as NAME=value lines.
+func (v *view) EnvText() string {
+	var b strings.Builder
+	for _, k := range v.EnvNames() {
+		b.WriteString(k + "=" + v.EnvGood[k] + "\n")
+	}
+	return b.String()
+}
+
+// ReproduceText is the reproduction commands, one a line.
+func (v *view) ReproduceText() string { return strings.Join(v.Reproduce, "\n") }
+
+func cutLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	if n <= 0 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… %d more lines", len(lines)-n)
+}
+
+// EffectShare is the hunks' applied-alone effect as a share of the culprit's
+// effect, or 0 when that comparison means nothing.
+func (v *view) EffectShare() float64 {
+	if v.HunkEffect == nil || len(v.Culprits) != 1 || v.Culprits[0].DeltaPct == 0 {
+		return 0
+	}
+	share := v.HunkEffect.AppliedPct / v.Culprits[0].DeltaPct * 100
+	if share <= 0 {
+		return 0
+	}
+	return share
+}
+
+// EnvNames are the keys of EnvGood in order.
+func (v *view) EnvNames() []string {
+	names := make([]string, 0, len(v.EnvGood))
+	for k := range v.EnvGood {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// title names the metric, the change and where it is.
+func title(f *Finding, deltaPct float64) string {
+	switch f.Outcome {
+	case OutcomeCulprit:
+		if len(f.Culprits) == 1 {
+			c := f.Culprits[0]
+			return fmt.Sprintf("%s %s at %s%s", f.Metric, formatPct(c.DeltaPct), c.Commit.Short(), componentSuffix(f))
+		}
+		parts := make([]string, len(f.Culprits))
+		for i, c := range f.Culprits {
+			parts[i] = formatPct(c.DeltaPct) + " at " + c.Commit.Short()
+		}
+		return fmt.Sprintf("%s %d culprits: %s%s", f.Metric, len(f.Culprits), strings.Join(parts, ", "), componentSuffix(f))
+	case OutcomeCandidates:
+		return fmt.Sprintf("%s %s in %d candidate commits %s..%s", f.Metric, formatPct(deltaPct), len(f.Candidates), f.Good.Commit.Short(), f.Bad.Commit.Short())
+	case OutcomeInconclusive:
+		return fmt.Sprintf("%s %s between %s and %s (inconclusive)", f.Metric, formatPct(deltaPct), f.Good.Commit.Short(), f.Bad.Commit.Short())
+	default:
+		return fmt.Sprintf("%s: change between %s and %s not reproduced", f.Metric, f.Good.Commit.Short(), f.Bad.Commit.Short())
+	}
+}
+
+func componentSuffix(f *Finding) string {
+	cs := components(f)
+	if len(cs) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(cs, ", ") + ")"
+}
+
+// components are f.Components, else the components of its hunks, in order
+// and without repeats.
+func components(f *Finding) []string {
+	src := f.Components
+	if len(src) == 0 {
+		for _, h := range f.Hunks {
+			src = append(src, h.Component)
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range src {
+		if c != "" && !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func changePct(good, bad float64) float64 {
+	if good == 0 || math.IsNaN(good) || math.IsNaN(bad) {
+		return math.NaN()
+	}
+	return (bad/good - 1) * 100
+}
+
+func mergeWarnings(lists ...[]string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, w := range l {
+			if w != "" && !seen[w] {
+				seen[w] = true
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// marker is the hidden line that identifies the regression in an issue body.
+func marker(fp string) string {
+	return "<!-- perfbot:fingerprint=" + fp + " -->"
+}
+
+var markerRE = regexp.MustCompile(`<!-- perfbot:fingerprint=([0-9a-zA-Z]+) -->`)
+
+// fingerprintIn returns the fingerprint of the marker in body.
+func fingerprintIn(body string) (string, bool) {
+	m := markerRE.FindStringSubmatch(body)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// noreplyLogin returns the login of a GitHub noreply address
+// ("1234+login@users.noreply.github.com" or "login@users.noreply.github.com").
+func noreplyLogin(email string) string {
+	local, ok := strings.CutSuffix(strings.ToLower(email), "@users.noreply.github.com")
+	if !ok || local == "" {
+		return ""
+	}
+	if _, after, ok := strings.Cut(local, "+"); ok {
+		local = after
+	}
+	if !loginRE.MatchString(local) {
+		return ""
+	}
+	return local
+}
+
+var loginRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,38})$`)
+
+// logTail returns the last keep bytes of log, starting at a line, and how
+// many bytes it left out.
+func logTail(log string, keep int) (string, int) {
+	if keep <= 0 {
+		return "", len(log)
+	}
+	if keep >= len(log) {
+		return log, 0
+	}
+	cut := len(log) - keep
+	if i := strings.IndexByte(log[cut:], '\n'); i >= 0 {
+		cut += i + 1
+	}
+	for cut < len(log) && !utf8.RuneStart(log[cut]) {
+		cut++
+	}
+	return log[cut:], cut
+}
+
+// formatNum prints a measured value with about four significant digits.
+func formatNum(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "n/a"
+	case a >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.2f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.3f", v)
+	case a == 0:
+		return "0"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// formatPct prints a signed percentage with a true minus sign.
+func formatPct(p float64) string {
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		return "n/a"
+	}
+	s := fmt.Sprintf("%+.1f%%", p)
+	if s == "+0.0%" || s == "-0.0%" {
+		return "0.0%"
+	}
+	return strings.Replace(s, "-", "−", 1)
+}
+
+func formatCI(lo, hi float64) string {
+	if lo == 0 && hi == 0 {
+		return "n/a"
+	}
+	return "[" + formatPct(lo) + ", " + formatPct(hi) + "]"
+}
+
+// formatConfidence rounds down so that 0.9999 never reads as a certain 100%.
+func formatConfidence(c float64) string {
+	return fmt.Sprintf("%.1f%%", math.Floor(c*1000)/10)
+}
+
+func formatDate(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func formatSeconds(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
+}
+
+// escapeText makes text from commits safe to inline in Markdown: it cannot
+// open HTML, links or emphasis, break a table, or @-mention anyone.
+func escapeText(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '#':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '@':
+			b.WriteRune(r)
+			// A zero-width joiner after @ keeps GitHub from mentioning.
+			if i+1 < len(s) {
+				b.WriteRune('\u2060')
+			}
+		case '\n', '\r':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// codeSpan wraps s in a code span that its own backticks cannot close.
+func codeSpan(s string) string {
+	s = strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+	ticks := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return ticks + s + ticks
+}
+
+// tableCell is a code span whose pipes cannot end the table cell.
+func tableCell(s string) string {
+	if s == "" {
+		return "*(unset)*"
+	}
+	return strings.ReplaceAll(codeSpan(s), "|", `\|`)
+}
+
+// fenced is s as a fenced code block whose fence no line of s can close.
+func fenced(lang, s string) string {
+	ticks := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	return ticks + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + ticks
+}
+
+func longestRun(s string, c byte) int {
+	best, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return best
+}
+
+var sparkLevels = []rune("▁▂▃▄▅▆▇█")
+
+// sparkline draws values scaled between their minimum and maximum; missing
+// values (NaN) are gaps.
+func sparkline(values []float64) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range values {
+		if !math.IsNaN(x) {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+	}
+	var b strings.Builder
+	for _, x := range values {
+		switch {
+		case math.IsNaN(x):
+			b.WriteRune(' ')
+		case hi == lo:
+			b.WriteRune(sparkLevels[len(sparkLevels)/2])
+		default:
+			i := int(math.Round((x - lo) / (hi - lo) * float64(len(sparkLevels)-1)))
+			b.WriteRune(sparkLevels[i])
+		}
+	}
+	return b.String()
+}
+
+// hunkLines is the hunk's line range in the culprit's version of the file.
+func hunkLines(h Hunk) string {
+	switch {
+	case h.NewLines == 0:
+		return fmt.Sprintf("lines %d–%d removed", h.OldStart, h.OldStart+max(h.OldLines, 1)-1)
+	case h.NewLines == 1:
+		return fmt.Sprintf("line %d", h.NewStart)
+	}
+	return fmt.Sprintf("lines %d–%d", h.NewStart, h.NewStart+h.NewLines-1)
+}

@@ -1,0 +1,206 @@
+package report
+
+import (
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./report -update to create it")
+	assert.Equal(t, string(want), got, "golden file %s differs; run go test ./report -update and review the diff", path)
+}
+
+func TestRenderGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		finding *Finding
+	}{
+		{"culprit_hunks", culpritWithHunks()},
+		{"culprit_no_hunks", culpritWithoutHunks()},
+		{"two_culprits", twoCulprits()},
+		{"candidates", candidates()},
+		{"inconclusive", inconclusive()},
+		{"not_reproduced", notReproduced()},
+		{"suspicious", suspicious()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			title, body, err := Render(tc.finding)
+			require.NoError(t, err)
+			golden(t, filepath.Join("render", tc.name+".md"), "# "+title+"\n\n"+body)
+
+			assert.Contains(t, body, "<!-- perfbot:fingerprint="+tc.finding.Fingerprint()+" -->")
+			fp, ok := fingerprintIn(body)
+			assert.True(t, ok)
+			assert.Equal(t, tc.finding.Fingerprint(), fp)
+		})
+	}
+}
+
+func TestRenderTitles(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		finding *Finding
+		want    string
+	}{
+		{"one culprit", culpritWithHunks(), "verify_tok_s −14.8% at 3f2a9c1e00 (communicator)"},
+		{"no hunks", culpritWithoutHunks(), "verify_tok_s −14.8% at 3f2a9c1e00"},
+		{"two culprits", twoCulprits(), "verify_tok_s 2 culprits: −3.1% at 3f2a9c1e00, −2.8% at 5c6d7e8f90 (communicator, moe)"},
+		{"candidates", candidates(), "verify_tok_s −14.8% in 2 candidate commits a1b2c3d4e5..9e8d7c6b5a"},
+		{"not reproduced", notReproduced(), "verify_tok_s: change between a1b2c3d4e5 and 9e8d7c6b5a not reproduced"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			title, _, err := Render(tc.finding)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, title)
+		})
+	}
+}
+
+func TestRenderRejectsBadFindings(t *testing.T) {
+	noCulprit := culpritWithHunks()
+	noCulprit.Culprits = nil
+	noCandidates := candidates()
+	noCandidates.Candidates = nil
+	noMetric := culpritWithHunks()
+	noMetric.Metric = ""
+	odd := culpritWithHunks()
+	odd.Outcome = "maybe"
+	for _, tc := range []struct {
+		name    string
+		finding *Finding
+		want    string
+	}{
+		{"nil", nil, "nil finding"},
+		{"culprit outcome without culprits", noCulprit, `outcome "culprit" without culprits`},
+		{"candidates outcome without candidates", noCandidates, `outcome "candidates" without candidates`},
+		{"no metric", noMetric, "metric is empty"},
+		{"unknown outcome", odd, `unknown outcome "maybe"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Render(tc.finding)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestRenderLeavesFindingAlone(t *testing.T) {
+	f := suspicious()
+	before, err := json.Marshal(f)
+	require.NoError(t, err)
+	_, _, err = Render(f)
+	require.NoError(t, err)
+	after, err := json.Marshal(f)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(before), string(after))
+}
+
+func TestRenderKeepsBodyUnderGitHubLimit(t *testing.T) {
+	f := culpritWithHunks()
+	var log strings.Builder
+	for i := 0; log.Len() < 200_000; i++ {
+		log.WriteString("step " + strings.Repeat("x", 60) + "\n")
+	}
+	log.WriteString("FATAL: NCCL error: unhandled system error (last line)\n")
+	f.Logs = log.String()
+	big := strings.Repeat("+\tc.symm.AllReduce(buf) // unrolled\n", 3000)
+	f.Hunks[0].Diff = "@@ -41,9 +41,3009 @@\n" + big
+
+	_, body, err := Render(f)
+	require.NoError(t, err)
+	// Contains would print the whole 65 KB body on failure.
+	assert.LessOrEqual(t, utf8.RuneCountInString(body), MaxBodyRunes)
+	assert.Greater(t, utf8.RuneCountInString(body), MaxBodyRunes-1000, "the log fills what is left")
+	assert.True(t, strings.Contains(body, "FATAL: NCCL error: unhandled system error (last line)"), "the tail of the log is kept")
+	assert.True(t, strings.Contains(body, "bytes before it left out"), "the cut is said")
+	assert.True(t, strings.Contains(body, "… 2921 more lines"), "the diff is cut to 80 lines")
+	assert.True(t, strings.HasSuffix(body, marker(f.Fingerprint())+"\n"), "the marker survives")
+}
+
+func TestWarnings(t *testing.T) {
+	withCulprit := func(edit func(c *Culprit)) *Finding {
+		f := culpritWithoutHunks()
+		edit(&f.Culprits[0])
+		return f
+	}
+	lowConfidence := culpritWithoutHunks()
+	lowConfidence.Confidence = 0.9
+	customCut := culpritWithoutHunks()
+	customCut.PublishConfidence = 0.995
+	envDiff := culpritWithoutHunks()
+	envDiff.EnvDiffs = []EnvDiff{{Name: "NCCL_P2P_LEVEL", Good: "SYS", Bad: "NVL"}}
+	for _, tc := range []struct {
+		name    string
+		finding *Finding
+		want    []string // substrings, one per expected warning
+	}{
+		{"clean culprit", culpritWithoutHunks(), nil},
+		{"merge commit", withCulprit(func(c *Culprit) { c.Commit.Parents = 2 }), []string{"is a merge commit (2 parents)"}},
+		{"docs only", withCulprit(func(c *Culprit) { c.Commit.Files = []string{"docs/nccl.md", "README.md"} }), []string{"changes only documentation or tests"}},
+		{"tests only", withCulprit(func(c *Culprit) {
+			c.Commit.Files = []string{"engine/moe/router_test.go", "python/tests/test_topk.py", "engine/testdata/x.json"}
+		}), []string{"changes only documentation or tests"}},
+		{"code and tests", withCulprit(func(c *Culprit) { c.Commit.Files = []string{"engine/moe/router.go", "engine/moe/router_test.go"} }), nil},
+		{"build identical", withCulprit(func(c *Culprit) { c.BuildIdentical = true }), []string{"builds to the same output as its parent"}},
+		{"low confidence", lowConfidence, []string{"Confidence 90.0% is below the publish cut-off 95.0%"}},
+		{"custom cut-off", customCut, []string{"Confidence 99.3% is below the publish cut-off 99.5%"}},
+		{"environment differs", envDiff, []string{"different environments (NCCL_P2P_LEVEL)"}},
+		{"not reproduced has no confidence warning", notReproduced(), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Warnings(tc.finding)
+			require.Len(t, got, len(tc.want), "warnings: %q", got)
+			for i, w := range tc.want {
+				assert.Contains(t, got[i], w)
+			}
+		})
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	assert.Equal(t, "−14.8%", formatPct(-14.79))
+	assert.Equal(t, "+3.2%", formatPct(3.2))
+	assert.Equal(t, "0.0%", formatPct(-0.01))
+	assert.Equal(t, "n/a", formatPct(math.NaN()))
+	assert.Equal(t, "99.9%", formatConfidence(0.99999), "confidence rounds down")
+	assert.Equal(t, "88.80", formatNum(88.8))
+	assert.Equal(t, "12346", formatNum(12345.6))
+	assert.Equal(t, "0.0123", formatNum(0.01234))
+
+	assert.Equal(t, "▁▁█▅ ▅", sparkline([]float64{1, 1, 8, 5, math.NaN(), 4.5}))
+	assert.Equal(t, "▅▅▅", sparkline([]float64{3, 3, 3}))
+
+	assert.Equal(t, "``a`b``", codeSpan("a`b"), "a span holding a backtick uses a longer fence")
+	assert.Equal(t, "`` `x ``", codeSpan("`x"), "a span starting with a backtick is padded")
+	assert.Equal(t, "````diff\n```\n````", fenced("diff", "```\n"), "a block holding a fence uses a longer one")
+	assert.Equal(t, "`a\\|b`", tableCell("a|b"))
+
+	assert.Equal(t, "anaruiz", noreplyLogin("41234+AnaRuiz@users.noreply.github.com"))
+	assert.Equal(t, "meilin", noreplyLogin("meilin@users.noreply.github.com"))
+	assert.Equal(t, "", noreplyLogin("mlin@example.com"))
+
+	escaped := escapeText("thanks @bob | see #12 <b>x</b>")
+	assert.NotContains(t, escaped, "@bob", "no mention from commit text")
+	assert.NotContains(t, escaped, " | ")
+	assert.NotContains(t, escaped, "<b>")
+}

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// DefaultPublishConfidence is the publish cut-off of a finding whose
+// PublishConfidence is zero. syzbot publishes nothing under 0.66; a
+// perfbot bisection stops at 0.99, so a culprit under 0.95 means the search
+// ran out of budget or the signal was too noisy to trust.
+const DefaultPublishConfidence = 0.95
+
+// Warnings returns the reasons to doubt f that a reader should see before
+// blaming anyone: a merge commit, a commit that changes only documentation
+// or tests, a build identical to its parent's, a confidence below the
+// publish cut-off, and environments that differ between the two ends. Like
+// syzbot's unreliable-bisection flags, they come from the result, not from
+// the measurements. Render shows them after f.Warnings.
+func Warnings(f *Finding) []string {
+	var ws []string
+	for _, c := range f.Culprits {
+		short := c.Commit.Short()
+		if c.Commit.Parents > 1 {
+			ws = append(ws, fmt.Sprintf("%s is a merge commit (%d parents): the change may come from the merged branch, which the first-parent bisection did not enter.", short, c.Commit.Parents))
+		}
+		if len(c.Commit.Files) > 0 && docsOrTestsOnly(c.Commit.Files) {
+			ws = append(ws, fmt.Sprintf("%s changes only documentation or tests (%s): it cannot change the measured code.", short, strings.Join(c.Commit.Files, ", ")))
+		}
+		if c.BuildIdentical {
+			ws = append(ws, fmt.Sprintf("%s builds to the same output as its parent: the change must come from noise or the environment.", short))
+		}
+	}
+	cut := f.PublishConfidence
+	if cut == 0 {
+		cut = DefaultPublishConfidence
+	}
+	if f.Outcome != OutcomeNotReproduced && f.Confidence < cut {
+		ws = append(ws, fmt.Sprintf("Confidence %s is below the publish cut-off %s.", formatConfidence(f.Confidence), formatConfidence(cut)))
+	}
+	if len(f.EnvDiffs) > 0 {
+		names := make([]string, len(f.EnvDiffs))
+		for i, d := range f.EnvDiffs {
+			names[i] = d.Name
+		}
+		ws = append(ws, fmt.Sprintf("The two ends ran in different environments (%s): the change may come from the environment rather than the code.", strings.Join(names, ", ")))
+	}
+	return ws
+}
+
+// docsOrTestsOnly reports whether every path is documentation or a test.
+func docsOrTestsOnly(files []string) bool {
+	for _, f := range files {
+		if !isDoc(f) && !isTest(f) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDoc(p string) bool {
+	base := strings.ToLower(path.Base(p))
+	switch path.Ext(base) {
+	case ".md", ".rst", ".txt", ".adoc":
+		return true
+	}
+	for _, prefix := range []string{"readme", "license", "changelog", "authors", "contributing"} {
+		if strings.HasPrefix(base, prefix) {
+			return true
+		}
+	}
+	return hasDir(p, "doc", "docs")
+}
+
+func isTest(p string) bool {
+	base := path.Base(p)
+	switch {
+	case strings.HasSuffix(base, "_test.go"),
+		strings.HasPrefix(base, "test_") && strings.HasSuffix(base, ".py"),
+		strings.HasSuffix(base, "_test.py"),
+		base == "conftest.py":
+		return true
+	}
+	return hasDir(p, "test", "tests", "testdata")
+}
+
+// hasDir reports whether a directory of p is one of names.
+func hasDir(p string, names ...string) bool {
+	dirs := strings.Split(path.Dir(p), "/")
+	for _, d := range dirs {
+		for _, n := range names {
+			if d == n {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,46 @@
+package runner
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/perfbot/perfbot/bench"
+)
+
+// BenchmarkMeasureOverhead measures perfbot's own cost per run on the
+// local host with commands that cost next to nothing: the shell start,
+// the environment dump, output capture, parsing, the process-group
+// cleanup and the bookkeeping. overhead-ns/run is the part of each run's
+// duration spent outside the commands themselves.
+func BenchmarkMeasureOverhead(b *testing.B) {
+	spec := Spec{
+		Build: []Step{{Name: "build", Run: "true", Timeout: time.Minute}},
+		Benchmarks: []BenchStep{{
+			Step:   Step{Name: "engine", Run: `printf 'BenchmarkVerifyStep-2 1 123.5 tok/s\n'`, Timeout: time.Minute},
+			Format: "gobench",
+		}},
+		Metrics: []Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: bench.Higher, Primary: true}},
+	}
+	r := &Runner{Host: &Local{}, Spec: spec}
+	ctx := context.Background()
+	dir := b.TempDir()
+	if _, err := r.Host.Facts(ctx); err != nil { // computed once per host, not per run
+		b.Fatal(err)
+	}
+	var overhead time.Duration
+	runs := 0
+	b.ResetTimer()
+	err := r.Measure(ctx, dir, Target{Commit: "c1"}, b.N, func(run Run) error {
+		if run.Status != StatusOK {
+			b.Fatalf("run %s: %s", run.Status, run.Error)
+		}
+		overhead += run.Overhead
+		runs++
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(overhead.Nanoseconds())/float64(runs), "overhead-ns/run")
+}

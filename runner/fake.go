@@ -1,0 +1,201 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+)
+
+// Fake is a Host for tests of the packages that drive a Runner (the
+// oracle, the jobs). It runs nothing: each command is answered from a
+// script chosen by the target the Runner is measuring, which the Runner
+// announces in EnvCommit and EnvTarget. A typical use:
+//
+//	host := &runner.Fake{Commits: map[string]runner.FakeCommit{
+//		good: {Outputs: []string{"BenchmarkVerify 1 100 tok/s\n", "BenchmarkVerify 1 101 tok/s\n"}},
+//		bad:  {Outputs: []string{"BenchmarkVerify 1 80 tok/s\n"}},
+//		broken: {BuildFails: true},
+//	}}
+//	r := &runner.Runner{Host: host, Spec: spec}
+//
+// Its zero value answers every command with an *InfraError naming the
+// unscripted commit. Fake is safe for concurrent use.
+type Fake struct {
+	// HostName is the name reported; "fake" when empty.
+	HostName string
+	// Targets scripts targets by key (Target.Key), for tests that tell
+	// hunk subsets or environments of one commit apart; a target missing
+	// here falls back to Commits.
+	Targets map[string]FakeCommit
+	// Commits scripts targets by commit.
+	Commits map[string]FakeCommit
+	// Default scripts every target missing from Targets and Commits.
+	Default *FakeCommit
+	// Machine is what Facts returns; its Host defaults to HostName.
+	Machine Fingerprint
+	// FactsErr, when set, makes Facts fail with an *InfraError.
+	FactsErr error
+
+	mu    sync.Mutex
+	calls []FakeCall
+	runs  map[string]int // benchmark invocations per script key and step
+}
+
+// FakeCommit is how a Fake answers the commands of one target.
+type FakeCommit struct {
+	// BuildFails makes every build step exit with status 1.
+	BuildFails bool
+	// Outputs are printed by successive benchmark invocations of the
+	// target (every benchmark step of a run prints the same text), cycling
+	// when there are more runs than outputs.
+	Outputs []string
+	// ExitCode is the exit status of benchmark steps.
+	ExitCode int
+	// TimesOut makes benchmark steps time out.
+	TimesOut bool
+	// InfraErr makes every command fail as if the host had gone away.
+	InfraErr error
+	// Duration is how long each command claims to have taken; nothing
+	// sleeps.
+	Duration time.Duration
+}
+
+// FakeCall is one command a Fake answered.
+type FakeCall struct {
+	Commit string
+	Target string // the target key
+	Phase  string // PhaseBuild or PhaseBench
+	Step   string
+	Env    map[string]string
+}
+
+var _ Host = (*Fake)(nil)
+
+// Name returns HostName, or "fake".
+func (f *Fake) Name() string {
+	if f.HostName == "" {
+		return "fake"
+	}
+	return f.HostName
+}
+
+// Facts returns Machine.
+func (f *Fake) Facts(ctx context.Context) (Fingerprint, error) {
+	if f.FactsErr != nil {
+		return Fingerprint{}, &InfraError{Host: f.Name(), Op: "collect host facts", Err: f.FactsErr}
+	}
+	fp := f.Machine
+	if fp.Host == "" {
+		fp.Host = f.Name()
+	}
+	return fp, nil
+}
+
+// Exec answers cmd from the script of the target named in its
+// environment.
+func (f *Fake) Exec(ctx context.Context, cmd Command) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	call := FakeCall{
+		Commit: cmd.Env[EnvCommit],
+		Target: cmd.Env[EnvTarget],
+		Phase:  cmd.Env[EnvPhase],
+		Step:   cmd.Env[EnvStep],
+		Env:    maps.Clone(cmd.Env),
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+
+	key, script, ok := f.script(call)
+	if !ok {
+		return Result{}, &InfraError{Host: f.Name(), Op: "fake exec", Err: fmt.Errorf("no script for commit %q (target %s)", call.Commit, call.Target)}
+	}
+	if script.InfraErr != nil {
+		return Result{}, &InfraError{Host: f.Name(), Op: "fake exec", Err: script.InfraErr}
+	}
+	res := Result{Duration: script.Duration}
+	if cmd.EnvFile != "" {
+		res.Env = maps.Clone(cmd.Env)
+	}
+	switch call.Phase {
+	case PhaseBuild:
+		if script.BuildFails {
+			res.ExitCode = 1
+			res.Output = []byte("fake: build fails at " + call.Commit + "\n")
+		}
+	case PhaseBench:
+		if script.TimesOut {
+			res.TimedOut, res.ExitCode = true, -1
+			return res, nil
+		}
+		if f.runs == nil {
+			f.runs = map[string]int{}
+		}
+		// Each step counts its own invocations, so the steps of run n
+		// all print Outputs[n].
+		n := f.runs[key+"\x00"+call.Step]
+		f.runs[key+"\x00"+call.Step]++
+		if len(script.Outputs) > 0 {
+			res.Output = []byte(script.Outputs[n%len(script.Outputs)])
+		}
+		res.ExitCode = script.ExitCode
+	default:
+		return Result{}, &InfraError{Host: f.Name(), Op: "fake exec", Err: fmt.Errorf("command without %s; is it run by a Runner?", EnvPhase)}
+	}
+	return res, nil
+}
+
+// script finds the script for a call and the key its runs are counted by.
+func (f *Fake) script(c FakeCall) (string, FakeCommit, bool) {
+	if s, ok := f.Targets[c.Target]; ok {
+		return "target:" + c.Target, s, true
+	}
+	if s, ok := f.Commits[c.Commit]; ok {
+		return "commit:" + c.Commit, s, true
+	}
+	if f.Default != nil {
+		return "default:" + c.Target, *f.Default, true
+	}
+	return "", FakeCommit{}, false
+}
+
+// Calls returns every command answered so far, in order.
+func (f *Fake) Calls() []FakeCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]FakeCall(nil), f.calls...)
+}
+
+// Builds returns how many times the build of commit was started: the
+// number of runs of its first build step.
+func (f *Fake) Builds(commit string) int {
+	return f.count(commit, PhaseBuild)
+}
+
+// BenchRuns returns how many benchmark runs of commit were started: the
+// number of runs of its first benchmark step.
+func (f *Fake) BenchRuns(commit string) int {
+	return f.count(commit, PhaseBench)
+}
+
+func (f *Fake) count(commit, phase string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	first, n := "", 0
+	for _, c := range f.calls {
+		if c.Commit != commit || c.Phase != phase {
+			continue
+		}
+		if first == "" {
+			first = c.Step
+		}
+		if c.Step == first {
+			n++
+		}
+	}
+	return n
+}

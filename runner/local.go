@@ -1,0 +1,260 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultOutputCap bounds the output a Local host keeps of one command.
+const DefaultOutputCap = 1 << 20
+
+// groupExitWait bounds how long Exec waits for a killed process group to
+// disappear. SIGKILLed processes go in milliseconds unless they sleep in
+// the kernel (a GPU driver call); waiting lets the next run start with the
+// GPU memory freed.
+const groupExitWait = 10 * time.Second
+
+// Local runs commands on this machine. Its zero value is ready to use.
+//
+// Each command runs in its own process group. When the script ends,
+// times out or is cancelled, the whole group is killed: a benchmark's
+// background server must not outlive its step and skew the next
+// measurement. A process that leaves the group (setsid, a daemon that
+// double-forks into a new session) escapes this.
+type Local struct {
+	// HostName is the configured name; "local" when empty.
+	HostName string
+	// OutputCap bounds the output kept of one command; DefaultOutputCap
+	// when zero.
+	OutputCap int
+
+	mu    sync.Mutex
+	facts *Fingerprint
+}
+
+var _ Host = (*Local)(nil)
+
+// Name returns the configured host name.
+func (l *Local) Name() string {
+	if l.HostName == "" {
+		return "local"
+	}
+	return l.HostName
+}
+
+// Exec runs cmd.Script with sh -c.
+func (l *Local) Exec(ctx context.Context, cmd Command) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if cmd.Dir != "" {
+		if fi, err := os.Stat(cmd.Dir); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = fmt.Errorf("%s is not a directory", cmd.Dir)
+			}
+			return Result{}, l.infra("open working directory", err)
+		}
+	}
+	// Output goes to a file rather than a pipe: Wait then returns when
+	// the shell exits, not when every process holding the pipe has, and
+	// a long output costs disk instead of memory until it is capped.
+	out, err := os.CreateTemp("", "perfbot-output-*")
+	if err != nil {
+		return Result{}, l.infra("create output file", err)
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+
+	c := exec.Command("/bin/sh", "-c", withEnvDump(cmd.Script, cmd.EnvFile))
+	c.Dir = cmd.Dir
+	c.Env = mergeEnv(os.Environ(), cmd.Env)
+	c.Stdout, c.Stderr = out, out
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	started := time.Now()
+	if err := c.Start(); err != nil {
+		return Result{}, l.infra("start shell", err)
+	}
+	res, waitErr := l.wait(ctx, c, cmd.Timeout)
+	res.Duration = time.Since(started)
+
+	res.Output, res.Truncated, err = readCapped(out, l.outputCap())
+	if err != nil {
+		return res, l.infra("read output", err)
+	}
+	if cmd.EnvFile != "" {
+		res.Env = readEnvFile(cmd.EnvFile)
+	}
+	if waitErr != nil {
+		return res, fmt.Errorf("run %q: %w", firstLine(cmd.Script), waitErr)
+	}
+	return res, nil
+}
+
+// wait waits for the shell started by c to exit, for the timeout or for
+// ctx, then kills what is left of its process group and reaps the shell.
+// Its error is ctx's when ctx ended the command.
+func (l *Local) wait(ctx context.Context, c *exec.Cmd, timeout time.Duration) (Result, error) {
+	pgid := c.Process.Pid
+	exited, reap := awaitShell(c)
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	var res Result
+	var ctxErr error
+	select {
+	case <-exited:
+	case <-expired:
+		res.TimedOut = true
+	case <-ctx.Done():
+		ctxErr = ctx.Err()
+	}
+	// On Linux the shell is not reaped yet (awaitShell leaves it a
+	// zombie), so its pid still names the group and cannot have been
+	// reused.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	<-exited
+	err := reap()
+	waitGroupGone(pgid, groupExitWait)
+
+	switch {
+	case res.TimedOut || ctxErr != nil:
+		res.ExitCode = -1
+	case err == nil:
+	default:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			return res, l.infra("wait for shell", err)
+		}
+		res.ExitCode = exitCode(exit.ProcessState)
+	}
+	return res, ctxErr
+}
+
+func exitCode(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+func (l *Local) infra(op string, err error) *InfraError {
+	return &InfraError{Host: l.Name(), Op: op, Err: err}
+}
+
+func (l *Local) outputCap() int {
+	if l.OutputCap > 0 {
+		return l.OutputCap
+	}
+	return DefaultOutputCap
+}
+
+// withEnvDump prefixes script with a command that writes the exported
+// environment, which is exactly what every process the script starts
+// receives, to envFile. env -0 is tried first; /proc/self/environ of cat
+// covers an env without -0.
+func withEnvDump(script, envFile string) string {
+	if envFile == "" {
+		return script
+	}
+	q := shellQuote(envFile)
+	return "{ env -0 > " + q + " || cat /proc/self/environ > " + q + "; } 2> /dev/null\n" + script
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// readEnvFile parses a NUL-separated environment dump.
+func readEnvFile(path string) map[string]string {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	env := map[string]string{}
+	for _, kv := range bytes.Split(data, []byte{0}) {
+		if k, v, ok := strings.Cut(string(kv), "="); ok && k != "" {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// mergeEnv returns base (KEY=VALUE entries) with over applied, in a
+// stable order.
+func mergeEnv(base []string, over map[string]string) []string {
+	if len(over) == 0 {
+		return base
+	}
+	env := make([]string, 0, len(base)+len(over))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := over[k]; !ok {
+			env = append(env, kv)
+		}
+	}
+	keys := make([]string, 0, len(over))
+	for k := range over {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+over[k])
+	}
+	return env
+}
+
+// readCapped reads f from the start, keeping its head and tail when it is
+// longer than limit: the head says what ran, the tail how it ended and,
+// for most benchmarks, the results.
+func readCapped(f *os.File, limit int) ([]byte, bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	size := fi.Size()
+	if size <= int64(limit) {
+		data := make([]byte, size)
+		_, err := io.ReadFull(io.NewSectionReader(f, 0, size), data)
+		return data, false, err
+	}
+	half := int64(limit / 2)
+	head := make([]byte, half)
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, half), head); err != nil {
+		return nil, false, err
+	}
+	tail := make([]byte, half)
+	if _, err := io.ReadFull(io.NewSectionReader(f, size-half, half), tail); err != nil {
+		return nil, false, err
+	}
+	marker := fmt.Sprintf("\n[perfbot: %d bytes of output omitted]\n", size-2*half)
+	return append(append(head, marker...), tail...), true, nil
+}
+
+// firstLine names a script in error messages.
+func firstLine(script string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(script), "\n")
+	return clip(line, 60)
+}
+
+// clip shortens s to about n bytes for an error message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLocalExec(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		script     string
+		env        map[string]string
+		wantOutput string
+		wantExit   int
+	}{
+		{name: "success", script: "echo hello", wantOutput: "hello\n"},
+		{name: "stdout and stderr interleaved", script: "echo out; echo err >&2; echo out2", wantOutput: "out\nerr\nout2\n"},
+		{name: "exit status", script: "echo failing; exit 3", wantOutput: "failing\n", wantExit: 3},
+		{name: "killed by a signal", script: "kill -TERM $$", wantExit: 128 + int(syscall.SIGTERM)},
+		{name: "environment overrides", script: `echo "$NCCL_PROTO $HOME"`, env: map[string]string{"NCCL_PROTO": "LL", "HOME": "/nowhere"}, wantOutput: "LL /nowhere\n"},
+		{name: "working directory", script: "cat marker", wantOutput: "here\n"},
+		{name: "no stdin", script: "cat; echo eof", wantOutput: "eof\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "marker"), []byte("here\n"), 0o644))
+			res, err := (&Local{}).Exec(context.Background(), Command{Dir: dir, Script: tc.script, Env: tc.env, Timeout: time.Minute})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantOutput, string(res.Output))
+			assert.Equal(t, tc.wantExit, res.ExitCode)
+			assert.False(t, res.TimedOut)
+			assert.False(t, res.Truncated)
+		})
+	}
+}
+
+// readPids reads the pids a script wrote, one a line.
+func readPids(t *testing.T, path string) []int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// hang starts two sleeps in the background and waits for them, writing
+// every pid (theirs and the shell's) to pids.
+const hang = `sleep 1000 & echo $! > pids
+sleep 1000 & echo $! >> pids
+echo $$ >> pids
+echo started
+wait`
+
+func TestLocalTimeoutKillsProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	res, err := (&Local{}).Exec(context.Background(), Command{Dir: dir, Script: hang, Timeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	assert.True(t, res.TimedOut)
+	assert.Equal(t, -1, res.ExitCode)
+	assert.Equal(t, "started\n", string(res.Output), "output before the kill is kept")
+
+	pids := readPids(t, filepath.Join(dir, "pids"))
+	require.Len(t, pids, 3)
+	for _, pid := range pids {
+		assert.False(t, alive(t, pid), "pid %d survived the timeout", pid)
+	}
+}
+
+func TestLocalCancelKillsProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := (&Local{}).Exec(ctx, Command{Dir: dir, Script: hang})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	var infra *InfraError
+	assert.False(t, errors.As(err, &infra), "a cancelled command is not an infrastructure failure")
+	assert.Equal(t, -1, res.ExitCode)
+	for _, pid := range readPids(t, filepath.Join(dir, "pids")) {
+		assert.False(t, alive(t, pid), "pid %d survived the cancellation", pid)
+	}
+}
+
+func TestLocalKillsLeftoverBackgroundProcesses(t *testing.T) {
+	dir := t.TempDir()
+	// A benchmark that forgets to stop the server it started.
+	res, err := (&Local{}).Exec(context.Background(), Command{Dir: dir, Script: "sleep 1000 & echo $! > pids; echo done", Timeout: time.Minute})
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.ExitCode)
+	assert.Equal(t, "done\n", string(res.Output))
+	assert.False(t, res.TimedOut)
+	for _, pid := range readPids(t, filepath.Join(dir, "pids")) {
+		assert.False(t, alive(t, pid), "background pid %d outlived its step", pid)
+	}
+}
+
+func TestLocalOutputCap(t *testing.T) {
+	l := &Local{OutputCap: 1000}
+	res, err := l.Exec(context.Background(), Command{Script: "echo FIRST; i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done; echo LAST"})
+	require.NoError(t, err)
+	assert.True(t, res.Truncated)
+	out := string(res.Output)
+	assert.True(t, strings.HasPrefix(out, "FIRST\n"), "head kept")
+	assert.True(t, strings.HasSuffix(out, "line 1999\nLAST\n"), "tail kept")
+	assert.Contains(t, out, "bytes of output omitted]")
+	assert.Less(t, len(out), 1100)
+}
+
+func TestLocalInfraErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for name, dir := range map[string]string{
+		"missing directory": filepath.Join(t.TempDir(), "gone"),
+		"not a directory":   file,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := (&Local{HostName: "gpu1"}).Exec(context.Background(), Command{Dir: dir, Script: "true"})
+			var infra *InfraError
+			require.ErrorAs(t, err, &infra)
+			assert.Equal(t, "gpu1", infra.Host)
+			assert.Equal(t, "open working directory", infra.Op)
+		})
+	}
+}
+
+func TestLocalEnvFile(t *testing.T) {
+	envFile := filepath.Join(t.TempDir(), "env")
+	res, err := (&Local{}).Exec(context.Background(), Command{
+		Script:  "export LATE=1; echo ran",
+		Env:     map[string]string{"NCCL_ALGO": "Ring", "ODD": "a=b c"},
+		EnvFile: envFile,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "ran\n", string(res.Output), "the dump prints nothing")
+	assert.Equal(t, "Ring", res.Env["NCCL_ALGO"])
+	assert.Equal(t, "a=b c", res.Env["ODD"])
+	assert.Equal(t, os.Getenv("PATH"), res.Env["PATH"], "the inherited environment is seen")
+	assert.NotContains(t, res.Env, "LATE", "the environment is taken before the script runs")
+	assert.FileExists(t, envFile)
+}
+
+// fakeNvidiaSMI puts an nvidia-smi on PATH that prints what the real one
+// printed for perfbot's query on an H200, and logs its arguments.
+func fakeNvidiaSMI(t *testing.T) (calls string) {
+	dir := t.TempDir()
+	sample, err := filepath.Abs("testdata/nvidia_smi_perfbot_query.csv")
+	require.NoError(t, err)
+	calls = filepath.Join(dir, "calls")
+	script := "#!/bin/sh\necho \"$@\" >> " + shellQuote(calls) + "\ncat " + shellQuote(sample) + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return calls
+}
+
+func TestLocalFacts(t *testing.T) {
+	calls := fakeNvidiaSMI(t)
+	l := &Local{}
+	fp, err := l.Facts(context.Background())
+	require.NoError(t, err)
+
+	host, _ := os.Hostname()
+	assert.Equal(t, host, fp.Host)
+	assert.True(t, strings.HasPrefix(fp.OS, "linux/"), fp.OS)
+	assert.NotEmpty(t, fp.Kernel)
+	assert.Positive(t, fp.CPUs)
+	assert.Nil(t, fp.Env, "facts describe the machine; the environment is per run")
+	require.Len(t, fp.GPUs, 1)
+	assert.Equal(t, "NVIDIA H200", fp.GPUs[0].Name)
+
+	again, err := l.Facts(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, fp, again)
+	data, err := os.ReadFile(calls)
+	require.NoError(t, err)
+	assert.Equal(t, "--query-gpu="+strings.Join(GPUQueryFields, ",")+" --format=csv,nounits\n", string(data), "nvidia-smi runs once per host")
+}
+
+func TestLocalFactsBrokenDriver(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho 'NVIDIA-SMI has failed because it couldn'\\''t communicate with the NVIDIA driver.'\nexit 9\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	_, err := (&Local{}).Facts(context.Background())
+	var infra *InfraError
+	require.ErrorAs(t, err, &infra)
+	assert.Contains(t, err.Error(), "couldn't communicate with the NVIDIA driver")
+}

@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// awaitShell returns a channel closed when the shell started by c has
+// exited, and the function that then reaps it. The shell is not reaped
+// before that function is called: as long as the zombie exists its pid
+// still names its process group, so killing the group cannot hit an
+// unrelated one that reuses the number.
+func awaitShell(c *exec.Cmd) (<-chan struct{}, func() error) {
+	exited := make(chan struct{})
+	go func() {
+		waitExited(c.Process.Pid)
+		close(exited)
+	}()
+	return exited, c.Wait
+}
+
+// waitExited blocks until process pid has exited, without reaping it.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			return
+		}
+	}
+}
+
+// waitGroupGone waits, at most max, until no live process is left in
+// process group pgid. Zombies do not count: a killed background process
+// is re-parented to init, which may reap it late (or never, in some
+// containers), and it holds no memory or GPU any more.
+func waitGroupGone(pgid int, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for groupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether process group pgid has a member that is not
+// a zombie.
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true // kill says the group exists; trust it
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		state, group, ok := procStat(pid)
+		if ok && group == pgid && state != "Z" && state != "X" {
+			return true
+		}
+	}
+	return false
+}
+
+// procStat reads the state and process group of pid from /proc/pid/stat.
+func procStat(pid int) (state string, pgrp int, ok bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0, false
+	}
+	// The command name (field 2) is in parentheses and may hold spaces;
+	// the fields after the last ')' are "state ppid pgrp ...".
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", 0, false
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 3 {
+		return "", 0, false
+	}
+	pgrp, err = strconv.Atoi(fields[2])
+	return fields[0], pgrp, err == nil
+}

@@ -1,0 +1,39 @@
+//go:build unix && !linux
+
+package runner
+
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// awaitShell returns a channel closed when the shell started by c has
+// exited and been reaped, and the function that returns the result.
+// Without waitid(WNOWAIT) the shell is reaped before its group is killed;
+// pids are allocated cyclically, so the group id is not reused in that
+// moment in practice, but Linux avoids even that.
+func awaitShell(c *exec.Cmd) (<-chan struct{}, func() error) {
+	exited := make(chan struct{})
+	var err error
+	go func() {
+		err = c.Wait()
+		close(exited)
+	}()
+	return exited, func() error {
+		<-exited
+		return err
+	}
+}
+
+// waitGroupGone waits, at most max, until process group pgid is empty.
+func waitGroupGone(pgid int, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

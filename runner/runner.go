@@ -1,0 +1,338 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/perfbot/perfbot/bench"
+)
+
+// DefaultLogCap bounds the output of one step kept in a Run's logs. Runs
+// are stored for good; the head and tail of a log say what ran and how it
+// ended.
+const DefaultLogCap = 64 << 10
+
+// Variables the Runner sets in every step's environment, so that scripts
+// can label their own files and fakes can tell targets apart. They are
+// not part of the fingerprint.
+const (
+	EnvCommit = "PERFBOT_COMMIT" // the target's commit
+	EnvTarget = "PERFBOT_TARGET" // the target's key
+	EnvPhase  = "PERFBOT_PHASE"  // "build" or "bench"
+	EnvStep   = "PERFBOT_STEP"   // the step's name
+)
+
+// Phases of a measurement, as EnvPhase holds them.
+const (
+	PhaseBuild = "build"
+	PhaseBench = "bench"
+)
+
+// Runner measures targets with one Spec on one Host.
+type Runner struct {
+	Host Host
+	Spec Spec
+	// Logger receives progress; nil discards it.
+	Logger *slog.Logger
+	// LogCap bounds each step's stored log; DefaultLogCap when zero.
+	LogCap int
+	// EnvKeep lists variable names or path.Match globs recorded in the
+	// fingerprint besides NCCL_*, CUDA_*, GO* and OMP_*.
+	EnvKeep []string
+}
+
+// Measure builds the checkout in dir and runs every benchmark step
+// repeats times, calling record after each run so that a killed process
+// loses at most the run in flight.
+//
+// A failing build records one run with StatusBuildFailed (its log
+// attached) and returns nil; so does a failing benchmark, which records
+// StatusBenchFailed and stops: the revision is broken, not the host. An
+// infrastructure failure records a run with StatusInfraError and returns
+// the *InfraError. When ctx ends, the run in flight is not recorded and
+// ctx's error is returned.
+func (r *Runner) Measure(ctx context.Context, dir string, t Target, repeats int, record func(Run) error) error {
+	if repeats < 1 {
+		return fmt.Errorf("measure %s: %d repeats, want at least 1", t.Short(), repeats)
+	}
+	m := &measurement{
+		r:         r,
+		dir:       dir,
+		target:    t,
+		targetKey: t.Key(),
+		specHash:  r.Spec.Hash(),
+		record:    record,
+		log:       r.logger().With("target", t.Short(), "host", r.Host.Name()),
+	}
+	scratch, err := os.MkdirTemp("", "perfbot-env-")
+	if err != nil {
+		return fmt.Errorf("measure %s: %w", t.Short(), err)
+	}
+	defer os.RemoveAll(scratch)
+	m.scratch = scratch
+	if err := m.run(ctx, repeats); err != nil {
+		return fmt.Errorf("measure %s: %w", t.Short(), err)
+	}
+	return nil
+}
+
+func (r *Runner) logger() *slog.Logger {
+	if r.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Logger
+}
+
+func (r *Runner) logCap() int {
+	if r.LogCap > 0 {
+		return r.LogCap
+	}
+	return DefaultLogCap
+}
+
+// measurement is one call of Measure.
+type measurement struct {
+	r         *Runner
+	dir       string
+	target    Target
+	targetKey string
+	specHash  string
+	record    func(Run) error
+	log       *slog.Logger
+	scratch   string // local directory for environment dumps
+	facts     Fingerprint
+}
+
+// pending is a run being assembled.
+type pending struct {
+	Run
+	inCommands time.Duration
+}
+
+func (m *measurement) newRun(started time.Time) *pending {
+	fp := m.facts
+	fp.Env = map[string]string{}
+	return &pending{Run: Run{
+		TargetKey:   m.targetKey,
+		SpecHash:    m.specHash,
+		Target:      m.target,
+		Host:        m.r.Host.Name(),
+		Started:     started,
+		Fingerprint: fp,
+	}}
+}
+
+func (m *measurement) run(ctx context.Context, repeats int) error {
+	started := time.Now()
+	facts, err := m.r.Host.Facts(ctx)
+	if err != nil {
+		return m.failInfra(ctx, m.newRun(started), err)
+	}
+	m.facts = facts
+
+	// The build belongs to the first run: its log and time go there.
+	p := m.newRun(started)
+	for _, s := range m.r.Spec.Build {
+		res, err := m.exec(ctx, p, PhaseBuild, s, nil)
+		if err != nil {
+			return m.failInfra(ctx, p, err)
+		}
+		if res.TimedOut || res.ExitCode != 0 {
+			m.log.Info("build failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
+			return m.finish(p, StatusBuildFailed, stepFailure("build", s, res))
+		}
+	}
+	for i := range repeats {
+		if i > 0 {
+			p = m.newRun(time.Now())
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		failed, err := m.bench(ctx, p)
+		if err != nil {
+			return err
+		}
+		if failed {
+			return nil
+		}
+	}
+	return nil
+}
+
+// bench runs every benchmark step once into p and records it. failed
+// reports a recorded StatusBenchFailed.
+func (m *measurement) bench(ctx context.Context, p *pending) (failed bool, err error) {
+	p.Values = map[string]float64{}
+	for _, s := range m.r.Spec.Benchmarks {
+		res, err := m.exec(ctx, p, PhaseBench, s.Step, m.target.Env)
+		if err != nil {
+			return false, m.failInfra(ctx, p, err)
+		}
+		if res.TimedOut || res.ExitCode != 0 {
+			m.log.Info("benchmark failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
+			return true, m.finish(p, StatusBenchFailed, stepFailure("benchmark", s.Step, res))
+		}
+		if msg := m.collect(p, s, res.Output); msg != "" {
+			m.log.Info("benchmark output unusable", "step", s.Name, "error", msg)
+			return true, m.finish(p, StatusBenchFailed, msg)
+		}
+	}
+	m.log.Debug("run done", "values", p.Values)
+	return false, m.finish(p, StatusOK, "")
+}
+
+// collect parses one benchmark step's output into p's samples and the
+// values of the step's metrics; it returns why it could not.
+func (m *measurement) collect(p *pending, s BenchStep, output []byte) string {
+	opts := maps.Clone(s.Options)
+	if opts == nil {
+		opts = map[string]string{}
+	}
+	if opts["file"] == "" {
+		opts["file"] = s.Name + " output"
+	}
+	samples, err := bench.Parse(s.Format, bytes.NewReader(output), opts)
+	if err != nil {
+		return fmt.Sprintf("benchmark %q: %v", s.Name, err)
+	}
+	p.Samples = append(p.Samples, samples...)
+	for _, metric := range m.r.Spec.Metrics {
+		if metric.Benchmark != s.Name {
+			continue
+		}
+		v, err := bench.Select(samples, metric.Select, metric.Unit)
+		if err != nil {
+			return fmt.Sprintf("metric %s: %v", metric.Name, err)
+		}
+		p.Values[metric.Name] = v
+	}
+	return ""
+}
+
+// exec runs one step for p, adding its log, time and environment to p.
+func (m *measurement) exec(ctx context.Context, p *pending, phase string, s Step, override map[string]string) (Result, error) {
+	env := maps.Clone(s.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, override)
+	env[EnvCommit] = m.target.Commit
+	env[EnvTarget] = m.targetKey
+	env[EnvPhase] = phase
+	env[EnvStep] = s.Name
+
+	m.log.Debug("step", "phase", phase, "step", s.Name)
+	res, err := m.r.Host.Exec(ctx, Command{
+		Dir:     m.dir,
+		Script:  s.Run,
+		Env:     env,
+		Timeout: s.Timeout,
+		EnvFile: filepath.Join(m.scratch, phase+"-"+sanitize(s.Name)),
+	})
+	p.inCommands += res.Duration
+	if err != nil {
+		return res, err
+	}
+	out, truncated := capLog(res.Output, m.r.logCap())
+	p.Logs = append(p.Logs, Log{Step: s.Name, Output: out, Truncated: truncated || res.Truncated, ExitCode: res.ExitCode})
+	if phase == PhaseBench {
+		m.addEnv(p, s, res.Env, override)
+	}
+	return res, nil
+}
+
+// addEnv records the variables a benchmark step's process received. When
+// two steps of one run saw different values, each is kept under
+// "NAME@step" so the fingerprint does not pick one silently.
+func (m *measurement) addEnv(p *pending, s Step, seen, override map[string]string) {
+	for k, v := range keptEnv(seen, m.r.EnvKeep, s.Env, override) {
+		prev, ok := p.Fingerprint.Env[k]
+		switch {
+		case !ok:
+			p.Fingerprint.Env[k] = v
+		case prev != v:
+			p.Fingerprint.Env[k+"@"+s.Name] = v
+		}
+	}
+}
+
+// finish completes p and records it.
+func (m *measurement) finish(p *pending, status Status, msg string) error {
+	p.Status = status
+	p.Error = msg
+	p.Duration = time.Since(p.Started)
+	p.Overhead = max(p.Duration-p.inCommands, 0)
+	if status != StatusOK || len(p.Values) == 0 {
+		// A failed run's partial values must not be mistaken for a
+		// measurement; its samples stay as evidence.
+		p.Values = nil
+	}
+	if err := m.record(p.Run); err != nil {
+		return fmt.Errorf("record run: %w", err)
+	}
+	return nil
+}
+
+// failInfra records p as an infrastructure failure and returns err. A run
+// ended by ctx is not a failure of anything and is not recorded.
+func (m *measurement) failInfra(ctx context.Context, p *pending, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return err
+	}
+	m.log.Warn("infrastructure failure", "error", err)
+	if rerr := m.finish(p, StatusInfraError, err.Error()); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// stepFailure says why a step failed, quoting the end of its output.
+func stepFailure(kind string, s Step, res Result) string {
+	var msg string
+	if res.TimedOut {
+		msg = fmt.Sprintf("%s step %q timed out after %s", kind, s.Name, s.Timeout)
+	} else {
+		msg = fmt.Sprintf("%s step %q exited with status %d", kind, s.Name, res.ExitCode)
+	}
+	if last := lastLine(res.Output); last != "" {
+		msg += ": " + last
+	}
+	return msg
+}
+
+// lastLine returns the last non-blank line of out, shortened.
+func lastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return clip(strings.ToValidUTF8(strings.TrimSpace(lines[len(lines)-1]), "\uFFFD"), 200)
+}
+
+// capLog keeps the head and tail of out within limit bytes. Logs are
+// stored as JSON strings, so invalid UTF-8 (including a character split
+// by a cut) becomes U+FFFD.
+func capLog(out []byte, limit int) (string, bool) {
+	if len(out) <= limit {
+		return strings.ToValidUTF8(string(out), "\uFFFD"), false
+	}
+	half := limit / 2
+	s := fmt.Sprintf("%s\n[perfbot: %d bytes of log omitted]\n%s", out[:half], len(out)-2*half, out[len(out)-half:])
+	return strings.ToValidUTF8(s, "\uFFFD"), true
+}
+
+// sanitize makes a step name usable as a file name.
+func sanitize(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == 0 || r == os.PathSeparator {
+			return '_'
+		}
+		return r
+	}, name)
+}

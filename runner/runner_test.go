@@ -1,0 +1,307 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/bench"
+)
+
+// testSpec builds once and runs one Go benchmark step with two metrics.
+var testSpec = Spec{
+	Build: []Step{{Name: "compile", Run: "go test -c", Timeout: time.Minute}},
+	Benchmarks: []BenchStep{{
+		Step:   Step{Name: "engine", Run: "./engine.test -test.bench .", Timeout: time.Minute, Env: map[string]string{"NCCL_PROTO": "LL", "NCCL_ALGO": "Ring"}},
+		Format: "gobench",
+	}},
+	Metrics: []Metric{
+		{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: bench.Higher, Primary: true},
+		{Name: "decode_tok_s", Benchmark: "engine", Select: "BenchmarkDecode", Unit: "tok/s", Better: bench.Higher},
+	},
+}
+
+func goBench(verify, decode float64) string {
+	return fmt.Sprintf("goos: linux\nBenchmarkVerifyStep-8 \t 10 \t %g tok/s\nBenchmarkDecode-8 \t 10 \t %g tok/s\nPASS\n", verify, decode)
+}
+
+// measure runs Measure against host and returns every recorded run.
+func measure(t *testing.T, ctx context.Context, host Host, target Target, repeats int) ([]Run, error) {
+	t.Helper()
+	r := &Runner{Host: host, Spec: testSpec, EnvKeep: []string{"SGLANG_*"}}
+	var runs []Run
+	err := r.Measure(ctx, t.TempDir(), target, repeats, func(run Run) error {
+		runs = append(runs, run)
+		return nil
+	})
+	return runs, err
+}
+
+func TestMeasureRecordsEveryRun(t *testing.T) {
+	host := &Fake{Commits: map[string]FakeCommit{
+		"c1": {Outputs: []string{goBench(100, 50), goBench(101, 51), goBench(99, 49)}},
+	}}
+	target := Target{Commit: "c1"}
+	runs, err := measure(t, context.Background(), host, target, 4)
+	require.NoError(t, err)
+	require.Len(t, runs, 4)
+
+	for i, run := range runs {
+		assert.Equal(t, StatusOK, run.Status, "run %d", i)
+		assert.Empty(t, run.Error)
+		assert.Equal(t, target.Key(), run.TargetKey)
+		assert.Equal(t, testSpec.Hash(), run.SpecHash)
+		assert.Equal(t, "fake", run.Host)
+		assert.Equal(t, "fake", run.Fingerprint.Host)
+		assert.False(t, run.Started.IsZero())
+		assert.GreaterOrEqual(t, run.Duration, run.Overhead)
+		assert.Len(t, run.Samples, 2)
+	}
+	assert.Equal(t, map[string]float64{"verify_tok_s": 100, "decode_tok_s": 50}, runs[0].Values)
+	assert.Equal(t, map[string]float64{"verify_tok_s": 101, "decode_tok_s": 51}, runs[1].Values)
+	assert.Equal(t, map[string]float64{"verify_tok_s": 99, "decode_tok_s": 49}, runs[2].Values)
+	assert.Equal(t, map[string]float64{"verify_tok_s": 100, "decode_tok_s": 50}, runs[3].Values, "outputs cycle")
+
+	assert.Equal(t, []string{"compile", "engine"}, logSteps(runs[0]), "the build's log goes with the first run")
+	assert.Equal(t, []string{"engine"}, logSteps(runs[1]))
+	assert.Equal(t, 1, host.Builds("c1"), "one build serves every repeat")
+	assert.Equal(t, 4, host.BenchRuns("c1"))
+}
+
+func logSteps(run Run) []string {
+	var steps []string
+	for _, l := range run.Logs {
+		steps = append(steps, l.Step)
+	}
+	return steps
+}
+
+func TestMeasureFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		script     FakeCommit
+		wantStatus []Status
+		wantError  string // in the last run's Error
+		wantInfra  bool   // Measure returns an *InfraError
+	}{
+		{
+			name:       "build fails",
+			script:     FakeCommit{BuildFails: true},
+			wantStatus: []Status{StatusBuildFailed},
+			wantError:  `build step "compile" exited with status 1: fake: build fails at c1`,
+		},
+		{
+			name:       "benchmark exits non-zero",
+			script:     FakeCommit{Outputs: []string{"panic: index out of range\n"}, ExitCode: 2},
+			wantStatus: []Status{StatusBenchFailed},
+			wantError:  `benchmark step "engine" exited with status 2: panic: index out of range`,
+		},
+		{
+			name:       "benchmark times out",
+			script:     FakeCommit{TimesOut: true},
+			wantStatus: []Status{StatusBenchFailed},
+			wantError:  `benchmark step "engine" timed out after 1m0s`,
+		},
+		{
+			name:       "unreadable output",
+			script:     FakeCommit{Outputs: []string{"no benchmarks here\n"}},
+			wantStatus: []Status{StatusBenchFailed},
+			wantError:  `"no benchmarks here"`,
+		},
+		{
+			name:       "metric missing from output",
+			script:     FakeCommit{Outputs: []string{"BenchmarkVerifyStep-8 10 100 tok/s\n"}},
+			wantStatus: []Status{StatusBenchFailed},
+			wantError:  `metric decode_tok_s: select "BenchmarkDecode"`,
+		},
+		{
+			name:       "second run fails after a good one",
+			script:     FakeCommit{Outputs: []string{goBench(100, 50), "BenchmarkVerifyStep-8 10 100 tok/s\n"}},
+			wantStatus: []Status{StatusOK, StatusBenchFailed},
+			wantError:  `metric decode_tok_s`,
+		},
+		{
+			name:       "host unreachable",
+			script:     FakeCommit{InfraErr: errors.New("connection refused")},
+			wantStatus: []Status{StatusInfraError},
+			wantError:  "host fake: fake exec: connection refused",
+			wantInfra:  true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			host := &Fake{Commits: map[string]FakeCommit{"c1": tc.script}}
+			runs, err := measure(t, context.Background(), host, Target{Commit: "c1"}, 3)
+			var infra *InfraError
+			if tc.wantInfra {
+				require.ErrorAs(t, err, &infra)
+			} else {
+				require.NoError(t, err, "a broken revision is a recorded status, not an error")
+			}
+			var statuses []Status
+			for _, r := range runs {
+				statuses = append(statuses, r.Status)
+			}
+			require.Equal(t, tc.wantStatus, statuses)
+			last := runs[len(runs)-1]
+			assert.Contains(t, last.Error, tc.wantError)
+			assert.Nil(t, last.Values, "a failed run holds no values")
+		})
+	}
+}
+
+func TestMeasureFactsFailure(t *testing.T) {
+	host := &Fake{FactsErr: errors.New("nvidia-smi: driver gone"), Default: &FakeCommit{}}
+	runs, err := measure(t, context.Background(), host, Target{Commit: "c1"}, 3)
+	var infra *InfraError
+	require.ErrorAs(t, err, &infra)
+	require.Len(t, runs, 1)
+	assert.Equal(t, StatusInfraError, runs[0].Status)
+	assert.Empty(t, host.Calls(), "nothing runs on a host that cannot describe itself")
+}
+
+func TestMeasureCancelledRecordsNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	host := &Fake{Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
+	runs, err := measure(t, ctx, host, Target{Commit: "c1"}, 3)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, runs)
+}
+
+func TestMeasureStopsWhenRecordFails(t *testing.T) {
+	host := &Fake{Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
+	r := &Runner{Host: host, Spec: testSpec}
+	n := 0
+	err := r.Measure(context.Background(), t.TempDir(), Target{Commit: "c1"}, 5, func(Run) error {
+		n++
+		if n == 2 {
+			return errors.New("disk full")
+		}
+		return nil
+	})
+	require.ErrorContains(t, err, "record run: disk full")
+	assert.Equal(t, 2, n)
+	assert.Equal(t, 2, host.BenchRuns("c1"))
+}
+
+func TestMeasureEnvironment(t *testing.T) {
+	host := &Fake{Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
+	target := Target{Commit: "c1", Env: map[string]string{"NCCL_PROTO": "Simple", "HF_TOKEN": "hf_secret"}}
+	runs, err := measure(t, context.Background(), host, target, 1)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+
+	calls := host.Calls()
+	require.Len(t, calls, 2)
+	build, run := calls[0], calls[1]
+	assert.Equal(t, PhaseBuild, build.Phase)
+	assert.NotContains(t, build.Env, "NCCL_PROTO", "target overrides are for benchmark steps")
+	assert.Equal(t, PhaseBench, run.Phase)
+	assert.Equal(t, "Simple", run.Env["NCCL_PROTO"], "the target overrides the step")
+	assert.Equal(t, "Ring", run.Env["NCCL_ALGO"])
+	assert.Equal(t, "c1", run.Env[EnvCommit])
+	assert.Equal(t, target.Key(), run.Env[EnvTarget])
+	assert.Equal(t, "engine", run.Env[EnvStep])
+
+	assert.Equal(t, map[string]string{
+		"NCCL_PROTO": "Simple",
+		"NCCL_ALGO":  "Ring",
+		"HF_TOKEN":   Redacted,
+	}, runs[0].Fingerprint.Env, "perfbot's own variables are not part of the fingerprint")
+}
+
+func TestFakeTargetsOverrideCommits(t *testing.T) {
+	withHunk := Target{Commit: "c1", Patch: "c0..c1", Hunks: []string{"h2"}}
+	host := &Fake{
+		Commits: map[string]FakeCommit{"c1": {Outputs: []string{goBench(80, 40)}}},
+		Targets: map[string]FakeCommit{withHunk.Key(): {Outputs: []string{goBench(100, 50)}}},
+	}
+	plain, err := measure(t, context.Background(), host, Target{Commit: "c1"}, 1)
+	require.NoError(t, err)
+	patched, err := measure(t, context.Background(), host, withHunk, 1)
+	require.NoError(t, err)
+	assert.Equal(t, 80.0, plain[0].Values["verify_tok_s"])
+	assert.Equal(t, 100.0, patched[0].Values["verify_tok_s"])
+
+	_, err = measure(t, context.Background(), host, Target{Commit: "c9"}, 1)
+	require.ErrorContains(t, err, `no script for commit "c9"`)
+}
+
+// box is the local host of the Measure tests, shared so that its facts
+// (go version, python3 --version) are collected once.
+var box = &Local{HostName: "box"}
+
+func TestMeasureOnLocalHost(t *testing.T) {
+	t.Setenv("SGLANG_ENABLE_SPEC_V2", "True")
+	t.Setenv("UNRELATED_SETTING", "x")
+	spec := Spec{
+		Build: []Step{{Name: "build", Run: "echo compiled > built", Timeout: time.Minute}},
+		Benchmarks: []BenchStep{{
+			Step: Step{
+				Name:    "engine",
+				Run:     `test -f built && printf 'BenchmarkVerifyStep-2 1 %s tok/s\n' "$SPEED"`,
+				Timeout: time.Minute,
+				Env:     map[string]string{"SPEED": "123.5", "NCCL_P2P_LEVEL": "SYS", "API_KEY": "k"},
+			},
+			Format: "gobench",
+		}},
+		Metrics: []Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: bench.Higher, Primary: true}},
+	}
+	r := &Runner{Host: box, Spec: spec, EnvKeep: []string{"SGLANG_*"}}
+	var runs []Run
+	err := r.Measure(context.Background(), t.TempDir(), Target{Commit: "c1", Env: map[string]string{"SPEED": "99"}}, 2, func(run Run) error {
+		runs = append(runs, run)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	for _, run := range runs {
+		require.Equal(t, StatusOK, run.Status, run.Error)
+		assert.Equal(t, map[string]float64{"verify_tok_s": 99}, run.Values)
+		assert.Equal(t, "box", run.Host)
+		assert.Positive(t, run.Overhead)
+		env := run.Fingerprint.Env
+		assert.Equal(t, "True", env["SGLANG_ENABLE_SPEC_V2"], "configured globs record inherited variables")
+		assert.Equal(t, "SYS", env["NCCL_P2P_LEVEL"])
+		assert.Equal(t, "99", env["SPEED"])
+		assert.Equal(t, Redacted, env["API_KEY"])
+		assert.NotContains(t, env, "UNRELATED_SETTING")
+		assert.NotContains(t, env, "PATH")
+		assert.NotContains(t, env, EnvCommit)
+	}
+	assert.Equal(t, "", runs[0].Logs[0].Output)
+	assert.Equal(t, "BenchmarkVerifyStep-2 1 99 tok/s\n", runs[0].Logs[1].Output)
+}
+
+func TestMeasureOnLocalHostMissingDir(t *testing.T) {
+	r := &Runner{Host: box, Spec: testSpec}
+	var runs []Run
+	err := r.Measure(context.Background(), "/nonexistent/perfbot/checkout", Target{Commit: "c1"}, 2, func(run Run) error {
+		runs = append(runs, run)
+		return nil
+	})
+	var infra *InfraError
+	require.ErrorAs(t, err, &infra)
+	require.Len(t, runs, 1)
+	assert.Equal(t, StatusInfraError, runs[0].Status)
+	assert.Contains(t, runs[0].Error, "open working directory")
+}
+
+func TestCapLog(t *testing.T) {
+	out, truncated := capLog([]byte("short"), 100)
+	assert.Equal(t, "short", out)
+	assert.False(t, truncated)
+
+	long := strings.Repeat("a", 50) + strings.Repeat("é", 100) + strings.Repeat("z", 50)
+	out, truncated = capLog([]byte(long), 101)
+	assert.True(t, truncated)
+	assert.True(t, strings.HasPrefix(out, strings.Repeat("a", 50)))
+	assert.True(t, strings.HasSuffix(out, strings.Repeat("z", 50)))
+	assert.Contains(t, out, "[perfbot: 200 bytes of log omitted]")
+}

@@ -1,0 +1,126 @@
+// Package service holds perfbot's jobs — bisect, hunk search, environment
+// search, the demo — and wires them to the repository, the runner and the
+// store through one Oracle. The algorithms live in package bisect; this
+// package only feeds them measurements and turns their results into
+// findings.
+package service
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/store"
+)
+
+// now is the clock of the package; tests do not need to replace it.
+var now = time.Now
+
+// Bot is an opened perfbot workspace: the configuration, the store, the
+// clone of the watched repository and the Oracle that measures in it.
+type Bot struct {
+	Config *config.Config
+	Store  *store.DB
+	Repo   *gitops.Repo
+	Oracle *Oracle
+	// Progress receives one human line per measurement step (stderr).
+	Progress io.Writer
+	Logger   *slog.Logger
+}
+
+// Options configures Open.
+type Options struct {
+	// Store overrides the configured store path.
+	Store string
+	// Progress receives progress lines; nil discards them.
+	Progress io.Writer
+	Logger   *slog.Logger
+	// Host overrides the configured host (tests pass a fake).
+	Host runner.Host
+}
+
+// Open opens the store, clones or fetches the repository and prepares the
+// Oracle. Close releases the store.
+func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	path := cfg.Store
+	if opts.Store != "" {
+		path = opts.Store
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := gitops.Open(ctx, cfg.Repo.URL, cfg.Workdir)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open repository %s: %w", cfg.Repo.URL, err)
+	}
+	host := opts.Host
+	if host == nil {
+		host, err = newHost(cfg)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	r := &runner.Runner{Host: host, Spec: cfg.Spec(), Logger: opts.Logger, EnvKeep: cfg.Fingerprint.Env}
+	return &Bot{
+		Config:   cfg,
+		Store:    db,
+		Repo:     repo,
+		Oracle:   NewOracle(db, repo, r, OracleOptions{Logger: opts.Logger}),
+		Progress: opts.Progress,
+		Logger:   opts.Logger,
+	}, nil
+}
+
+// Close closes the store.
+func (b *Bot) Close() error { return b.Store.Close() }
+
+func newHost(cfg *config.Config) (runner.Host, error) {
+	if len(cfg.Hosts) == 0 {
+		return runner.NewLocal("local"), nil
+	}
+	h := cfg.Hosts[0]
+	switch h.Kind {
+	case "", "local":
+		return runner.NewLocal(h.Name), nil
+	default:
+		return nil, fmt.Errorf("host %s: kind %q is not supported yet (use local)", h.Name, h.Kind)
+	}
+}
+
+func (b *Bot) progressf(format string, args ...any) {
+	fmt.Fprintf(b.Progress, format+"\n", args...)
+}
+
+// resolve resolves rev and records the commit's metadata in the store.
+func (b *Bot) resolve(ctx context.Context, rev string) (gitops.Commit, error) {
+	c, err := b.Repo.Resolve(ctx, rev)
+	if err != nil {
+		return gitops.Commit{}, &InputError{Err: err}
+	}
+	return c, b.putCommit(c)
+}
+
+func (b *Bot) putCommit(c gitops.Commit) error {
+	return b.Store.PutCommit(store.Commit{Hash: c.Hash, Subject: c.Subject, Author: c.Author, Email: c.Email, Time: c.Time, Parents: c.Parents})
+}
+
+// InputError marks an error caused by the user's input (a revision that
+// does not resolve, a malformed env file): the command exits 1.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }

@@ -1,0 +1,303 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/report"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/store"
+)
+
+// endRuns is the number of runs each side of a culprit gets before its
+// finding is written, so the summary table's intervals are meaningful.
+const endRuns = 10
+
+// historyWindow is how many chain commits on each side of a culprit the
+// sparkline shows.
+const historyWindow = 20
+
+// Findings turns a bisection into findings, one per culprit (or one for
+// candidates or a verdict without culprit), and stores them. hunks holds
+// the hunk search of each culprit in order, or nil.
+func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*report.Finding, error) {
+	metric, err := b.Config.Metric(rep.Metric)
+	if err != nil {
+		return nil, err
+	}
+	var out []*report.Finding
+	switch {
+	case len(rep.Culprits) > 0:
+		for i, c := range rep.Culprits {
+			var hr *HunksReport
+			if i < len(rep.Hunks) {
+				hr = rep.Hunks[i]
+			}
+			f, err := b.culpritFinding(ctx, rep, c, hr, metric)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, f)
+		}
+	default:
+		f, err := b.rangeFinding(ctx, rep, metric)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	for _, f := range out {
+		if err := b.Store.PutFinding(*f); err != nil {
+			return nil, fmt.Errorf("store finding %s: %w", f.ID, err)
+		}
+		rep.Findings = append(rep.Findings, f.ID)
+	}
+	return out, nil
+}
+
+func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritReport, hr *HunksReport, metric runner.Metric) (*report.Finding, error) {
+	culprit, err := b.Repo.Commit(ctx, c.Commit)
+	if err != nil {
+		return nil, err
+	}
+	if len(culprit.Parents) == 0 {
+		return nil, fmt.Errorf("culprit %s has no parent", culprit.Short())
+	}
+	parent, err := b.Repo.Commit(ctx, culprit.Parents[0])
+	if err != nil {
+		return nil, err
+	}
+	good, err := b.end(ctx, parent, metric.Name)
+	if err != nil {
+		return nil, err
+	}
+	bad, err := b.end(ctx, culprit, metric.Name)
+	if err != nil {
+		return nil, err
+	}
+	f := b.newFinding(rep, metric)
+	f.Outcome = report.OutcomeCulprit
+	f.Direction = string(c.Direction)
+	f.Good, f.Bad = good, bad
+	rc := b.reportCommit(culprit)
+	if p, err := b.Repo.Diff(ctx, parent.Hash, culprit.Hash); err == nil {
+		for _, fd := range p.Files {
+			rc.Files = append(rc.Files, pathOf(fd))
+		}
+	}
+	f.Culprits = []report.Culprit{{Commit: rc, Confidence: c.Confidence, DeltaPct: c.DeltaPct, CILoPct: c.CIPct[0], CIHiPct: c.CIPct[1]}}
+	f.Confidence = c.Confidence
+	if hr != nil {
+		for _, h := range hr.Hunks {
+			f.Hunks = append(f.Hunks, report.Hunk{ID: h.ID, File: h.File, Component: h.Component, Function: h.Function,
+				OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Diff: h.Diff})
+			if h.Component != "" && !contains(f.Components, h.Component) {
+				f.Components = append(f.Components, h.Component)
+			}
+		}
+		f.HunkEffect = &report.Effect{
+			AppliedPct: hr.Effect.Applied.DeltaPct, AppliedCIPct: halfWidth(hr.Effect.Applied.CIPct),
+			RevertedPct: hr.Effect.Reverted.DeltaPct, RevertedCIPct: halfWidth(hr.Effect.Reverted.CIPct),
+		}
+		f.Warnings = append(f.Warnings, hr.Warnings...)
+	} else {
+		for _, file := range rc.Files {
+			if comp := b.Config.Components.Match(file); comp != "" && !contains(f.Components, comp) {
+				f.Components = append(f.Components, comp)
+			}
+		}
+	}
+	f.EnvGood, f.EnvDiffs = b.envEvidence(runner.Target{Commit: parent.Hash}, runner.Target{Commit: culprit.Hash})
+	f.History = b.historyAround(rep, culprit.Hash, metric.Name)
+	f.Logs = b.lastLog(runner.Target{Commit: culprit.Hash})
+	f.Reproduce = []string{
+		fmt.Sprintf("perfbot measure %s %s --repeats 10", parent.Short(), culprit.Short()),
+		fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s --direction %s", short(rep.Good.Commit), short(rep.Bad.Commit), metric.Name, rep.Direction),
+		fmt.Sprintf("perfbot hunks %s --metric %s", culprit.Short(), metric.Name),
+	}
+	f.ID = f.Fingerprint()
+	return f, nil
+}
+
+// rangeFinding records a bisection that ended without a single culprit.
+func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric runner.Metric) (*report.Finding, error) {
+	f := b.newFinding(rep, metric)
+	f.Outcome = report.Outcome(rep.Verdict)
+	for _, e := range []struct {
+		dst *report.End
+		src EndReport
+	}{{&f.Good, rep.Good}, {&f.Bad, rep.Bad}} {
+		c, err := b.Repo.Commit(ctx, e.src.Commit)
+		if err != nil {
+			return nil, err
+		}
+		*e.dst = report.End{Commit: b.reportCommit(c), N: e.src.N, Median: e.src.Median, Lo: e.src.CI[0], Hi: e.src.CI[1]}
+	}
+	for _, cand := range rep.Candidates {
+		c, err := b.Repo.Commit(ctx, cand.Commit)
+		if err != nil {
+			return nil, err
+		}
+		f.Candidates = append(f.Candidates, b.reportCommit(c))
+	}
+	f.EnvGood, f.EnvDiffs = b.envEvidence(runner.Target{Commit: rep.Good.Commit}, runner.Target{Commit: rep.Bad.Commit})
+	f.Reproduce = []string{fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s", short(rep.Good.Commit), short(rep.Bad.Commit), metric.Name)}
+	f.ID = f.Fingerprint()
+	if f.Outcome == report.OutcomeNotReproduced {
+		f.ID += "-nr"
+	}
+	return f, nil
+}
+
+func (b *Bot) newFinding(rep *BisectReport, metric runner.Metric) *report.Finding {
+	f := &report.Finding{
+		Created: now(), Repo: b.Config.Repo.URL, Metric: metric.Name, Unit: metric.Unit,
+		Direction: string(rep.Direction), Runs: rep.Runs, Builds: rep.Builds, WallSeconds: rep.WallSeconds,
+		Warnings: append([]string(nil), rep.Warnings...), State: report.StateKept,
+		PublishConfidence: b.Config.Report.PublishConfidence,
+	}
+	if b.Config.GitHub.Repo != "" {
+		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"
+	}
+	byHash := map[string]gitops.Commit{}
+	for _, c := range rep.chain {
+		byHash[c.Hash] = c
+	}
+	for _, p := range rep.Probes {
+		verdict := p.Side
+		if p.Status == bisect.StatusBroken {
+			verdict = "skipped"
+		}
+		if p.Commit == rep.Good.Commit || p.Commit == rep.Bad.Commit {
+			verdict = "end"
+		}
+		f.Probes = append(f.Probes, report.Probe{Commit: b.reportCommit(byHash[p.Commit]), N: p.N, Median: p.Median, Status: p.Status, Verdict: verdict})
+	}
+	for _, s := range rep.Skipped {
+		f.Skipped = append(f.Skipped, b.reportCommit(byHash[s.Commit]))
+	}
+	return f
+}
+
+// end makes sure one side of a culprit has endRuns runs and summarizes it.
+func (b *Bot) end(ctx context.Context, c gitops.Commit, metric string) (report.End, error) {
+	t := runner.Target{Commit: c.Hash}
+	if err := b.Oracle.Ensure(ctx, t, endRuns); err != nil {
+		return report.End{}, fmt.Errorf("measure %s for the evidence: %w", c.Short(), err)
+	}
+	s, _, err := b.summarize(t, metric)
+	if err != nil {
+		return report.End{}, err
+	}
+	return report.End{Commit: b.reportCommit(c), N: s.N, Median: s.Median, Lo: s.Lo, Hi: s.Hi}, nil
+}
+
+func (b *Bot) reportCommit(c gitops.Commit) report.Commit {
+	return report.Commit{Hash: c.Hash, Subject: c.Subject, Author: c.Author, Email: c.Email, Date: c.Time, Parents: len(c.Parents)}
+}
+
+// envEvidence returns the environment the good target's benchmark saw and
+// the variables that differ on the bad target.
+func (b *Bot) envEvidence(good, bad runner.Target) (map[string]string, []report.EnvDiff) {
+	ge, gok := b.lastFingerprint(good)
+	be, bok := b.lastFingerprint(bad)
+	if !gok || !bok {
+		return ge.Env, nil
+	}
+	var diffs []report.EnvDiff
+	names := map[string]bool{}
+	for k := range ge.Env {
+		names[k] = true
+	}
+	for k := range be.Env {
+		names[k] = true
+	}
+	for k := range names {
+		if ge.Env[k] != be.Env[k] {
+			diffs = append(diffs, report.EnvDiff{Name: k, Good: ge.Env[k], Bad: be.Env[k]})
+		}
+	}
+	for _, d := range []struct{ name, g, b string }{
+		{"host", ge.Host, be.Host}, {"cpu", ge.CPUModel, be.CPUModel}, {"go", ge.GoVersion, be.GoVersion}, {"kernel", ge.Kernel, be.Kernel},
+	} {
+		if d.g != d.b {
+			diffs = append(diffs, report.EnvDiff{Name: "(" + d.name + ")", Good: d.g, Bad: d.b})
+		}
+	}
+	sort.Slice(diffs, func(i, j int) bool { return diffs[i].Name < diffs[j].Name })
+	env := map[string]string{}
+	for k, v := range ge.Env {
+		env[k] = v
+	}
+	env["(host)"], env["(cpu)"], env["(go)"] = ge.Host, fmt.Sprintf("%s × %d", ge.CPUModel, ge.CPUs), ge.GoVersion
+	return env, diffs
+}
+
+func (b *Bot) lastRun(t runner.Target) (runner.Run, bool) {
+	runs, err := b.Store.Runs(store.RunFilter{TargetKey: t.Key(), SpecHash: b.Oracle.SpecHash(), Limit: 1})
+	if err != nil || len(runs) == 0 {
+		return runner.Run{}, false
+	}
+	return runs[0], true
+}
+
+func (b *Bot) lastFingerprint(t runner.Target) (runner.Fingerprint, bool) {
+	r, ok := b.lastRun(t)
+	return r.Fingerprint, ok
+}
+
+func (b *Bot) lastLog(t runner.Target) string {
+	r, ok := b.lastRun(t)
+	if !ok {
+		return ""
+	}
+	var sb strings.Builder
+	for _, l := range r.Logs {
+		fmt.Fprintf(&sb, "$ %s (exit %d)\n%s\n", l.Step, l.ExitCode, l.Output)
+	}
+	return sb.String()
+}
+
+// historyAround returns the medians of the measured chain commits around
+// the culprit, oldest first.
+func (b *Bot) historyAround(rep *BisectReport, culprit, metric string) []float64 {
+	idx := -1
+	for i, c := range rep.chain {
+		if c.Hash == culprit {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil
+	}
+	var hist []float64
+	for i := max(0, idx-historyWindow); i < min(len(rep.chain), idx+historyWindow); i++ {
+		s, _, err := b.summarize(runner.Target{Commit: rep.chain[i].Hash}, metric)
+		if err == nil && s.N > 0 {
+			hist = append(hist, s.Median)
+		}
+	}
+	return hist
+}
+
+func pathOf(fd *gitops.FileDiff) string {
+	if fd.NewPath != "" {
+		return fd.NewPath
+	}
+	return fd.OldPath
+}
+
+func halfWidth(ci [2]float64) float64 { return (ci[1] - ci[0]) / 2 }
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

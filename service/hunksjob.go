@@ -1,0 +1,320 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/runner"
+)
+
+// HunksRequest asks which hunks of a change cause its effect.
+type HunksRequest struct {
+	// Rev is the commit whose diff against its first parent is searched.
+	Rev string
+	// Worktree searches the uncommitted changes of the configured working
+	// copy against its HEAD instead of a commit.
+	Worktree bool
+	Metric   string
+}
+
+// HunksReport is the outcome of a hunk search as `perfbot hunks` prints it.
+type HunksReport struct {
+	Base       string       `json:"base"`
+	Change     string       `json:"change"` // the commit, or "worktree"
+	Subject    string       `json:"subject,omitempty"`
+	Metric     string       `json:"metric"`
+	TotalHunks int          `json:"total_hunks"`
+	Hunks      []HunkReport `json:"hunks"`
+	Effect     EffectReport `json:"effect"`
+	Tests      []TestReport `json:"tests"`
+	Unresolved [][]string   `json:"unresolved"`
+	// Configurations counts the distinct configurations measured, the two
+	// ends included.
+	Configurations int     `json:"configurations"`
+	Runs           int     `json:"runs"`
+	Builds         int     `json:"builds"`
+	WallSeconds    float64 `json:"wall_seconds"`
+	Warnings       []string `json:"warnings,omitempty"`
+}
+
+// HunkReport is one hunk of the minimal set.
+type HunkReport struct {
+	ID        string `json:"id"`
+	File      string `json:"file"`
+	Component string `json:"component"`
+	Function  string `json:"function"`
+	OldStart  int    `json:"old_start"`
+	OldLines  int    `json:"old_lines"`
+	NewStart  int    `json:"new_start"`
+	NewLines  int    `json:"new_lines"`
+	Diff      string `json:"diff"`
+}
+
+// EffectReport is the effect of the minimal set applied alone to the base
+// and reverted alone from the change.
+type EffectReport struct {
+	Applied  DeltaReport `json:"applied"`
+	Reverted DeltaReport `json:"reverted"`
+}
+
+// DeltaReport is a relative change with its 95% confidence interval.
+type DeltaReport struct {
+	DeltaPct float64    `json:"delta_pct"`
+	CIPct    [2]float64 `json:"ci_pct"`
+	N        int        `json:"n"`
+}
+
+// TestReport is one measured configuration.
+type TestReport struct {
+	Set     []string `json:"set"`
+	Side    string   `json:"side"`
+	N       int      `json:"n"`
+	Median  float64  `json:"median"`
+	PBad    float64  `json:"p_bad"`
+	Outcome string   `json:"outcome"`
+}
+
+// Hunks searches the hunks of a commit (or of the working copy's
+// uncommitted changes) for the minimal set that causes the change, with
+// hierarchical delta debugging: files first, then hunks within files.
+func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error) {
+	start := now()
+	runs0, builds0 := b.Oracle.Counts()
+	metric, err := b.Config.Metric(req.Metric)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	var (
+		patch *gitops.Patch
+		full  string
+		rep   = &HunksReport{Metric: metric.Name}
+	)
+	if req.Worktree {
+		dir := b.Config.Repo.URL
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, &InputError{Err: fmt.Errorf("hunks --worktree: repo.url %q is not a local working copy", dir)}
+		}
+		p, head, err := b.Repo.WorkingDiff(ctx, dir)
+		if err != nil {
+			return nil, &InputError{Err: fmt.Errorf("hunks --worktree: %w", err)}
+		}
+		if err := b.putCommit(head); err != nil {
+			return nil, err
+		}
+		patch, rep.Change, rep.Subject = p, "worktree", "uncommitted changes in "+dir
+	} else {
+		c, err := b.resolve(ctx, req.Rev)
+		if err != nil {
+			return nil, err
+		}
+		if len(c.Parents) == 0 {
+			return nil, &InputError{Err: fmt.Errorf("hunks %s: the root commit has no parent to compare with", c.Short())}
+		}
+		parent, err := b.Repo.Commit(ctx, c.Parents[0])
+		if err != nil {
+			return nil, err
+		}
+		if err := b.putCommit(parent); err != nil {
+			return nil, err
+		}
+		p, err := b.Repo.Diff(ctx, parent.Hash, c.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("diff %s: %w", c.Short(), err)
+		}
+		patch, full, rep.Change, rep.Subject = p, c.Hash, c.Hash, c.Subject
+	}
+	rep.Base = patch.Base
+	all := patch.Hunks()
+	rep.TotalHunks = len(all)
+	if len(all) == 0 {
+		return nil, &InputError{Err: fmt.Errorf("hunks %s: the change has no hunks", rep.Change)}
+	}
+	b.progressf("hunks of %s: %d hunks in %d files on %s", short(rep.Change), len(all), len(patch.Files), metric.Name)
+
+	groups := make([]bisect.Group, 0, len(patch.Files))
+	for _, f := range patch.Files {
+		g := bisect.Group{Name: f.NewPath}
+		if g.Name == "" {
+			g.Name = f.OldPath
+		}
+		for _, h := range f.Hunks {
+			g.Elements = append(g.Elements, h.ID)
+		}
+		if len(g.Elements) > 0 {
+			groups = append(groups, g)
+		}
+	}
+	o := newHunkOracle(b.Oracle, metric.Name, patch, full)
+	iso, err := bisect.Isolate(ctx, o, bisect.DDOptions{
+		Groups:      groups,
+		Deps:        patch.Dependencies(),
+		Confidence:  0.999,
+		Better:      bisect.Better(metric.Better),
+		InitialRuns: max(b.Config.Bisect.Repeats, 8),
+		Logger:      b.Logger,
+		OnTest: func(e bisect.TestEvent) {
+			b.progressf("  test %-6s %-40s n=%-3d median=%-10.4g p(bad)=%.3f %s", e.Test.Side, trim(strings.Join(e.Test.Set, ","), 40), e.Test.N, e.Test.Median, e.Test.PBad, e.Test.Outcome)
+		},
+	})
+	if err != nil {
+		if errors.Is(err, bisect.ErrEndsAlike) {
+			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (the change has no measurable effect on %s)", short(rep.Change), err, metric.Name)}
+		}
+		return nil, fmt.Errorf("hunks %s: %w", short(rep.Change), err)
+	}
+	byID := map[string]*gitops.Hunk{}
+	for _, h := range all {
+		byID[h.ID] = h
+	}
+	for _, id := range iso.Minimal {
+		h := byID[id]
+		rep.Hunks = append(rep.Hunks, HunkReport{
+			ID: h.ID, File: h.File, Component: b.Config.Components.Match(h.File), Function: h.Function,
+			OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Diff: h.Text,
+		})
+	}
+	sort.Slice(rep.Hunks, func(i, j int) bool { return rep.Hunks[i].File < rep.Hunks[j].File })
+	rep.Effect = EffectReport{
+		Applied:  DeltaReport{DeltaPct: iso.Applied.DeltaPct, CIPct: [2]float64{iso.Applied.CILoPct, iso.Applied.CIHiPct}, N: iso.Applied.N},
+		Reverted: DeltaReport{DeltaPct: iso.Reverted.DeltaPct, CIPct: [2]float64{iso.Reverted.CILoPct, iso.Reverted.CIHiPct}, N: iso.Reverted.N},
+	}
+	if iso.RevertedOutcome != "" && iso.RevertedOutcome != bisect.OutcomeGood {
+		rep.Warnings = append(rep.Warnings, "reverting the minimal set alone does not recover the change: other hunks contribute too")
+	}
+	rep.Tests = []TestReport{}
+	for _, t := range iso.Tests {
+		rep.Tests = append(rep.Tests, TestReport{Set: t.Set, Side: t.Side, N: t.N, Median: t.Median, PBad: t.PBad, Outcome: t.Outcome})
+	}
+	rep.Unresolved = iso.Unresolved
+	if rep.Unresolved == nil {
+		rep.Unresolved = [][]string{}
+	}
+	rep.Configurations = iso.Configurations
+	runs1, builds1 := b.Oracle.Counts()
+	rep.Runs, rep.Builds = runs1-runs0, builds1-builds0
+	rep.WallSeconds = now().Sub(start).Seconds()
+	return rep, nil
+}
+
+// EnvBisectRequest asks which environment variables explain a change.
+type EnvBisectRequest struct {
+	Rev             string
+	GoodEnv, BadEnv string // files of NAME=VALUE lines
+	Metric          string
+}
+
+// EnvBisectReport is the outcome of `perfbot envbisect`.
+type EnvBisectReport struct {
+	Commit      string            `json:"commit"`
+	Metric      string            `json:"metric"`
+	Differing   []string          `json:"differing"`
+	Minimal     []string          `json:"minimal"`
+	Good        map[string]string `json:"good"`
+	Bad         map[string]string `json:"bad"`
+	Effect      EffectReport      `json:"effect"`
+	Tests       []TestReport      `json:"tests"`
+	Unresolved  [][]string        `json:"unresolved"`
+	Runs        int               `json:"runs"`
+	Builds      int               `json:"builds"`
+	WallSeconds float64           `json:"wall_seconds"`
+}
+
+// EnvBisect finds the smallest set of environment variables whose values
+// explain the difference between two environments at one commit.
+func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectReport, error) {
+	start := now()
+	runs0, builds0 := b.Oracle.Counts()
+	metric, err := b.Config.Metric(req.Metric)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	good, err := ReadEnvFile(req.GoodEnv)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	bad, err := ReadEnvFile(req.BadEnv)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	c, err := b.resolve(ctx, req.Rev)
+	if err != nil {
+		return nil, err
+	}
+	names := bisect.EnvDiff(good, bad)
+	if len(names) == 0 {
+		return nil, &InputError{Err: fmt.Errorf("envbisect: %s and %s set the same variables", req.GoodEnv, req.BadEnv)}
+	}
+	b.progressf("envbisect at %s: %d variables differ: %s", c.Short(), len(names), strings.Join(names, " "))
+	o := &envOracle{o: b.Oracle, metric: metric.Name, commit: c.Hash, good: good, bad: bad}
+	iso, err := bisect.Isolate(ctx, o, bisect.DDOptions{
+		Groups:      []bisect.Group{{Name: "env", Elements: names}},
+		Confidence:  0.999,
+		Better:      bisect.Better(metric.Better),
+		InitialRuns: max(b.Config.Bisect.Repeats, 8),
+		Logger:      b.Logger,
+		OnTest: func(e bisect.TestEvent) {
+			b.progressf("  test %-6s %-40s n=%-3d median=%-10.4g p(bad)=%.3f %s", e.Test.Side, trim(strings.Join(e.Test.Set, ","), 40), e.Test.N, e.Test.Median, e.Test.PBad, e.Test.Outcome)
+		},
+	})
+	if err != nil {
+		if errors.Is(err, bisect.ErrEndsAlike) {
+			return nil, &InputError{Err: fmt.Errorf("envbisect: %w", err)}
+		}
+		return nil, fmt.Errorf("envbisect %s: %w", c.Short(), err)
+	}
+	rep := &EnvBisectReport{Commit: c.Hash, Metric: metric.Name, Differing: names, Minimal: iso.Minimal, Good: good, Bad: bad, Unresolved: iso.Unresolved}
+	rep.Effect = EffectReport{
+		Applied:  DeltaReport{DeltaPct: iso.Applied.DeltaPct, CIPct: [2]float64{iso.Applied.CILoPct, iso.Applied.CIHiPct}, N: iso.Applied.N},
+		Reverted: DeltaReport{DeltaPct: iso.Reverted.DeltaPct, CIPct: [2]float64{iso.Reverted.CILoPct, iso.Reverted.CIHiPct}, N: iso.Reverted.N},
+	}
+	for _, t := range iso.Tests {
+		rep.Tests = append(rep.Tests, TestReport{Set: t.Set, Side: t.Side, N: t.N, Median: t.Median, PBad: t.PBad, Outcome: t.Outcome})
+	}
+	runs1, builds1 := b.Oracle.Counts()
+	rep.Runs, rep.Builds = runs1-runs0, builds1-builds0
+	rep.WallSeconds = now().Sub(start).Seconds()
+	return rep, nil
+}
+
+// ReadEnvFile reads NAME=VALUE lines; blank lines and # comments are
+// skipped, `export ` prefixes and matching quotes are removed.
+func ReadEnvFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read env file: %w", err)
+	}
+	env := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		name, value, ok := strings.Cut(line, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, fmt.Errorf("%s:%d: want NAME=VALUE, got %q", filepath.Base(path), i+1, line)
+		}
+		if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
+			value = value[1 : len(value)-1]
+		}
+		env[name] = value
+	}
+	return env, nil
+}
+
+func trim(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+var _ = runner.Target{}

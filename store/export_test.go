@@ -1,0 +1,114 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/runner"
+)
+
+// WriteSchemaVersion sets the schema version of the closed store at path,
+// to stand for a file written by another perfbot.
+func WriteSchemaVersion(path string, version string) error {
+	b, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return b.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte(version))
+	})
+}
+
+// CheckConsistency verifies the file's structure and that every run has all
+// its derived records and nothing derived lacks its run: the invariants
+// that one transaction per run must keep through a crash.
+func CheckConsistency(db *DB) error {
+	return db.bolt.View(func(tx *bolt.Tx) error {
+		var errs []error
+		for err := range tx.Check() {
+			errs = append(errs, err)
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("bbolt check: %w", errors.Join(errs...))
+		}
+		runs := map[uint64]runner.Run{}
+		err := tx.Bucket(bucketRuns).ForEach(func(k, v []byte) error {
+			var r runner.Run
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			runs[r.ID] = r
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		derived := 0
+		for id, r := range runs {
+			st := stamp(r.Started, id)
+			for _, ix := range []struct {
+				bucket []byte
+				key    []byte
+			}{
+				{bucketRunsByTime, st},
+				{bucketRunsByTarget, indexKey(prefixKey(r.TargetKey), st)},
+				{bucketRunsByCommit, indexKey(prefixKey(r.Target.Commit), st)},
+			} {
+				if !has(tx.Bucket(ix.bucket), ix.key) {
+					return fmt.Errorf("run %d has no %s entry", id, ix.bucket)
+				}
+				derived++
+			}
+			if r.Status != runner.StatusInfraError {
+				if !has(tx.Bucket(bucketCache), indexKey(prefixKey(r.SpecHash, r.TargetKey), st)) {
+					return fmt.Errorf("run %d has no cache entry", id)
+				}
+				derived++
+			}
+			if r.Status != runner.StatusOK {
+				continue
+			}
+			for m, want := range r.Values {
+				var s sampleRecord
+				ok, err := getJSON(tx.Bucket(bucketSamples).Bucket([]byte(m)), st, &s)
+				if err != nil || !ok || s.Value != want {
+					return fmt.Errorf("run %d: sample of %s: found %v, value %v, want %v (%v)", id, m, ok, s.Value, want, err)
+				}
+				derived++
+			}
+		}
+		// Every derived record was reached from a run above; counting them
+		// shows that none is left without its run.
+		count := 0
+		for _, name := range [][]byte{bucketRunsByTime, bucketRunsByTarget, bucketRunsByCommit, bucketCache} {
+			count += tx.Bucket(name).Stats().KeyN
+		}
+		err = tx.Bucket(bucketSamples).ForEachBucket(func(k []byte) error {
+			return tx.Bucket(bucketSamples).Bucket(k).ForEach(func(k, _ []byte) error {
+				count++
+				if len(k) != stampLen {
+					return fmt.Errorf("sample key %x is not a stamp", k)
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+		if count != derived {
+			return fmt.Errorf("%d derived records for %d runs, want %d: some belong to no run", count, len(runs), derived)
+		}
+		return nil
+	})
+}
+
+// has reports whether key is in b; Get cannot tell an empty value from none.
+func has(b *bolt.Bucket, key []byte) bool {
+	k, _ := b.Cursor().Seek(key)
+	return bytes.Equal(k, key)
+}

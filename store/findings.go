@@ -1,0 +1,163 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/report"
+)
+
+// PutFinding records f under f.ID, replacing the finding with the same id.
+func (db *DB) PutFinding(f report.Finding) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error { return putFinding(tx, f) })
+}
+
+// PutFindingIssue records f and the issue it was filed as in one
+// transaction, so that the finding is never stored as filed without the
+// record that stops a second issue (or the reverse). The issue is recorded
+// under f.ID, which is the finding's fingerprint.
+func (db *DB) PutFindingIssue(f report.Finding, number int) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		if err := putFinding(tx, f); err != nil {
+			return err
+		}
+		return setIssue(tx, f.ID, number)
+	})
+}
+
+// Finding returns the finding whose id is id or, failing that, the only
+// finding whose id starts with id. A prefix that several ids share is an
+// error wrapping ErrAmbiguous.
+func (db *DB) Finding(id string) (f report.Finding, ok bool, err error) {
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		f, ok, err = getFinding(tx, id)
+		return err
+	})
+	return f, ok, err
+}
+
+// Findings returns every finding, newest first.
+func (db *DB) Findings() (fs []report.Finding, err error) {
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		fs, err = listFindings(tx)
+		return err
+	})
+	return fs, err
+}
+
+// IssueFor returns the number of the issue filed for the fingerprint, and
+// false if none was.
+func (db *DB) IssueFor(fingerprint string) (n int, ok bool, err error) {
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		n, ok, err = issueFor(tx, fingerprint)
+		return err
+	})
+	return n, ok, err
+}
+
+// SetIssue records that the issue with the number was filed for the
+// fingerprint.
+func (db *DB) SetIssue(fingerprint string, number int) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error { return setIssue(tx, fingerprint, number) })
+}
+
+func putFinding(tx *bolt.Tx, f report.Finding) error {
+	if f.ID == "" {
+		return fmt.Errorf("put finding of %s: no id (set it to the fingerprint)", f.Metric)
+	}
+	if err := putJSON(tx.Bucket(bucketFindings), []byte(f.ID), f); err != nil {
+		return fmt.Errorf("put finding %s: %w", f.ID, err)
+	}
+	return nil
+}
+
+func getFinding(tx *bolt.Tx, id string) (report.Finding, bool, error) {
+	var f report.Finding
+	if id == "" {
+		return f, false, errors.New("get finding: empty id")
+	}
+	b := tx.Bucket(bucketFindings)
+	key, err := uniqueKey(b, []byte(id))
+	if err != nil || key == nil {
+		return f, false, err
+	}
+	ok, err := getJSON(b, key, &f)
+	if err != nil {
+		return f, false, fmt.Errorf("get finding %s: %w", key, err)
+	}
+	return f, ok, nil
+}
+
+// uniqueKey is id itself when it is a key, else the only key that starts
+// with it, else nil.
+func uniqueKey(b *bolt.Bucket, id []byte) ([]byte, error) {
+	if b.Get(id) != nil {
+		return id, nil
+	}
+	var found []string
+	c := b.Cursor()
+	for k, _ := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, _ = c.Next() {
+		found = append(found, string(k))
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+		return []byte(found[0]), nil
+	default:
+		return nil, fmt.Errorf("finding %q: %w: %d findings match (%s, %s, …)", id, ErrAmbiguous, len(found), found[0], found[1])
+	}
+}
+
+func listFindings(tx *bolt.Tx) ([]report.Finding, error) {
+	var fs []report.Finding
+	err := tx.Bucket(bucketFindings).ForEach(func(k, v []byte) error {
+		var f report.Finding
+		if err := json.Unmarshal(v, &f); err != nil {
+			return fmt.Errorf("list findings: decode %s: %w", k, err)
+		}
+		fs = append(fs, f)
+		return nil
+	})
+	sort.SliceStable(fs, func(a, b int) bool {
+		if !fs[a].Created.Equal(fs[b].Created) {
+			return fs[a].Created.After(fs[b].Created)
+		}
+		return fs[a].ID < fs[b].ID
+	})
+	return fs, err
+}
+
+func issueFor(tx *bolt.Tx, fingerprint string) (int, bool, error) {
+	if fingerprint == "" {
+		return 0, false, errors.New("issue for: empty fingerprint")
+	}
+	raw := tx.Bucket(bucketIssues).Get([]byte(fingerprint))
+	if raw == nil {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(string(raw))
+	if err != nil {
+		return 0, false, fmt.Errorf("issue for %s: stored number %q: %w", fingerprint, raw, err)
+	}
+	return n, true, nil
+}
+
+func setIssue(tx *bolt.Tx, fingerprint string, number int) error {
+	if fingerprint == "" {
+		return errors.New("set issue: empty fingerprint")
+	}
+	if number <= 0 {
+		return fmt.Errorf("set issue of %s: number %d is not a positive issue number", fingerprint, number)
+	}
+	if err := tx.Bucket(bucketIssues).Put([]byte(fingerprint), []byte(strconv.Itoa(number))); err != nil {
+		return fmt.Errorf("set issue of %s: %w", fingerprint, err)
+	}
+	return nil
+}

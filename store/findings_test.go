@@ -1,0 +1,152 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/report"
+	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/store/storetest"
+)
+
+func finding(id string, created time.Duration) report.Finding {
+	return report.Finding{ID: id, Created: t0.Add(created), Metric: "verify_tok_s", Outcome: report.OutcomeCulprit}
+}
+
+func TestFindings(t *testing.T) {
+	db := storetest.Open(t)
+	for _, f := range []report.Finding{
+		finding("perfbotfpaa11", time.Hour),
+		finding("perfbotfpaa22", 3*time.Hour),
+		finding("perfbotfpbb33", 2*time.Hour),
+		finding("perfbotfpbb", 0), // an id that is also a prefix of another
+	} {
+		require.NoError(t, db.PutFinding(f))
+	}
+
+	all, err := db.Findings()
+	require.NoError(t, err)
+	var ids []string
+	for _, f := range all {
+		ids = append(ids, f.ID)
+	}
+	assert.Equal(t, []string{"perfbotfpaa22", "perfbotfpbb33", "perfbotfpaa11", "perfbotfpbb"}, ids, "newest first")
+
+	for _, tc := range []struct {
+		name    string
+		id      string
+		want    string
+		wantErr string
+	}{
+		{name: "full id", id: "perfbotfpaa11", want: "perfbotfpaa11"},
+		{name: "unique prefix", id: "perfbotfpaa2", want: "perfbotfpaa22"},
+		{name: "full id that prefixes another", id: "perfbotfpbb", want: "perfbotfpbb"},
+		{name: "ambiguous prefix", id: "perfbotfpa", wantErr: `finding "perfbotfpa": ambiguous id prefix: 2 findings match (perfbotfpaa11, perfbotfpaa22, …)`},
+		{name: "unknown", id: "perfbotfpcc"},
+		{name: "empty id", id: "", wantErr: "get finding: empty id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, ok, err := db.Finding(tc.id)
+			if tc.wantErr != "" {
+				require.EqualError(t, err, tc.wantErr)
+				if tc.id != "" {
+					assert.ErrorIs(t, err, store.ErrAmbiguous)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want != "", ok)
+			assert.Equal(t, tc.want, f.ID)
+		})
+	}
+}
+
+func TestFindingRoundTrip(t *testing.T) {
+	db := storetest.Open(t)
+	f := report.Finding{
+		Created: t0, Metric: "verify_tok_s", Unit: "tok/s", Direction: "regression", Outcome: report.OutcomeCulprit,
+		Good:       report.End{Commit: report.Commit{Hash: commitHash(0)}, N: 5, Median: 88.8, Lo: 88.1, Hi: 89.2},
+		Bad:        report.End{Commit: report.Commit{Hash: commitHash(9)}, N: 5, Median: 82.2, Lo: 81.9, Hi: 82.6},
+		Culprits:   []report.Culprit{{Commit: report.Commit{Hash: commitHash(4), Subject: "communicator: LL"}, Confidence: 0.995, DeltaPct: -7.4}},
+		Hunks:      []report.Hunk{{ID: "h1", File: "communicator/allreduce.go", Component: "communicator", Diff: "@@ -1 +1 @@\n-a\n+b\n"}},
+		HunkEffect: &report.Effect{AppliedPct: -7.1, RevertedPct: 7.0},
+		EnvDiffs:   []report.EnvDiff{{Name: "NCCL_PROTO", Good: "Simple", Bad: "LL"}},
+		State:      report.StateKept,
+	}
+	f.ID = f.Fingerprint()
+	require.NoError(t, db.PutFinding(f))
+	got, ok, err := db.Finding(f.ID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, f, got)
+
+	require.ErrorContains(t, db.PutFinding(report.Finding{Metric: "verify_tok_s"}), "no id")
+}
+
+func TestIssues(t *testing.T) {
+	db := storetest.Open(t)
+	_, ok, err := db.IssueFor("perfbotfp01")
+	require.NoError(t, err)
+	assert.False(t, ok)
+
+	require.NoError(t, db.SetIssue("perfbotfp01", 17))
+	n, ok, err := db.IssueFor("perfbotfp01")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, 17, n)
+
+	for _, tc := range []struct {
+		name        string
+		fingerprint string
+		number      int
+		wantErr     string
+	}{
+		{name: "empty fingerprint", number: 3, wantErr: "empty fingerprint"},
+		{name: "zero number", fingerprint: "perfbotfp02", wantErr: "number 0 is not a positive issue number"},
+		{name: "negative number", fingerprint: "perfbotfp02", number: -4, wantErr: "number -4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorContains(t, db.SetIssue(tc.fingerprint, tc.number), tc.wantErr)
+		})
+	}
+	_, _, err = db.IssueFor("")
+	require.ErrorContains(t, err, "empty fingerprint")
+}
+
+func TestPutFindingIssue(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		finding   report.Finding
+		number    int
+		wantErr   string
+		wantStore bool
+	}{
+		{name: "finding and issue together", finding: finding("perfbotfp07", 0), number: 21, wantStore: true},
+		{name: "bad number stores no finding", finding: finding("perfbotfp07", 0), number: 0, wantErr: "not a positive issue number"},
+		{name: "finding without id stores no issue", finding: finding("", 0), number: 21, wantErr: "no id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := storetest.Open(t)
+			err := db.PutFindingIssue(tc.finding, tc.number)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+			} else {
+				require.NoError(t, err)
+			}
+			fs, err := db.Findings()
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantStore, len(fs) == 1, "finding stored")
+			if tc.finding.ID != "" {
+				n, ok, err := db.IssueFor(tc.finding.ID)
+				require.NoError(t, err)
+				assert.Equal(t, tc.wantStore, ok, "issue recorded")
+				if tc.wantStore {
+					assert.Equal(t, tc.number, n)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,127 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Job kinds.
+const (
+	JobBisect    = "bisect"
+	JobHunks     = "hunks"
+	JobEnvBisect = "envbisect"
+)
+
+// Job states.
+const (
+	JobRunning = "running"
+	JobDone    = "done"
+	JobFailed  = "failed"
+)
+
+// Job is a search persisted after every probe, so that a killed process
+// resumes where it stopped. Params and State belong to the search; the
+// store keeps them as they are.
+type Job struct {
+	ID      string          `json:"id"`
+	Kind    string          `json:"kind"` // JobBisect, JobHunks or JobEnvBisect
+	Params  json.RawMessage `json:"params,omitempty"`
+	State   json.RawMessage `json:"state,omitempty"`
+	Status  string          `json:"status"` // JobRunning, JobDone or JobFailed
+	Created time.Time       `json:"created"`
+	Updated time.Time       `json:"updated"`
+}
+
+// PutJob records j, replacing the job with the same id.
+func (db *DB) PutJob(j Job) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error { return putJob(tx, j) })
+}
+
+// Job returns the job with the id, and false if there is none.
+func (db *DB) Job(id string) (j Job, ok bool, err error) {
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		j, ok, err = getJob(tx, id)
+		return err
+	})
+	return j, ok, err
+}
+
+// Jobs returns every job, newest (by creation) first.
+func (db *DB) Jobs() (jobs []Job, err error) {
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		jobs, err = listJobs(tx)
+		return err
+	})
+	return jobs, err
+}
+
+func validateJob(j Job) error {
+	if j.ID == "" {
+		return errors.New("job has no id")
+	}
+	switch j.Kind {
+	case JobBisect, JobHunks, JobEnvBisect:
+	default:
+		return fmt.Errorf("job %s: unknown kind %q (want %s, %s or %s)", j.ID, j.Kind, JobBisect, JobHunks, JobEnvBisect)
+	}
+	switch j.Status {
+	case JobRunning, JobDone, JobFailed:
+	default:
+		return fmt.Errorf("job %s: unknown status %q (want %s, %s or %s)", j.ID, j.Status, JobRunning, JobDone, JobFailed)
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"params", j.Params}, {"state", j.State}} {
+		if len(f.raw) > 0 && !json.Valid(f.raw) {
+			return fmt.Errorf("job %s: %s: not valid JSON", j.ID, f.name)
+		}
+	}
+	return nil
+}
+
+func putJob(tx *bolt.Tx, j Job) error {
+	if err := validateJob(j); err != nil {
+		return fmt.Errorf("put job: %w", err)
+	}
+	if err := putJSON(tx.Bucket(bucketJobs), []byte(j.ID), j); err != nil {
+		return fmt.Errorf("put job %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+func getJob(tx *bolt.Tx, id string) (Job, bool, error) {
+	var j Job
+	if id == "" {
+		return j, false, errors.New("get job: empty id")
+	}
+	ok, err := getJSON(tx.Bucket(bucketJobs), []byte(id), &j)
+	if err != nil {
+		return j, false, fmt.Errorf("get job %s: %w", id, err)
+	}
+	return j, ok, nil
+}
+
+func listJobs(tx *bolt.Tx) ([]Job, error) {
+	var jobs []Job
+	err := tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+		var j Job
+		if err := json.Unmarshal(v, &j); err != nil {
+			return fmt.Errorf("list jobs: decode %s: %w", k, err)
+		}
+		jobs = append(jobs, j)
+		return nil
+	})
+	sort.SliceStable(jobs, func(a, b int) bool {
+		if !jobs[a].Created.Equal(jobs[b].Created) {
+			return jobs[a].Created.After(jobs[b].Created)
+		}
+		return jobs[a].ID < jobs[b].ID
+	})
+	return jobs, err
+}

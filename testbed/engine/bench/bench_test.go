@@ -1,0 +1,114 @@
+package bench
+
+import (
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perfbot/perfbot/testbed/engine/communicator"
+)
+
+func TestMain(m *testing.M) {
+	// The ranks are goroutines standing in for devices; on one P they hand
+	// over to each other without waking OS threads.
+	runtime.GOMAXPROCS(1)
+	os.Exit(m.Run())
+}
+
+// cycles runs f over b.N steps in cycles of at most CycleSteps and returns
+// the median CPU time per step of the full cycles (or of all steps when
+// there is no full cycle).
+func cycles(b *testing.B, f func(steps int) error) time.Duration {
+	var per []time.Duration
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(CycleSteps, b.N-done)
+		start := cpuTime()
+		if err := f(n); err != nil {
+			b.Fatal(err)
+		}
+		if n == CycleSteps || len(per) == 0 {
+			per = append(per, (cpuTime()-start)/time.Duration(n))
+		}
+		done += n
+	}
+	b.StopTimer()
+	slices.Sort(per)
+	return per[len(per)/2]
+}
+
+func BenchmarkVerifyStep(b *testing.B) {
+	cfg, err := Config()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := NewSpeculative(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tokens := 0
+	step := cycles(b, func(n int) error {
+		emitted, err := s.Cycle(n)
+		tokens = emitted * CycleSteps / n
+		return err
+	})
+	// Every full cycle emits the same tokens, so the median step time
+	// gives the median rate.
+	b.ReportMetric(float64(tokens)/CycleSteps/step.Seconds(), "tok/s")
+	b.ReportMetric(float64(step)/1e6, "ms/verify")
+	b.ReportMetric(float64(tokens)/CycleSteps, "tok/verify")
+}
+
+func BenchmarkDecode(b *testing.B) {
+	cfg, err := Config()
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := NewDecode(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	step := cycles(b, d.Cycle)
+	b.ReportMetric(1/step.Seconds(), "tok/s")
+	b.ReportMetric(float64(step)/1e6, "ms/token")
+}
+
+func BenchmarkAllReduce(b *testing.B) {
+	cfg, err := Config()
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := cfg.Comm
+	opts.Segment = cfg.Hidden / cfg.Ranks
+	g, err := communicator.NewGroup(cfg.Ranks, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bufs := make([][]float32, cfg.Ranks)
+	for r := range bufs {
+		bufs[r] = make([]float32, AllReduceFloats)
+		for i := range bufs[r] {
+			bufs[r][i] = float32(r + i%7)
+		}
+	}
+	const perCycle = 16
+	op := cycles(b, func(n int) error {
+		for range n * perCycle / CycleSteps {
+			var wg sync.WaitGroup
+			for r := range bufs {
+				wg.Go(func() { g.AllReduce(r, bufs[r]) })
+			}
+			wg.Wait()
+		}
+		return nil
+	}) * CycleSteps / perCycle
+	// Bus bandwidth as nccl-tests defines it: algorithm bandwidth times
+	// 2(R-1)/R, the share of the data every rank must send and receive.
+	bytes := float64(4 * AllReduceFloats)
+	busBW := bytes / op.Seconds() * 2 * float64(cfg.Ranks-1) / float64(cfg.Ranks)
+	b.ReportMetric(busBW/1e9, "GB/s")
+	b.ReportMetric(float64(op)/1e3, "us/op")
+}
