@@ -30,6 +30,8 @@ var refUncertainty = 0.05
 
 var notReproducedFactor = 0.1
 
+var tentativeConfidence = 0.99
+
 // Phases reported in ProbeEvent.
 const (
 	PhaseVerify   = "verify"
@@ -248,8 +250,9 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 // runs go back into the posterior, and a culprit that no longer holds the
 // configured confidence sends the search back to bisecting the range.
 func (s *search) searchSpan(ctx context.Context, sp span) (found, []span, spanOutcome, error) {
+	threshold := min(tentativeConfidence, s.opts.Confidence)
 	for {
-		f, out, err := s.bisectSpan(ctx, sp)
+		f, out, err := s.bisectSpan(ctx, sp, threshold)
 		if err != nil || out != spanLocated {
 			return f, nil, out, err
 		}
@@ -268,7 +271,10 @@ func (s *search) searchSpan(ctx context.Context, sp span) (found, []span, spanOu
 		if f.p >= s.opts.Confidence {
 			return f, further, spanLocated, nil
 		}
-		s.log.Debug("culprit lost confidence after residual runs", "commit", s.chain[f.last], "p", f.p)
+		s.log.Debug("culprit not confirmed by the residual runs", "commit", s.chain[f.last], "p", f.p)
+		// From here on bisect to the full confidence: the residual checks
+		// of an unchanged culprit add no runs and would loop.
+		threshold = s.opts.Confidence
 	}
 }
 
@@ -321,7 +327,7 @@ const (
 // would spend the whole budget. Reference balancing keeps adding runs to
 // the ends, so after every round the ends are compared again with the
 // strict rule for "same", and a range whose change has vanished is dropped.
-func (s *search) bisectSpan(ctx context.Context, sp span) (found, spanOutcome, error) {
+func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (found, spanOutcome, error) {
 	broken := func(i int) bool { return s.commits[i].broken }
 	recheck := endsTest{a: sp.lo, b: sp.hi, sameTail: s.notReproducedTail(), sameRuns: 2 * s.opts.InitialRuns}
 	for {
@@ -334,7 +340,7 @@ func (s *search) bisectSpan(ctx context.Context, sp span) (found, spanOutcome, e
 		post := newPosterior(s.spanStats(sp))
 		pos, posP, group, groupP := post.best(broken)
 		s.last.best, s.last.p = s.chain[pos], posP
-		if group > 0 && groupP >= s.opts.Confidence {
+		if group > 0 && groupP >= threshold {
 			f := found{first: post.measured[group-1] + 1, last: post.measured[group], p: groupP}
 			s.log.Debug("located", "first", s.chain[f.first], "last", s.chain[f.last], "p", groupP, "samples", s.samples)
 			return f, spanLocated, nil

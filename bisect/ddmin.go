@@ -96,12 +96,13 @@ type Test struct {
 	Set []string
 	// Side is SideApply or SideRevert.
 	Side string
-	// N is the number of samples the decision used.
+	// N is the number of samples measured, a confirmation's included.
 	N int
 	// Median is the median sample (0 when the configuration is broken).
 	Median float64
 	// PBad is the posterior that the configuration behaves like the bad
-	// end (0.5 when broken).
+	// end (0.5 when broken); for a confirmed configuration, that of the
+	// confirmation's own samples.
 	PBad float64
 	// Outcome is OutcomeBad, OutcomeGood or OutcomeUnresolved.
 	Outcome string

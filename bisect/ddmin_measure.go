@@ -106,7 +106,7 @@ func (s *setSearch) test(ctx context.Context, set elemSet, side string) (string,
 		return c.verdict, nil
 	}
 	c := &setConfig{set: set, pBad: 0.5, side: side}
-	if err := s.measure(ctx, c, minProbeRuns, s.opts.MaxRunsPerTest); err != nil {
+	if err := s.measure(ctx, c, 0, s.opts.MaxRunsPerTest); err != nil {
 		return "", err
 	}
 	s.configs[set.key()] = c
@@ -116,26 +116,38 @@ func (s *setSearch) test(ctx context.Context, set elemSet, side string) (string,
 	return c.verdict, nil
 }
 
-// confirm measures a configuration that the result is about to rest on
-// once more: it doubles the samples behind a decided verdict, and gives an
-// undecided one up to twice MaxRunsPerTest. A sequential test stopped
-// early by a lucky streak is overturned here before a costly search
-// builds on it. The ends and broken configurations are final, and a
-// configuration is confirmed at most once.
+// confirm measures again a configuration that the result is about to rest
+// on, with up to MaxRunsPerTest more samples. A decided verdict is
+// replicated: a second sequential test on the new samples alone replaces
+// it. A sequential test stops when its samples happen to look decisive, so
+// a wrong verdict comes with a lucky streak; fresh samples do not share
+// it, and a wrong turn is overturned before a costly search builds on it.
+// An undecided test simply continues on all its samples. The ends and
+// broken configurations are final, and a configuration is confirmed at
+// most once.
 func (s *setSearch) confirm(ctx context.Context, set elemSet) (string, error) {
 	c, ok := s.configs[set.key()]
-	if !ok || c.broken || c.confirmed || c == s.good || c == s.bad {
-		if !ok {
-			return "", fmt.Errorf("isolate: confirm %v: not measured", s.u.namesOf(set))
-		}
+	if !ok {
+		return "", fmt.Errorf("isolate: confirm %v: not measured", s.u.namesOf(set))
+	}
+	if c.broken || c.confirmed || c == s.good || c == s.bad {
 		return c.verdict, nil
 	}
 	c.confirmed = true
 	before := c.verdict
 	c.verdict = ""
-	n := max(2*len(c.samples), len(c.samples)+minProbeRuns)
-	if err := s.measure(ctx, c, n, max(n, 2*s.opts.MaxRunsPerTest)); err != nil {
+	from := len(c.samples)
+	if before == OutcomeUnresolved {
+		from = 0
+	}
+	if err := s.measure(ctx, c, from, len(c.samples)+s.opts.MaxRunsPerTest); err != nil {
 		return "", err
+	}
+	if c.verdict == OutcomeUnresolved && !c.broken && from > 0 {
+		// The replication did not decide on its own: let all the samples
+		// decide, the streak that stopped the first test now diluted.
+		c.pBad = Classify(s.good.samples, s.bad.samples, c.samples)
+		c.verdict = s.decide(c.pBad, OutcomeUnresolved)
 	}
 	if c.verdict != before {
 		s.log.Info("isolate: verdict changed on confirmation", "set", s.u.namesOf(set),
@@ -145,15 +157,14 @@ func (s *setSearch) confirm(ctx context.Context, set elemSet) (string, error) {
 	return c.verdict, nil
 }
 
-// measure runs the sequential test of one configuration: it asks for n
-// samples, then one more at a time, until Classify against the ends
-// crosses the confidence either way (bad or good) or the configuration has
-// limit samples (unresolved). A configuration that does not apply or build
-// is unresolved at once.
-func (s *setSearch) measure(ctx context.Context, c *setConfig, n, limit int) error {
+// measure runs the sequential test of one configuration on its samples
+// from index from on: it asks for minProbeRuns of them, then one more at a
+// time, until Classify against the ends crosses the confidence either way
+// (bad or good) or the configuration has limit samples (unresolved). A
+// configuration that does not apply or build is unresolved at once.
+func (s *setSearch) measure(ctx context.Context, c *setConfig, from, limit int) error {
 	names := s.u.namesOf(c.set)
-	conf := s.opts.Confidence
-	for c.verdict == "" {
+	for n := from + minProbeRuns; c.verdict == ""; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -171,21 +182,30 @@ func (s *setSearch) measure(ctx context.Context, c *setConfig, n, limit int) err
 		}
 		c.samples = xs
 		// Keep the references at least as strong as the probe.
-		if err := s.growEnds(ctx, min(len(xs), s.endLimit())); err != nil {
+		if err := s.growEnds(ctx, min(len(xs)-from, s.endLimit())); err != nil {
 			return err
 		}
-		c.pBad = Classify(s.good.samples, s.bad.samples, xs)
-		switch {
-		case c.pBad >= conf:
-			c.verdict = OutcomeBad
-		case c.pBad <= 1-conf:
-			c.verdict = OutcomeGood
-		case len(xs) >= limit:
-			c.verdict = OutcomeUnresolved
+		c.pBad = Classify(s.good.samples, s.bad.samples, xs[from:])
+		if len(xs) >= limit {
+			c.verdict = s.decide(c.pBad, OutcomeUnresolved)
+		} else {
+			c.verdict = s.decide(c.pBad, "")
 		}
 		n = len(xs) + 1
 	}
 	return nil
+}
+
+// decide turns a posterior into a verdict: bad or good past the
+// confidence, otherwise undecided.
+func (s *setSearch) decide(pBad float64, undecided string) string {
+	switch {
+	case pBad >= s.opts.Confidence:
+		return OutcomeBad
+	case pBad <= 1-s.opts.Confidence:
+		return OutcomeGood
+	}
+	return undecided
 }
 
 // record writes the configuration's test into the result and reports it.

@@ -24,5 +24,6 @@ func init() {
 	i("T_RMAX", &residualMaxNew)
 	f("T_SNAP", &snapDistance)
 	f("T_REF", &refUncertainty)
+	f("T_TENT", &tentativeConfidence)
 	f("T_NRF", &notReproducedFactor)
 }

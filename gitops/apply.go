@@ -24,10 +24,13 @@ type ApplyError struct {
 	Err  error
 }
 
+// Error names the hunk and file.
 func (e *ApplyError) Error() string {
 	return fmt.Sprintf("apply hunk %s to %s: %v", e.Hunk, e.File, e.Err)
 }
 
+// Unwrap returns the cause, go-gitdiff's *gitdiff.ApplyError for a
+// conflict.
 func (e *ApplyError) Unwrap() error { return e.Err }
 
 // CheckoutPatch checks p.Base out into slot (as Checkout does) and applies

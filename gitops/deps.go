@@ -265,15 +265,16 @@ var (
 	pyStrings    = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
 )
 
-var pyKeywords = map[string]bool{}
-
-func init() {
+// pyKeywords are words that never name a declaration of the patch.
+var pyKeywords = func() map[string]bool {
+	set := map[string]bool{}
 	for _, k := range strings.Fields(`False None True and as assert async await break class continue
 		def del elif else except finally for from global if import in is lambda nonlocal not or pass
 		raise return try while with yield self cls`) {
-		pyKeywords[k] = true
+		set[k] = true
 	}
-}
+	return set
+}()
 
 func (s *defUse) scanPython(fd *FileDiff) {
 	for _, h := range fd.Hunks {

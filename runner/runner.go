@@ -60,6 +60,16 @@ type Runner struct {
 // the *InfraError. When ctx ends, the run in flight is not recorded and
 // ctx's error is returned.
 func (r *Runner) Measure(ctx context.Context, dir string, t Target, repeats int, record func(Run) error) error {
+	return r.measure(ctx, dir, t, repeats, record, true)
+}
+
+// Bench is Measure without the build: the checkout in dir must already
+// hold t built with this Spec (the caller keeps track of its slots).
+func (r *Runner) Bench(ctx context.Context, dir string, t Target, repeats int, record func(Run) error) error {
+	return r.measure(ctx, dir, t, repeats, record, false)
+}
+
+func (r *Runner) measure(ctx context.Context, dir string, t Target, repeats int, record func(Run) error, build bool) error {
 	if repeats < 1 {
 		return fmt.Errorf("measure %s: %d repeats, want at least 1", t.Short(), repeats)
 	}
@@ -70,6 +80,7 @@ func (r *Runner) Measure(ctx context.Context, dir string, t Target, repeats int,
 		targetKey: t.Key(),
 		specHash:  r.Spec.Hash(),
 		record:    record,
+		build:     build,
 		log:       r.logger().With("target", t.Short(), "host", r.Host.Name()),
 	}
 	scratch, err := os.MkdirTemp("", "perfbot-env-")
@@ -106,6 +117,7 @@ type measurement struct {
 	targetKey string
 	specHash  string
 	record    func(Run) error
+	build     bool // run the build steps before the first repeat
 	log       *slog.Logger
 	scratch   string // local directory for environment dumps
 	facts     Fingerprint
@@ -141,6 +153,9 @@ func (m *measurement) run(ctx context.Context, repeats int) error {
 	// The build belongs to the first run: its log and time go there.
 	p := m.newRun(started)
 	for _, s := range m.r.Spec.Build {
+		if !m.build {
+			break
+		}
 		res, err := m.exec(ctx, p, PhaseBuild, s, nil)
 		if err != nil {
 			return m.failInfra(ctx, p, err)

@@ -54,11 +54,11 @@ type BisectReport struct {
 
 // EndReport is one end of the range as measured.
 type EndReport struct {
-	Commit string     `json:"commit"`
-	Subject string    `json:"subject"`
-	N      int        `json:"n"`
-	Median float64    `json:"median"`
-	CI     [2]float64 `json:"ci"`
+	Commit  string     `json:"commit"`
+	Subject string     `json:"subject"`
+	N       int        `json:"n"`
+	Median  float64    `json:"median"`
+	CI      [2]float64 `json:"ci"`
 }
 
 // CulpritReport is one culprit commit.
@@ -131,14 +131,14 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 
 	var probes []bisect.ProbeEvent
 	opts := bisect.Options{
-		Confidence: b.Config.Bisect.Confidence,
-		MinEffect:  b.Config.Bisect.MinEffect,
-		MaxRuns:    b.Config.Bisect.MaxRuns,
-		Better:     bisect.Better(metric.Better),
-		Direction:  req.Direction,
-		Parallel:   max(1, len(b.Config.Hosts)),
+		Confidence:  b.Config.Bisect.Confidence,
+		MinEffect:   b.Config.Bisect.MinEffect,
+		MaxRuns:     b.Config.Bisect.MaxRuns,
+		Better:      bisect.Better(metric.Better),
+		Direction:   req.Direction,
+		Parallel:    max(1, len(b.Config.Hosts)),
 		InitialRuns: b.Config.Bisect.Repeats,
-		Logger:     b.Logger,
+		Logger:      b.Logger,
 		OnProbe: func(e bisect.ProbeEvent) {
 			probes = append(probes, e)
 			line := fmt.Sprintf("  %-8s %s #%-4d n=%-3d median=%-10.4g %s", e.Phase, short(e.Commit), e.Index, e.N, e.Median, e.Status)

@@ -90,12 +90,12 @@ func (b *Bot) Close() error { return b.Store.Close() }
 
 func newHost(cfg *config.Config) (runner.Host, error) {
 	if len(cfg.Hosts) == 0 {
-		return runner.NewLocal("local"), nil
+		return &runner.Local{HostName: "local"}, nil
 	}
 	h := cfg.Hosts[0]
 	switch h.Kind {
 	case "", "local":
-		return runner.NewLocal(h.Name), nil
+		return &runner.Local{HostName: h.Name}, nil
 	default:
 		return nil, fmt.Errorf("host %s: kind %q is not supported yet (use local)", h.Name, h.Kind)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
@@ -29,32 +30,32 @@ type DemoOptions struct {
 // DemoSummary sets each ground-truth change of the testbed beside what
 // perfbot found.
 type DemoSummary struct {
-	Repo     string         `json:"repo"`
-	Commits  int            `json:"commits"`
-	Verdict  bisect.Verdict `json:"verdict"`
-	Rows     []DemoRow      `json:"rows"`
-	Issues   []string       `json:"issues"`
-	Runs     int            `json:"runs"`
-	Builds   int            `json:"builds"`
-	Wall     float64        `json:"wall_seconds"`
+	Repo     string            `json:"repo"`
+	Commits  int               `json:"commits"`
+	Verdict  bisect.Verdict    `json:"verdict"`
+	Rows     []DemoRow         `json:"rows"`
+	Issues   []string          `json:"issues"`
+	Runs     int               `json:"runs"`
+	Builds   int               `json:"builds"`
+	Wall     float64           `json:"wall_seconds"`
 	Findings []*report.Finding `json:"-"`
 }
 
 // DemoRow is one ground-truth change, or one culprit that matches none.
 type DemoRow struct {
-	Change       string  `json:"change"` // manifest id, or "-" for an unexpected culprit
-	Kind         string  `json:"kind"`
-	TrueCommit   string  `json:"true_commit"`
-	IntendedPct  float64 `json:"intended_pct"`
-	TrueHunk     string  `json:"true_hunk"`
-	FoundCommit  string  `json:"found_commit"`
-	FoundHunk    string  `json:"found_hunk"`
-	Component    string  `json:"component"`
-	DeltaPct     float64 `json:"delta_pct"`
-	Confidence   float64 `json:"confidence"`
-	CommitMatch  bool    `json:"commit_match"`
-	HunkMatch    bool    `json:"hunk_match"`
-	Issue        string  `json:"issue,omitempty"`
+	Change      string  `json:"change"` // manifest id, or "-" for an unexpected culprit
+	Kind        string  `json:"kind"`
+	TrueCommit  string  `json:"true_commit"`
+	IntendedPct float64 `json:"intended_pct"`
+	TrueHunk    string  `json:"true_hunk"`
+	FoundCommit string  `json:"found_commit"`
+	FoundHunk   string  `json:"found_hunk"`
+	Component   string  `json:"component"`
+	DeltaPct    float64 `json:"delta_pct"`
+	Confidence  float64 `json:"confidence"`
+	CommitMatch bool    `json:"commit_match"`
+	HunkMatch   bool    `json:"hunk_match"`
+	Issue       string  `json:"issue,omitempty"`
 }
 
 // Demo runs the whole manual path on the bundled testbed: it generates the
@@ -169,4 +170,75 @@ func firstParentRoot(ctx context.Context, repo *gitops.Repo, head gitops.Commit)
 		c, n = p, n+1
 	}
 	return c, n, nil
+}
+
+// compareWithManifest sets each ground-truth change beside the finding
+// whose culprit is its commit; culprits that match no change get rows of
+// their own.
+func compareWithManifest(m *testbed.Manifest, findings []*report.Finding) []DemoRow {
+	byCommit := map[string]*report.Finding{}
+	for _, f := range findings {
+		for _, c := range f.Culprits {
+			byCommit[c.Commit.Hash] = f
+		}
+	}
+	var rows []DemoRow
+	matched := map[string]bool{}
+	for _, ch := range m.Changes {
+		row := DemoRow{Change: ch.ID, Kind: string(ch.Kind), TrueCommit: ch.Commit, IntendedPct: ch.Effects[testbed.VerifyTokS]}
+		if ch.Hunk != nil {
+			row.TrueHunk = fmt.Sprintf("%s::%s", ch.Hunk.File, ch.Hunk.Function)
+		}
+		if f, ok := byCommit[ch.Commit]; ok {
+			matched[ch.Commit] = true
+			fillFound(&row, f)
+			row.CommitMatch = true
+			row.HunkMatch = ch.Hunk != nil && hunkMatches(ch.Hunk, f.Hunks)
+		}
+		rows = append(rows, row)
+	}
+	for _, f := range findings {
+		for _, c := range f.Culprits {
+			if matched[c.Commit.Hash] {
+				continue
+			}
+			row := DemoRow{Change: "-", Kind: "unexpected"}
+			fillFound(&row, f)
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+func fillFound(row *DemoRow, f *report.Finding) {
+	c := f.Culprits[0]
+	row.FoundCommit, row.DeltaPct, row.Confidence = c.Commit.Hash, c.DeltaPct, c.Confidence
+	var hunks []string
+	for _, h := range f.Hunks {
+		name := h.File
+		if h.Function != "" {
+			name += "::" + h.Function
+		}
+		hunks = append(hunks, name)
+	}
+	row.FoundHunk = strings.Join(hunks, " ")
+	row.Component = strings.Join(f.Components, ",")
+	if f.Issue > 0 {
+		row.Issue = fmt.Sprintf("#%d", f.Issue)
+	}
+}
+
+// hunkMatches reports whether a found hunk covers the lines that carry
+// the change.
+func hunkMatches(want *testbed.Hunk, found []report.Hunk) bool {
+	for _, h := range found {
+		if h.File != want.File {
+			continue
+		}
+		lo, hi := h.NewStart, h.NewStart+max(h.NewLines, 1)
+		if lo < want.Start+max(want.Lines, 1) && want.Start < hi {
+			return true
+		}
+	}
+	return false
 }

@@ -37,10 +37,10 @@ type HunksReport struct {
 	Unresolved [][]string   `json:"unresolved"`
 	// Configurations counts the distinct configurations measured, the two
 	// ends included.
-	Configurations int     `json:"configurations"`
-	Runs           int     `json:"runs"`
-	Builds         int     `json:"builds"`
-	WallSeconds    float64 `json:"wall_seconds"`
+	Configurations int      `json:"configurations"`
+	Runs           int      `json:"runs"`
+	Builds         int      `json:"builds"`
+	WallSeconds    float64  `json:"wall_seconds"`
 	Warnings       []string `json:"warnings,omitempty"`
 }
 

@@ -79,8 +79,12 @@ func (b *Bot) summaries(t runner.Target) ([]MetricSummary, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := stats.Summarize(vals, 0.95)
-		out = append(out, MetricSummary{Metric: m.Name, Unit: m.Unit, N: s.N, Median: s.Median, Lo: s.Lo, Hi: s.Hi})
+		ms := MetricSummary{Metric: m.Name, Unit: m.Unit}
+		if len(vals) > 0 {
+			s := stats.Summarize(vals, 0.95)
+			ms.N, ms.Median, ms.Lo, ms.Hi = s.N, s.Median, s.Lo, s.Hi
+		}
+		out = append(out, ms)
 	}
 	return out, nil
 }

@@ -155,6 +155,7 @@ func (o *Oracle) measure(ctx context.Context, t runner.Target, missing int) erro
 	defer func() { o.slots <- s }()
 
 	key := t.Key()
+	run := o.runner.Bench
 	if s.built != key {
 		s.built = ""
 		dir, err := o.checkout(ctx, s.n, t)
@@ -168,29 +169,28 @@ func (o *Oracle) measure(ctx context.Context, t runner.Target, missing int) erro
 		s.dir = dir
 		o.log.Debug("build", "target", t.Short(), "slot", s.n)
 		o.count(0, 1)
-		ok, err := o.runner.Build(ctx, s.dir, t, o.record)
-		if err != nil {
-			return &bisect.InfraError{Commit: t.Commit, Err: err}
-		}
-		if !ok {
-			return o.brokenFromStore(t)
-		}
-		s.built = key
+		run = o.runner.Measure
 	}
 	var status runner.Status
-	err = o.runner.Bench(ctx, s.dir, t, missing, func(r runner.Run) error {
-		o.count(1, 0)
+	err = run(ctx, s.dir, t, missing, func(r runner.Run) error {
 		status = r.Status
+		if r.Status == runner.StatusOK || r.Status == runner.StatusBenchFailed {
+			o.count(1, 0)
+		}
 		return o.record(r)
 	})
 	if err != nil {
 		s.built = ""
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return &bisect.InfraError{Commit: t.Commit, Err: err}
 	}
 	if status != runner.StatusOK {
 		s.built = ""
 		return o.brokenFromStore(t)
 	}
+	s.built = key
 	return nil
 }
 

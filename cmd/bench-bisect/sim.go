@@ -1,12 +1,12 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 
@@ -133,6 +133,13 @@ func runPerfbot(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle
 	out := outcome{reproduced: res.Verdict != bisect.VerdictNotReproduced, runs: o.Runs(), build: o.Builds()}
 	for _, c := range res.Culprits {
 		out.culprits = append(out.culprits, c.Index)
+		phaseMu.Lock()
+		confSum += c.Confidence
+		confN++
+		if slices.Contains(h.Culprits(), c.Index) {
+			confHit++
+		}
+		phaseMu.Unlock()
 	}
 	return out, nil
 }
@@ -140,6 +147,7 @@ func runPerfbot(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle
 var (
 	phaseMu   sync.Mutex
 	phaseRuns = map[string]int{}
+	confSum, confN, confHit float64
 )
 
 // summary aggregates the trials of one row.

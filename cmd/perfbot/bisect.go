@@ -14,14 +14,14 @@ import (
 
 func bisectCmd(g *globals) *cobra.Command {
 	var (
-		req              service.BisectRequest
-		direction        string
+		req               service.BisectRequest
+		direction         string
 		fileIssue, asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bisect --good REV --bad REV",
 		Short: "Find the commit that changed a metric, noise-aware, with a calibrated confidence",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if req.Good == "" || req.Bad == "" {
 				return usagef("bisect needs --good and --bad")

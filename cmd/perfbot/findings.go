@@ -24,7 +24,7 @@ func parseCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "parse --format F FILE",
 		Short: "Parse a benchmark output file into samples",
-		Args:  cobra.ExactArgs(1),
+		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format == "" {
 				return usagef("parse needs --format (one of %v)", bench.Formats())
@@ -59,7 +59,7 @@ func findingsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "findings",
 		Short: "List localized regressions and the issues filed for them",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.loadConfig()
 			if err != nil {
@@ -105,7 +105,7 @@ func reportCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report FINDING | --retry-unfiled",
 		Short: "Render a finding as Markdown, file it, or retry the findings whose filing failed",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if retry == (len(args) == 1) {
 				return usagef("give either FINDING or --retry-unfiled")

@@ -37,7 +37,7 @@ func historyCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Query the stored samples, newest first",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if asJSON && format != "" {
 				return usagef("--json and --format are exclusive")

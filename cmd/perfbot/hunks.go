@@ -18,7 +18,7 @@ func hunksCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hunks REV | --worktree",
 		Short: "Find the diff hunks of a commit (or of uncommitted changes) that cause its effect",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case req.Worktree && len(args) > 0:
@@ -89,7 +89,7 @@ func envbisectCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "envbisect --rev REV --good-env A.env --bad-env B.env",
 		Short: "Find the environment variables whose difference explains a change",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if req.Rev == "" || req.GoodEnv == "" || req.BadEnv == "" {
 				return usagef("envbisect needs --rev, --good-env and --bad-env")

@@ -15,7 +15,7 @@ func measureCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "measure REV...",
 		Short: "Measure revisions and store their samples (runs only what the store lacks)",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repeats < 1 {
 				return usagef("--repeats must be at least 1, got %d", repeats)

@@ -27,6 +27,16 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
+// usageArgs marks an argument-count mistake as a usage error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // globals are the flags every command takes.

@@ -168,7 +168,7 @@ func (b *Builder) Numbered(n int) []string {
 	}
 	stream.WriteString("done\n")
 	b.numbered += n
-	b.run(&stream, nil, "fast-import", "--quiet", "--done")
+	b.runAt(time.Time{}, &stream, nil, "fast-import", "--quiet", "--done")
 	b.Git("reset", "-q", "--hard")
 	out := b.Git("rev-list", "--first-parent", "--reverse", "-n", fmt.Sprint(n), "HEAD")
 	return strings.Fields(out)
@@ -196,11 +196,6 @@ func (b *Builder) gitAt(when time.Time, args ...string) string {
 	var out bytes.Buffer
 	b.runAt(when, nil, &out, args...)
 	return strings.TrimSpace(out.String())
-}
-
-func (b *Builder) run(stdin *bytes.Buffer, stdout *bytes.Buffer, args ...string) {
-	b.t.Helper()
-	b.runAt(time.Time{}, stdin, stdout, args...)
 }
 
 func (b *Builder) runAt(when time.Time, stdin, stdout *bytes.Buffer, args ...string) {
