@@ -307,10 +307,10 @@ func newSetSearch(o SetOracle, opts DDOptions) (*setSearch, error) {
 // searches that context inside lo. It returns the fixed set once it is bad.
 //
 // A context round rests on two verdicts, so both are confirmed first: that
-// the fixed set is not bad, and that hi is bad. When hi's verdict does not survive
-// its confirmation, the bracket was built on a wrong turn and the search
-// starts over from the ends; the configurations measured so far keep
-// their verdicts, so it replays to the wrong turn for free.
+// the fixed set is not bad, and that hi is bad. When hi's verdict does not
+// survive its confirmation, the bracket was built on a wrong turn and the
+// search starts over from the ends; the configurations measured so far
+// keep their verdicts, so it replays to the wrong turn for free.
 func (s *setSearch) narrow(ctx context.Context) (elemSet, error) {
 	for {
 		fixed, err := s.narrowOnce(ctx)
@@ -348,8 +348,8 @@ func (s *setSearch) narrowOnce(ctx context.Context) (elemSet, error) {
 		if verdict, err = s.confirm(ctx, hi); err != nil || verdict != OutcomeBad {
 			return nil, err
 		}
-		// The fixed elements need more: search the rest of lo for it, with
-		// the fixed elements always applied.
+		// The fixed elements need more: search the rest of lo for what
+		// they need, with them always applied.
 		s.log.Debug("isolate: difference needs context", "fixed", s.u.namesOf(fixed))
 		lo = fixed
 	}

@@ -220,8 +220,11 @@ func (u *setUniverse) partition(delta elemSet, n int) []elemSet {
 	}
 	if len(units) >= n {
 		parts := balanceParts(units, n, len(delta))
-		fair := float64(len(delta)) / float64(n)
-		if float64(slices.MinFunc(parts, byLen).len()) >= fair*3/4 {
+		smallest := len(delta)
+		for _, p := range parts {
+			smallest = min(smallest, len(p))
+		}
+		if 4*smallest*n >= 3*len(delta) {
 			return parts
 		}
 	}
@@ -231,10 +234,6 @@ func (u *setUniverse) partition(delta elemSet, n int) []elemSet {
 	}
 	return balanceParts(singles, n, len(delta))
 }
-
-func (s elemSet) len() int { return len(s) }
-
-func byLen(a, b elemSet) int { return len(a) - len(b) }
 
 // balanceParts joins consecutive units into n parts, cutting where the running
 // element count is closest to k·total/n, and never leaving a part empty.

@@ -144,7 +144,7 @@ func TestWarnings(t *testing.T) {
 		return f
 	}
 	lowConfidence := culpritWithoutHunks()
-	lowConfidence.Confidence = 0.9
+	lowConfidence.Confidence = 0.85
 	customCut := culpritWithoutHunks()
 	customCut.PublishConfidence = 0.995
 	envDiff := culpritWithoutHunks()
@@ -162,7 +162,7 @@ func TestWarnings(t *testing.T) {
 		}), []string{"changes only documentation or tests"}},
 		{"code and tests", withCulprit(func(c *Culprit) { c.Commit.Files = []string{"engine/moe/router.go", "engine/moe/router_test.go"} }), nil},
 		{"build identical", withCulprit(func(c *Culprit) { c.BuildIdentical = true }), []string{"builds to the same output as its parent"}},
-		{"low confidence", lowConfidence, []string{"Confidence 90.0% is below the publish cut-off 95.0%"}},
+		{"low confidence", lowConfidence, []string{"Confidence 85.0% is below the publish cut-off 90.0%"}},
 		{"custom cut-off", customCut, []string{"Confidence 99.3% is below the publish cut-off 99.5%"}},
 		{"environment differs", envDiff, []string{"different environments (NCCL_P2P_LEVEL)"}},
 		{"not reproduced has no confidence warning", notReproduced(), nil},

@@ -8,9 +8,9 @@ import (
 
 // DefaultPublishConfidence is the publish cut-off of a finding whose
 // PublishConfidence is zero. syzbot publishes nothing under 0.66; a
-// perfbot bisection stops at 0.99, so a culprit under 0.95 means the search
+// perfbot bisection stops at 0.99, so a culprit under 0.9 means the search
 // ran out of budget or the signal was too noisy to trust.
-const DefaultPublishConfidence = 0.95
+const DefaultPublishConfidence = 0.9
 
 // Warnings returns the reasons to doubt f that a reader should see before
 // blaming anyone: a merge commit, a commit that changes only documentation

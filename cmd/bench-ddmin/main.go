@@ -13,11 +13,17 @@
 //
 // Usage:
 //
-//	bench-ddmin [-trials 200] [-seed 1]
+//	bench-ddmin [-trials 200] [-seed 1] [-v]
 //
-// The "tests" columns count distinct configurations other than the two
-// ends (the parent and the culprit, which a bisection has measured
-// already); the target for one culprit is log2(H)+2 on average.
+// -v prints every trial that misses the minimal set, with its tests.
+//
+// Columns: "exact" is the share of trials whose Isolation.Minimal is the
+// true minimal set. The "tests" columns count distinct configurations
+// (builds) other than the two ends (the parent and the culprit, which a
+// bisection has measured already); the target for one culprit is
+// log2(H)+2 on average. "broken" and "undecided" are the tests per trial
+// that did not build and that ran out of samples. "samples" counts every
+// benchmark run, the ends' included.
 package main
 
 import (
@@ -77,36 +83,52 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return printTable(stdout, rows, *trials)
 }
 
-// scenario builds one trial's world, the options Isolate gets, and the
-// minimal set it should find.
+// trial is one simulated commit: the world that measures it, the
+// dependencies Isolate is told about, and the minimal set it should find.
+type trial struct {
+	world *bisecttest.SetWorld
+	deps  map[string][]string
+	want  []string
+}
+
+// scenario draws the trials of one kind of commit.
 type scenario struct {
-	name  string
-	world func(ids []string, cv float64, rng *rand.Rand) (*bisecttest.SetWorld, map[string][]string, []string)
+	name string
+	draw func(ids []string, cv float64, rng *rand.Rand) trial
 }
 
 var scenarios = []scenario{
-	{"one culprit", func(ids []string, cv float64, rng *rand.Rand) (*bisecttest.SetWorld, map[string][]string, []string) {
-		c := ids[rng.IntN(len(ids))]
-		return &bisecttest.SetWorld{Elements: ids, Effect: bisecttest.Shift(drop, c), CV: cv}, nil, []string{c}
+	{"one culprit", oneCulprit},
+	{"pair only together", pair},
+	{"30% need a dep, closure", func(ids []string, cv float64, rng *rand.Rand) trial {
+		return withDeps(ids, cv, rng)
 	}},
-	{"pair only together", func(ids []string, cv float64, rng *rand.Rand) (*bisecttest.SetWorld, map[string][]string, []string) {
-		p := rng.Perm(len(ids))
-		a, b := ids[min(p[0], p[1])], ids[max(p[0], p[1])]
-		return &bisecttest.SetWorld{Elements: ids, Effect: bisecttest.Shift(drop, a, b), CV: cv}, nil, []string{a, b}
-	}},
-	{"30% need a dep, closure", func(ids []string, cv float64, rng *rand.Rand) (*bisecttest.SetWorld, map[string][]string, []string) {
-		w, deps, want := withDeps(ids, cv, rng)
-		return w, deps, want
-	}},
-	{"30% need a dep, builds only", func(ids []string, cv float64, rng *rand.Rand) (*bisecttest.SetWorld, map[string][]string, []string) {
-		w, _, want := withDeps(ids, cv, rng)
-		return w, nil, want
+	{"30% need a dep, builds only", func(ids []string, cv float64, rng *rand.Rand) trial {
+		t := withDeps(ids, cv, rng)
+		t.deps = nil
+		return t
 	}},
 }
 
-// withDeps is a world where 30% of the hunks need another hunk to build and
-// one hunk is the culprit; the culprit is found with everything it needs.
-func withDeps(ids []string, cv float64, rng *rand.Rand) (*bisecttest.SetWorld, map[string][]string, []string) {
+// oneCulprit is a commit where one hunk costs the 5%.
+func oneCulprit(ids []string, cv float64, rng *rand.Rand) trial {
+	c := ids[rng.IntN(len(ids))]
+	w := &bisecttest.SetWorld{Elements: ids, Effect: bisecttest.Shift(drop, c), CV: cv}
+	return trial{world: w, want: []string{c}}
+}
+
+// pair is a commit where two hunks cost the 5% only together.
+func pair(ids []string, cv float64, rng *rand.Rand) trial {
+	p := rng.Perm(len(ids))
+	a, b := ids[min(p[0], p[1])], ids[max(p[0], p[1])]
+	w := &bisecttest.SetWorld{Elements: ids, Effect: bisecttest.Shift(drop, a, b), CV: cv}
+	return trial{world: w, want: []string{a, b}}
+}
+
+// withDeps is a commit where 30% of the hunks need another hunk to build
+// and one hunk costs the 5%; the culprit is to be found with everything it
+// needs.
+func withDeps(ids []string, cv float64, rng *rand.Rand) trial {
 	deps := bisecttest.RandomDeps(ids, 0.3, rng)
 	c := ids[rng.IntN(len(ids))]
 	w := &bisecttest.SetWorld{
@@ -132,7 +154,7 @@ func withDeps(ids []string, cv float64, rng *rand.Rand) (*bisecttest.SetWorld, m
 			want = append(want, id)
 		}
 	}
-	return w, deps, want
+	return trial{world: w, deps: deps, want: want}
 }
 
 // row is one line of the table.
@@ -155,11 +177,12 @@ func simulate(ctx context.Context, sc scenario, h int, cv float64, trials int, s
 	for t := range trials {
 		rng := rand.New(rand.NewPCG(seed, uint64(h)<<32|uint64(t)))
 		ids := bisecttest.Hunks(h)
-		w, deps, want := sc.world(ids, cv, rng)
+		tr := sc.draw(ids, cv, rng)
+		w := tr.world
 		w.Seed = rng.Uint64()
 		iso, err := bisect.Isolate(ctx, w, bisect.DDOptions{
 			Groups: files(ids, rng),
-			Deps:   deps,
+			Deps:   tr.deps,
 			Better: bisect.HigherBetter,
 		})
 		if errors.Is(err, bisect.ErrEndsAlike) {
@@ -173,12 +196,12 @@ func simulate(ctx context.Context, sc scenario, h int, cv float64, trials int, s
 		if err != nil {
 			return r, err
 		}
-		if slices.Equal(iso.Minimal, want) {
+		if slices.Equal(iso.Minimal, tr.want) {
 			r.exact++
 		} else if misses != nil {
-			fmt.Fprintf(misses, "%s H=%d CV=%g trial %d: want %v, found %v\n", sc.name, h, cv, t, want, iso.Minimal)
-			for _, t := range iso.Tests {
-				fmt.Fprintf(misses, "\t%s %v n=%d p=%.4f %s\n", t.Side, t.Set, t.N, t.PBad, t.Outcome)
+			fmt.Fprintf(misses, "%s H=%d CV=%g trial %d: want %v, found %v\n", sc.name, h, cv, t, tr.want, iso.Minimal)
+			for _, tt := range iso.Tests {
+				fmt.Fprintf(misses, "\t%s %v n=%d p=%.4f %s\n", tt.Side, tt.Set, tt.N, tt.PBad, tt.Outcome)
 			}
 		}
 		r.tests = append(r.tests, iso.Configurations-2)
@@ -215,6 +238,7 @@ func files(ids []string, rng *rand.Rand) []bisect.Group {
 	return groups
 }
 
+// printTable writes the rows as an aligned table under a title.
 func printTable(w io.Writer, rows []row, trials int) error {
 	fmt.Fprintf(w, "Isolate on simulated commits: 5%% drop, %d trials per row; tests = configurations besides the two ends\n\n", trials)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -228,6 +252,7 @@ func printTable(w io.Writer, rows []row, trials int) error {
 	return tw.Flush()
 }
 
+// meanOf is the mean of xs, 0 for none.
 func meanOf(xs []int) float64 {
 	if len(xs) == 0 {
 		return 0

@@ -1,0 +1,168 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/report"
+	"github.com/perfbot/perfbot/runner"
+)
+
+// history scripts a fake host over a real repository of numbered commits:
+// level(i) is the true tok/s of commit i, measured with 1% noise.
+type history struct {
+	commits []string
+	host    *runner.Fake
+	dir     string
+	cfg     *config.Config
+}
+
+func newHistory(t *testing.T, n int, level func(i int) float64, broken func(i int) bool) *history {
+	t.Helper()
+	repo, commits := gitopstest.NewRepo(t, n)
+	rng := rand.New(rand.NewSource(1))
+	host := &runner.Fake{Commits: map[string]runner.FakeCommit{}}
+	for i, c := range commits {
+		if broken != nil && broken(i) {
+			host.Commits[c] = runner.FakeCommit{BuildFails: true}
+			continue
+		}
+		var outs []string
+		for range 60 {
+			v := level(i) * (1 + 0.01*rng.NormFloat64())
+			outs = append(outs, fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", v))
+		}
+		host.Commits[c] = runner.FakeCommit{Outputs: outs}
+	}
+	dir := t.TempDir()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`repo:
+  url: %s
+build:
+  - name: build
+    run: go build ./...
+benchmarks:
+  - name: engine
+    run: ./bench
+    format: gobench
+metrics:
+  - name: verify_tok_s
+    benchmark: engine
+    select: BenchmarkVerifyStep
+    unit: tok/s
+`, repo)), filepath.Join(dir, "perfbot.yaml"))
+	require.NoError(t, err)
+	return &history{commits: commits, host: host, dir: dir, cfg: cfg}
+}
+
+func (h *history) open(t *testing.T) *Bot {
+	t.Helper()
+	b, err := Open(context.Background(), h.cfg, Options{Host: h.host})
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestBisectJob(t *testing.T) {
+	step := func(at int, drop float64) func(int) float64 {
+		return func(i int) float64 {
+			if i >= at {
+				return 100 * (1 - drop)
+			}
+			return 100
+		}
+	}
+	tests := []struct {
+		name       string
+		n          int
+		level      func(int) float64
+		broken     func(int) bool
+		direction  bisect.Direction
+		want       bisect.Verdict
+		culprit    int // index, when want is culprit
+		candidates int
+	}{
+		{name: "culprit found", n: 40, level: step(23, 0.08), want: bisect.VerdictCulprit, culprit: 23},
+		{name: "regression at the oldest commit", n: 20, level: step(1, 0.08), want: bisect.VerdictCulprit, culprit: 1},
+		{name: "not reproduced", n: 20, level: step(100, 0), want: bisect.VerdictNotReproduced},
+		{name: "improvement", n: 30, level: step(11, -0.08), direction: bisect.Improvement, want: bisect.VerdictCulprit, culprit: 11},
+		{name: "culprit among broken commits", n: 30, level: step(15, 0.08), broken: func(i int) bool { return i >= 13 && i <= 15 },
+			want: bisect.VerdictCandidates, candidates: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHistory(t, tt.n, tt.level, tt.broken)
+			b := h.open(t)
+			ctx := context.Background()
+			rep, err := b.Bisect(ctx, BisectRequest{Good: h.commits[0], Bad: "main", Direction: tt.direction})
+			require.NoError(t, err)
+			require.Equal(t, tt.want, rep.Verdict)
+			switch tt.want {
+			case bisect.VerdictCulprit:
+				require.Len(t, rep.Culprits, 1)
+				require.Equal(t, h.commits[tt.culprit], rep.Culprits[0].Commit)
+				require.GreaterOrEqual(t, rep.Culprits[0].Confidence, 0.99)
+				require.Equal(t, fmt.Sprint(tt.culprit+1), rep.Culprits[0].Subject)
+			case bisect.VerdictCandidates:
+				require.Len(t, rep.Candidates, tt.candidates)
+			}
+			require.Equal(t, rep.Runs, countOK(t, b), "runs counts the benchmark invocations")
+
+			// The same bisection again runs nothing: every probe is cached.
+			again, err := b.Bisect(ctx, BisectRequest{Good: h.commits[0], Bad: "main", Direction: tt.direction})
+			require.NoError(t, err)
+			require.Equal(t, rep.Verdict, again.Verdict)
+			require.Zero(t, again.Runs)
+			require.Zero(t, again.Builds)
+
+			fs, err := b.Findings(ctx, rep)
+			require.NoError(t, err)
+			require.NotEmpty(t, fs)
+			for _, f := range fs {
+				_, _, err := report.Render(f)
+				require.NoError(t, err)
+			}
+		})
+	}
+}
+
+func countOK(t *testing.T, b *Bot) int {
+	t.Helper()
+	n := 0
+	for _, c := range b.Oracle.runner.Host.(*runner.Fake).Calls() {
+		if c.Phase == runner.PhaseBench {
+			n++
+		}
+	}
+	return n
+}
+
+func TestBisectBadInput(t *testing.T) {
+	h := newHistory(t, 5, func(int) float64 { return 100 }, nil)
+	b := h.open(t)
+	_, err := b.Bisect(context.Background(), BisectRequest{Good: "nope", Bad: "main"})
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	require.Contains(t, err.Error(), "nope")
+
+	_, err = b.Bisect(context.Background(), BisectRequest{Good: "main", Bad: h.commits[0]})
+	require.ErrorAs(t, err, &ie, "bad before good is an input error")
+}
+
+func TestBisectInfraErrorStops(t *testing.T) {
+	h := newHistory(t, 20, func(i int) float64 { return map[bool]float64{true: 90, false: 100}[i >= 10] }, nil)
+	// Commit 10 is where the search will probe early; the host dies there.
+	h.host.Commits[h.commits[10]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+	h.host.Commits[h.commits[9]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+	b := h.open(t)
+	_, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
+	var infra *bisect.InfraError
+	require.ErrorAs(t, err, &infra)
+}
