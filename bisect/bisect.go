@@ -19,18 +19,21 @@ const (
 	DefaultInitialRuns = 5
 )
 
-// snapDistance is how much worse a split an already-measured commit may give
-// than the ideal one and still be preferred: another run of a measured
-// commit costs no build and tells more than a first run elsewhere.
-var snapDistance = 0.2
-
-// refUncertainty is how unsure the posterior may be of a commit's side for
-// the commit to count as a reference in reference balancing.
-var refUncertainty = 0.05
-
-var notReproducedFactor = 0.1
-
-var tentativeConfidence = 0.99
+// Tuning of the bisection, chosen by simulation (cmd/bench-bisect).
+const (
+	// snapDistance is how much worse a split an already-measured commit
+	// may give than the ideal one and still be preferred: another run of a
+	// measured commit costs no build and tells more than a first run
+	// elsewhere.
+	snapDistance = 0.2
+	// refUncertainty is how unsure the posterior may be of a commit's side
+	// for the commit to count as a reference in reference balancing.
+	refUncertainty = 0.05
+	// tentativeConfidence is where a culprit is first taken up for the
+	// residual checks; their runs then confirm it (or not) to the full
+	// confidence.
+	tentativeConfidence = 0.95
+)
 
 // Phases reported in ProbeEvent.
 const (
@@ -57,6 +60,8 @@ type search struct {
 	// measured lists the commits with values, in chain order.
 	measured []int
 	samples  int
+	// limit is the run budget of the current phase (at most MaxRuns).
+	limit int
 	// scale is the pooled robust σ used for screening and intervals.
 	scale    float64
 	warnings []string
@@ -90,6 +95,7 @@ func Bisect(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 		log:     opts.Logger,
 		worse:   -1,
 		commits: make([]commitState, len(chain)),
+		limit:   opts.MaxRuns,
 	}
 	if opts.Better == LowerBetter {
 		s.worse = 1
@@ -97,6 +103,7 @@ func Bisect(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 	return s.run(ctx)
 }
 
+// validateChain rejects chains the search cannot work on.
 func validateChain(chain []string) error {
 	if len(chain) < 2 {
 		return fmt.Errorf("bisect: chain needs a good and a bad commit, got %d commits", len(chain))
@@ -177,6 +184,8 @@ type found struct {
 // the change being looked for and hi on the bad side.
 type span struct{ lo, hi int }
 
+// run verifies the ends, then searches the whole chain and every residual
+// range that still differs.
 func (s *search) run(ctx context.Context) (*Result, error) {
 	good, bad := 0, len(s.chain)-1
 	// What the oracle already holds counts: a rerun of a job, or ends
@@ -216,6 +225,13 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 	for len(todo) > 0 {
 		sp := todo[0]
 		todo = todo[1:]
+		s.limit = s.opts.MaxRuns
+		if !s.isWhole(sp) {
+			// A residual range admitted by a chance difference has no
+			// culprit to find and would spend the whole budget; it may
+			// cost at most what the search has cost so far.
+			s.limit = min(s.opts.MaxRuns, 2*s.samples)
+		}
 		f, further, out, err := s.searchSpan(ctx, sp)
 		if err != nil {
 			return nil, err
@@ -223,7 +239,7 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		switch out {
 		case spanVanished:
 			s.warnf("the ends of %s..%s turned out not to differ; the range was dropped", s.chain[sp.lo], s.chain[sp.hi])
-			if sp.lo == good && sp.hi == bad {
+			if s.isWhole(sp) {
 				res.Verdict = VerdictNotReproduced
 			}
 			continue
@@ -232,8 +248,7 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 				res.Verdict = VerdictInconclusive
 			}
 			s.warnf("run budget (%d) spent before %s..%s was resolved (most probable culprit %s, p=%.2f)",
-				s.opts.MaxRuns, s.chain[sp.lo], s.chain[sp.hi], s.last.best, s.last.p)
-			todo = nil
+				s.limit, s.chain[sp.lo], s.chain[sp.hi], s.last.best, s.last.p)
 			continue
 		}
 		changes = append(changes, f)
@@ -287,6 +302,16 @@ func (s *search) notReproducedTail() float64 {
 	return (1 - s.opts.Confidence) * notReproducedFactor
 }
 
+// residualRuns scales a run allowance of the residual check with the
+// noise: telling a difference of the minimum effect apart takes about
+// (σ/MinEffect)² runs per side, so perRatio is the allowance at σ equal to
+// the minimum effect.
+func (s *search) residualRuns(perRatio float64) int {
+	sigma, _ := s.pooledSigma()
+	r := sigma / math.Log1p(s.opts.MinEffect)
+	return max(1, int(math.Round(perRatio*min(r*r, maxNoiseRatio))))
+}
+
 // residualDiffers checks whether the ends of a range beside a culprit
 // still differ, i.e. whether the range holds a further change.
 func (s *search) residualDiffers(ctx context.Context, r span) (bool, error) {
@@ -294,13 +319,14 @@ func (s *search) residualDiffers(ctx context.Context, r span) (bool, error) {
 		return false, nil
 	}
 	out, _, err := s.compareEnds(ctx, endsTest{
-		phase:    PhaseResidual,
-		a:        r.lo,
-		b:        r.hi,
-		minRuns:  min(residualMinRuns, s.opts.InitialRuns),
-		alpha:    residualAlpha,
-		sameTail: residualSameTail,
-		maxNew:   residualMaxNew,
+		phase:     PhaseResidual,
+		a:         r.lo,
+		b:         r.hi,
+		minRuns:   min(residualMinRuns, s.opts.InitialRuns),
+		alpha:     residualAlpha,
+		sameTail:  residualSameTail,
+		maxNew:    s.residualRuns(residualMaxNew),
+		extendMax: s.residualRuns(residualExtend),
 	})
 	if err != nil {
 		return false, err
@@ -310,6 +336,9 @@ func (s *search) residualDiffers(ctx context.Context, r span) (bool, error) {
 	}
 	return out == endsDiffer, nil
 }
+
+// isWhole reports whether sp is the whole chain.
+func (s *search) isWhole(sp span) bool { return sp.lo == 0 && sp.hi == len(s.chain)-1 }
 
 // spanOutcome is how the search of one range ended.
 type spanOutcome int
@@ -330,11 +359,16 @@ const (
 func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (found, spanOutcome, error) {
 	broken := func(i int) bool { return s.commits[i].broken }
 	recheck := endsTest{a: sp.lo, b: sp.hi, sameTail: s.notReproducedTail(), sameRuns: 2 * s.opts.InitialRuns}
+	if !s.isWhole(sp) {
+		// A residual range was admitted by the residual check; the same
+		// rule lets it go.
+		recheck = endsTest{a: sp.lo, b: sp.hi, sameTail: residualSameTail}
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return found{}, spanExhausted, err
 		}
-		if out, _ := s.decideEnds(recheck); out == endsSame {
+		if out, _, _ := s.decideEnds(recheck); out == endsSame {
 			return found{}, spanVanished, nil
 		}
 		post := newPosterior(s.spanStats(sp))
@@ -346,7 +380,7 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 			return f, spanLocated, nil
 		}
 		probes := s.chooseProbes(post, sp)
-		probes = probes[:min(len(probes), s.opts.MaxRuns-s.samples)]
+		probes = probes[:max(0, min(len(probes), s.limit-s.samples))]
 		if len(probes) == 0 {
 			return found{}, spanExhausted, nil
 		}
@@ -447,7 +481,7 @@ func (s *search) spanStats(sp span) []segmentStats {
 }
 
 // budgetFor reports whether n more runs fit in the budget.
-func (s *search) budgetFor(n int) bool { return s.samples+n <= s.opts.MaxRuns }
+func (s *search) budgetFor(n int) bool { return s.samples+n <= s.limit }
 
 // measureOne asks the oracle for one more value of commit i.
 func (s *search) measureOne(ctx context.Context, phase string, i int) error {

@@ -89,7 +89,7 @@ func (s *search) endSummary(i int) EndSummary {
 		return e
 	}
 	m := median(c.clean)
-	half := z95 * medianEfficiency * s.scale / math.Sqrt(float64(len(c.clean)))
+	half := z95 * medianEfficiency * s.spread() / math.Sqrt(float64(len(c.clean)))
 	e.Median, e.Lo, e.Hi = math.Exp(m), math.Exp(m-half), math.Exp(m+half)
 	return e
 }
@@ -111,7 +111,7 @@ func (s *search) culprit(f found, changes []found) Culprit {
 	left := s.segmentValues(lo, f.first-1)
 	right := s.segmentValues(f.first, hi)
 	d := median(right) - median(left)
-	se := medianEfficiency * s.scale * math.Sqrt(1/float64(len(left))+1/float64(len(right)))
+	se := medianEfficiency * s.spread() * math.Sqrt(1/float64(len(left))+1/float64(len(right)))
 	c := Culprit{
 		Commit:     s.chain[f.first],
 		Index:      f.first,
@@ -125,6 +125,17 @@ func (s *search) culprit(f found, changes []found) Culprit {
 		c.Direction = Regression
 	}
 	return c
+}
+
+// spread is the standard deviation of one run's log value: the robust
+// pooled scale when there are enough runs for it, else the classical
+// pooled one.
+func (s *search) spread() float64 {
+	if s.scale > 0 {
+		return s.scale
+	}
+	sigma, _ := s.pooledSigma()
+	return sigma
 }
 
 // segmentValues returns the clean log values of the commits lo..hi.

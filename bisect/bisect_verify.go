@@ -14,22 +14,38 @@ const (
 	endsSame
 )
 
-// Thresholds of the end comparison. differAlpha is the error allowed when
-// calling two commits different: it starts a bisection, so it is strict.
-// The strict rule for "same" (the ends do not reproduce the change) is the
-// configured confidence; a residual range only needs the weaker
-// residualSameTail, because a second culprit is rare, and proving the
-// absence of a 2% step at 5% noise would take hundreds of runs per range.
-var (
-	verifyAlpha      = 1e-3
-	residualAlpha    = 1e-3
+// Thresholds of the end comparison, chosen by simulation
+// (cmd/bench-bisect).
+const (
+	// verifyAlpha is the error allowed when the ends are first called
+	// different. It can be modest: the bisection keeps comparing the ends
+	// and drops a range whose change vanishes.
+	verifyAlpha = 0.01
+	// notReproducedFactor scales 1−Confidence into the tail that calls
+	// the ends the same for good (see notReproducedTail).
+	notReproducedFactor = 0.1
+	// residualAlpha is the error allowed when a range beside a culprit is
+	// called different; it starts another bisection, so it is strict.
+	residualAlpha = 1e-3
+	// residualSameTail is the probability of a further change of the
+	// minimum effect below which a residual range is let go. It is weak on
+	// purpose: second culprits are rare, and proving the absence of a 2%
+	// step at 5% noise would take hundreds of runs per range.
 	residualSameTail = 0.1
-	// residualMinRuns is what each end of a residual range gets before
-	// the comparison starts; both ends usually have more already.
-	residualMinRuns = 3
-	// residualMaxNew bounds the runs one residual check may add; past it
-	// the range is reported as not fully checked.
-	residualMaxNew = 12
+	// residualMinRuns is what each end of a residual range gets before the
+	// comparison starts: the commits beside a culprit, measured again,
+	// are also its confirmation.
+	residualMinRuns = 2
+	// residualMaxNew and residualExtend are the runs one residual check
+	// may add, at noise equal to the minimum effect (see residualRuns):
+	// the first always, the second while the estimate alone shows a change
+	// of the minimum effect. Past them the range is reported as not fully
+	// checked.
+	residualMaxNew = 2.0
+	residualExtend = 24.0
+	// maxNoiseRatio caps (σ/MinEffect)² for the residual allowances, so
+	// that a tiny minimum effect does not buy hundreds of runs per check.
+	maxNoiseRatio = 16.0
 )
 
 // endsTest compares two commits of the chain.
@@ -41,13 +57,19 @@ type endsTest struct {
 	alpha    float64 // "differ" when P(no change or the other way) falls to this
 	sameTail float64 // "same" when P(|change| ≥ MinEffect) falls to this
 	maxNew   int     // runs the test may add (on top of the budget)
+	// extendMax is the runs the test may add while the estimate is at
+	// least the minimum effect (a change that is likely real but not yet
+	// significant).
+	extendMax int
 }
 
 // compareEnds runs the sequential comparison of t.a and t.b: it measures
 // both up to t.minRuns, interleaved, then adds one run to each in turn
 // (a, b, a, b …) until the change b−a is shown in a searched direction by
 // at least the minimum effect (endsDiffer) or shown not to reach it
-// (endsSame). It returns the decision and, for endsDiffer, the direction.
+// (endsSame), or until its allowance (t.maxNew runs after the first
+// decision, t.extendMax while the estimate looks like a change) is spent.
+// It returns the decision and, for endsDiffer, the direction.
 func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, Direction, error) {
 	added := 0
 	for {
@@ -55,22 +77,26 @@ func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, Dire
 			return endsUndecided, "", err
 		}
 		na, nb := len(s.commits[t.a].raw), len(s.commits[t.b].raw)
-		if na >= t.minRuns && nb >= t.minRuns {
-			if out, dir := s.decideEnds(t); out != endsUndecided {
-				return out, dir, nil
-			}
-		}
 		next := t.a
 		if nb < na {
 			next = t.b
 		}
-		if added >= t.maxNew || !s.budgetFor(1) {
+		if na >= t.minRuns && nb >= t.minRuns {
+			out, dir, looks := s.decideEnds(t)
+			if out != endsUndecided {
+				return out, dir, nil
+			}
+			if added >= t.maxNew && !(looks && added < t.extendMax) {
+				return endsUndecided, "", nil
+			}
+			added++
+		}
+		if !s.budgetFor(1) {
 			return endsUndecided, "", nil
 		}
 		if err := s.measureOne(ctx, t.phase, next); err != nil {
 			return endsUndecided, "", err
 		}
-		added++
 	}
 }
 
@@ -78,11 +104,14 @@ func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, Dire
 // δ = mean(b) − mean(a) of the log values, oriented so that positive is
 // worse, has a Student-t posterior around its estimate (flat prior on the
 // means, Jeffreys on σ), with σ pooled over every commit measured so far.
-func (s *search) decideEnds(t endsTest) (endsOutcome, Direction) {
+//
+// looks reports whether the estimate alone reaches the minimum effect in a
+// searched direction.
+func (s *search) decideEnds(t endsTest) (out endsOutcome, dir Direction, looks bool) {
 	a, b := s.clean(t.a), s.clean(t.b)
 	sigma, df := s.pooledSigma()
 	if len(a) == 0 || len(b) == 0 || df < 1 {
-		return endsUndecided, ""
+		return endsUndecided, "", false
 	}
 	delta := s.worse * (mean(b) - mean(a))
 	se := sigma * math.Sqrt(1/float64(len(a))+1/float64(len(b)))
@@ -98,11 +127,12 @@ func (s *search) decideEnds(t endsTest) (endsOutcome, Direction) {
 
 	lookWorse := s.opts.Direction != Improvement
 	lookBetter := s.opts.Direction != Regression
+	looks = (lookWorse && delta >= minEff) || (lookBetter && -delta >= minEff)
 	if lookWorse && pWorse >= 1-t.alpha && delta >= minEff {
-		return endsDiffer, Regression
+		return endsDiffer, Regression, looks
 	}
 	if lookBetter && 1-pWorse >= 1-t.alpha && -delta >= minEff {
-		return endsDiffer, Improvement
+		return endsDiffer, Improvement, looks
 	}
 	var tail float64
 	if lookWorse {
@@ -112,7 +142,7 @@ func (s *search) decideEnds(t endsTest) (endsOutcome, Direction) {
 		tail += pBelow
 	}
 	if tail <= t.sameTail && len(a) >= t.sameRuns && len(b) >= t.sameRuns {
-		return endsSame, ""
+		return endsSame, "", looks
 	}
-	return endsUndecided, ""
+	return endsUndecided, "", looks
 }

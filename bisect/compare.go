@@ -132,8 +132,10 @@ func screen(groups [][]float64, lo, hi int) [][]float64 {
 }
 
 // minScaleRuns is the number of deviations pooledScale needs before it
-// trusts a scale.
-var minScaleRuns = 12
+// trusts a scale: a median absolute deviation of fewer runs is so noisy
+// that screening with it throws honest runs away and makes the spread look
+// small.
+const minScaleRuns = 20
 
 // pooledScale returns a robust standard deviation of runs around their
 // group medians (1.4826 × the median absolute deviation, consistent for

@@ -52,10 +52,11 @@ type DDOptions struct {
 	// Better is the metric's direction. When set, Isolate refuses ends
 	// where the bad end is not worse than the good one.
 	Better Better
-	// Logger receives one record per test; nil discards.
+	// Logger receives one record per test and a summary; nil discards.
 	Logger *slog.Logger
-	// OnTest, when set, is called after every decided test (for progress
-	// and for persisting the job).
+	// OnTest, when set, is called after every test and every confirmation
+	// of one (for progress and for persisting the job), from the goroutine
+	// that called Isolate.
 	OnTest func(TestEvent)
 }
 
@@ -122,7 +123,10 @@ type TestEvent struct {
 	Samples        int
 }
 
-// Isolation is the result of a set search.
+// Isolation is the result of a set search. It is consistent when
+// AppliedOutcome is OutcomeBad and RevertedOutcome is OutcomeGood; a
+// report should warn about anything else (an effect spread over more than
+// Minimal, a second culprit, or measurements disturbed for a while).
 type Isolation struct {
 	// Minimal is a 1-minimal culprit set: applying it to the good end
 	// gives a bad configuration, and applying any subset without one of
@@ -143,8 +147,9 @@ type Isolation struct {
 	// RevertedOutcome is the verdict on the bad end with Minimal reverted:
 	// OutcomeGood when Minimal explains the whole regression.
 	RevertedOutcome string
-	// Tests are the measured configurations in the order they were
-	// decided; the ends are not among them.
+	// Tests are the measured configurations in the order they were first
+	// decided (a confirmation updates its test in place); the ends are not
+	// among them.
 	Tests []Test
 	// Unresolved are the configurations that did not apply or build, or
 	// stayed undecided.

@@ -1,9 +1,11 @@
 package bisect_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"sort"
@@ -236,6 +238,45 @@ func TestIsolateReportsProgress(t *testing.T) {
 	assert.Equal(t, iso.Configurations, last.Configurations)
 	assert.Equal(t, iso.Samples, last.Samples)
 	assert.Equal(t, iso.Tests[len(iso.Tests)-1], last.Test)
+}
+
+// flukeOracle makes the first runs of one configuration come out at the
+// bad end's level, as a disturbed host would: a sequential test stops on
+// them.
+type flukeOracle struct {
+	w     *bisecttest.SetWorld
+	set   []string
+	first int
+}
+
+var _ bisect.SetOracle = flukeOracle{}
+
+func (o flukeOracle) Samples(ctx context.Context, set []string, n int) ([]float64, error) {
+	xs, err := o.w.Samples(ctx, set, n)
+	if err == nil && slices.Equal(set, o.set) {
+		for i := range min(o.first, len(xs)) {
+			xs[i] = 95 + 0.1*float64(i)
+		}
+	}
+	return xs, err
+}
+
+func TestIsolateOverturnsAFluke(t *testing.T) {
+	// The first half of the commit is good, but its first three runs are
+	// slow: its test says bad and the search narrows into it. Before the
+	// search rests on that verdict, a replication on fresh runs overturns
+	// it, and the search starts over and finds the real culprit.
+	w := bisecttest.OneCulprit(8, 5, drop, 0.02, 1)
+	half := w.Elements[:4]
+	var log bytes.Buffer
+	iso, err := bisect.Isolate(context.Background(), flukeOracle{w: w, set: half, first: 3},
+		bisect.DDOptions{Groups: flat(w.Elements), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	require.NoError(t, err)
+	assert.Contains(t, log.String(), "verdict changed on confirmation")
+	assert.Equal(t, []string{"h05"}, iso.Minimal)
+	assert.Equal(t, bisect.OutcomeGood, outcomeOf(iso, half...))
+	require.Equal(t, half, iso.Tests[0].Set)
+	assert.Greater(t, iso.Tests[0].N, 3, "the verdict on the half was replicated")
 }
 
 // infraOracle fails with an infrastructure error once a configuration

@@ -81,15 +81,10 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 	} else {
 		fmt.Fprintf(opts.Progress, "reusing the testbed repository in %s (remove %s to start afresh)\n", repoDir, dir)
 	}
-	cfg, err := config.Default()
+	cfg, err := TestbedConfig(repoDir)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Repo.URL = repoDir
-	cfg.Workdir = filepath.Join(dir, "work")
-	cfg.Store = filepath.Join(dir, "perfbot.db")
-	cfg.IssuesDir = filepath.Join(dir, "issues")
-	cfg.GitHub.Repo = ""
 
 	bot, err := Open(ctx, cfg, Options{Progress: opts.Progress, Logger: opts.Logger})
 	if err != nil {
@@ -241,4 +236,25 @@ func hunkMatches(want *testbed.Hunk, found []report.Hunk) bool {
 		}
 	}
 	return false
+}
+
+// TestbedConfig is the embedded testbed configuration pointed at a
+// generated repository: the clone, the store and the issues live beside
+// it, so the demo and `perfbot testbed verify` share measurements.
+func TestbedConfig(repoDir string) (*config.Config, error) {
+	cfg, err := config.Default()
+	if err != nil {
+		return nil, err
+	}
+	repoDir, err = filepath.Abs(repoDir)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(repoDir)
+	cfg.Repo.URL = repoDir
+	cfg.Workdir = filepath.Join(dir, "work")
+	cfg.Store = filepath.Join(dir, "perfbot.db")
+	cfg.IssuesDir = filepath.Join(dir, "issues")
+	cfg.GitHub.Repo = ""
+	return cfg, nil
 }

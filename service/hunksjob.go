@@ -185,6 +185,9 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		Applied:  DeltaReport{DeltaPct: iso.Applied.DeltaPct, CIPct: [2]float64{iso.Applied.CILoPct, iso.Applied.CIHiPct}, N: iso.Applied.N},
 		Reverted: DeltaReport{DeltaPct: iso.Reverted.DeltaPct, CIPct: [2]float64{iso.Reverted.CILoPct, iso.Reverted.CIHiPct}, N: iso.Reverted.N},
 	}
+	if iso.AppliedOutcome != "" && iso.AppliedOutcome != bisect.OutcomeBad {
+		rep.Warnings = append(rep.Warnings, "applying the minimal set alone to the parent does not reproduce the change: the set is not trustworthy")
+	}
 	if iso.RevertedOutcome != "" && iso.RevertedOutcome != bisect.OutcomeGood {
 		rep.Warnings = append(rep.Warnings, "reverting the minimal set alone does not recover the change: other hunks contribute too")
 	}

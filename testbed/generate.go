@@ -19,9 +19,9 @@ type step struct {
 	// author indexes authors; -1 lets the seed choose.
 	author int
 	edits  []edit
-	// later computes edits from the history so far, for commits such as a
-	// changelog update; it runs after edits.
-	later func(h *history) []edit
+	// later computes edits from the history so far and the commit's date,
+	// for commits such as a changelog update; it runs after edits.
+	later func(h *history, date time.Time) []edit
 	truth *truth
 	// side, on a merge step, is the branch merged; its commits fork from
 	// the main commit forkBack steps before the merge.
@@ -252,7 +252,7 @@ func (h *history) replaySide(s step, at int, next tree, mark *int, rng *rand.Ran
 func (c *commitState) apply(t tree, h *history) error {
 	edits := c.edits
 	if c.later != nil {
-		edits = append(slices.Clone(edits), c.later(h)...)
+		edits = append(slices.Clone(edits), c.later(h, c.date)...)
 	}
 	for _, e := range edits {
 		sp, err := e.apply(t)
@@ -386,7 +386,7 @@ func (h *history) manifest(dir string, seed int64, marks map[int]string) (*Manif
 			sp := c.spans[c.truth.effect]
 			ch.Hunk = &Hunk{
 				File:      sp.path,
-				Function:  enclosingFunc(sp.path, c.tree[sp.path], sp.start),
+				Function:  enclosingFunc(sp.path, c.tree[sp.path], sp.start, sp.size),
 				Component: componentOf(sp.path),
 				Start:     sp.start,
 				Lines:     sp.size,

@@ -61,35 +61,48 @@ func componentOf(p string) string {
 	return ""
 }
 
-// enclosingFunc returns the name of the function or method of a Go file
-// that contains line, "(*T).Name" for a method on a pointer, or "" when the
-// line is outside every function or the file is not Go.
-func enclosingFunc(file, src string, line int) string {
+// enclosingFunc returns the name of the first function or method of a Go
+// file whose declaration, doc comment included, overlaps lines
+// start..start+size-1: "(*T).Name" for a method on a pointer, "T.Name" on a
+// value. It returns "" when no function overlaps or the file is not Go.
+func enclosingFunc(file, src string, start, size int) string {
 	if path.Ext(file) != ".go" {
 		return ""
 	}
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, file, src, parser.SkipObjectResolution)
+	f, err := parser.ParseFile(fset, file, src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
 		return ""
 	}
+	end := start + max(size, 1) - 1
 	for _, decl := range f.Decls {
 		fn, ok := decl.(*ast.FuncDecl)
-		if !ok || fset.Position(fn.Pos()).Line > line || fset.Position(fn.End()).Line < line {
+		if !ok {
 			continue
 		}
-		if fn.Recv == nil || len(fn.Recv.List) == 0 {
-			return fn.Name.Name
+		first := fn.Pos()
+		if fn.Doc != nil {
+			first = fn.Doc.Pos()
 		}
-		switch recv := fn.Recv.List[0].Type.(type) {
-		case *ast.StarExpr:
-			if id, ok := recv.X.(*ast.Ident); ok {
-				return "(*" + id.Name + ")." + fn.Name.Name
-			}
-		case *ast.Ident:
-			return recv.Name + "." + fn.Name.Name
+		if fset.Position(first).Line > end || fset.Position(fn.End()).Line < start {
+			continue
 		}
-		return fn.Name.Name
+		return funcName(fn)
 	}
 	return ""
+}
+
+func funcName(fn *ast.FuncDecl) string {
+	if fn.Recv == nil || len(fn.Recv.List) == 0 {
+		return fn.Name.Name
+	}
+	switch recv := fn.Recv.List[0].Type.(type) {
+	case *ast.StarExpr:
+		if id, ok := recv.X.(*ast.Ident); ok {
+			return "(*" + id.Name + ")." + fn.Name.Name
+		}
+	case *ast.Ident:
+		return recv.Name + "." + fn.Name.Name
+	}
+	return fn.Name.Name
 }

@@ -40,6 +40,8 @@ type edit struct {
 	// write the whole file (creating it if needed).
 	old string
 	new string
+	// appendText is added at the end of the file.
+	appendText string
 	// remove deletes the file.
 	remove bool
 }
@@ -52,6 +54,9 @@ func replace(path, old, new string) edit { return edit{path: path, old: old, new
 func insertAfter(path, anchor, text string) edit {
 	return edit{path: path, old: anchor, new: anchor + text}
 }
+
+// appendTo returns an edit that adds text at the end of path.
+func appendTo(path, text string) edit { return edit{path: path, appendText: text} }
 
 // write returns an edit that sets the whole content of path.
 func write(path, content string) edit { return edit{path: path, new: content} }
@@ -73,6 +78,12 @@ func (e edit) apply(t tree) (span, error) {
 		}
 		delete(t, e.path)
 		return span{path: e.path}, nil
+	case e.appendText != "":
+		if !ok {
+			return span{}, fmt.Errorf("append to %s: no such file", e.path)
+		}
+		t[e.path] = cur + e.appendText
+		return span{path: e.path, start: strings.Count(cur, "\n") + 1, size: strings.Count(e.appendText, "\n")}, nil
 	case e.old == "":
 		t[e.path] = e.new
 		return span{path: e.path, start: 1, size: strings.Count(e.new, "\n")}, nil

@@ -61,15 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		for _, st := range strategies(sc) {
-			clear(phaseRuns)
 			sum, err := simulate(ctx, sc, st, *trials, *seed, *workers)
-			if st.name == "perfbot" {
-				fmt.Fprintf(stderr, "   calibration: mean confidence %.4f, hit rate %.4f\n", confSum/confN, confHit/confN)
-				confSum, confN, confHit = 0, 0, 0
-				for k, v := range phaseRuns {
-					fmt.Fprintf(stderr, "   %s %s: %.1f\n", sc.name, k, float64(v)/float64(*trials))
-				}
-			}
 			if err != nil {
 				fmt.Fprintf(stderr, "bench-bisect: %s/%s: %v\n", sc.name, st.name, err)
 				return 1

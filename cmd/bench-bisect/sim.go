@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sync"
 
@@ -120,35 +118,16 @@ func strategies(sc scenario) []strategy {
 }
 
 func runPerfbot(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle, parallel int) (outcome, error) {
-	last := 0
-	res, err := bisect.Bisect(ctx, h.Chain(), o, bisect.Options{Parallel: parallel, OnProbe: func(e bisect.ProbeEvent) {
-		phaseMu.Lock()
-		phaseRuns[e.Phase] += e.Samples - last
-		phaseMu.Unlock()
-		last = e.Samples
-	}})
+	res, err := bisect.Bisect(ctx, h.Chain(), o, bisect.Options{Parallel: parallel})
 	if err != nil {
 		return outcome{}, err
 	}
 	out := outcome{reproduced: res.Verdict != bisect.VerdictNotReproduced, runs: o.Runs(), build: o.Builds()}
 	for _, c := range res.Culprits {
 		out.culprits = append(out.culprits, c.Index)
-		phaseMu.Lock()
-		confSum += c.Confidence
-		confN++
-		if slices.Contains(h.Culprits(), c.Index) {
-			confHit++
-		}
-		phaseMu.Unlock()
 	}
 	return out, nil
 }
-
-var (
-	phaseMu   sync.Mutex
-	phaseRuns = map[string]int{}
-	confSum, confN, confHit float64
-)
 
 // summary aggregates the trials of one row.
 type summary struct {
@@ -174,9 +153,6 @@ func simulate(ctx context.Context, sc scenario, st strategy, trials int, seed in
 				h := sc.draw(r)
 				o := h.Oracle(seed*1_000_003 + int64(t))
 				out, err := st.run(ctx, h, o)
-				if (!judge(sc, h, out)) && os.Getenv("T_DEBUG") != "" {
-					fmt.Fprintf(os.Stderr, "trial %d %s %s runs %d culprits %v truth %v\n", t, sc.name, st.name, out.runs, out.culprits, h.Culprits())
-				}
 				results[t] = result{right: judge(sc, h, out), runs: out.runs, build: out.build, err: err}
 			}
 		})

@@ -92,7 +92,3 @@ func New(name string, maxSeq int) (Backend, error) {
 func scale(headDim int) float32 {
 	return float32(1 / math.Sqrt(float64(headDim)))
 }
-
-func exp32(x float32) float32 {
-	return float32(math.Exp(float64(x)))
-}

@@ -37,7 +37,7 @@ func (n *naive) query(out, q []float32, c *Cache, pos int) {
 		}
 		var l float32
 		for j, s := range scores {
-			scores[j] = exp32(s - m)
+			scores[j] = kernels.Exp(s - m)
 			l += scores[j]
 		}
 		clear(oh)

@@ -83,7 +83,7 @@ func (t *tiled) update(st int, c *Cache, h int, scores []float32, tm float32, lo
 	w, d := c.Width(), c.HeadDim
 	acc := t.acc[st*d : (st+1)*d]
 	if tm > t.m[st] {
-		r := exp32(t.m[st] - tm)
+		r := kernels.Exp(t.m[st] - tm)
 		t.l[st] *= r
 		for x := range acc {
 			acc[x] *= r
@@ -92,7 +92,7 @@ func (t *tiled) update(st int, c *Cache, h int, scores []float32, tm float32, lo
 	}
 	m := t.m[st]
 	for j, s := range scores {
-		p := exp32(s - m)
+		p := kernels.Exp(s - m)
 		t.l[st] += p
 		v := (lo + j) * w
 		kernels.Axpy(acc, p, c.V[v+h*d:v+(h+1)*d])

@@ -1,16 +1,17 @@
 // Package bench holds the engine's benchmarks and the workload they run.
 //
 // BenchmarkVerifyStep times speculative decoding steps (draft k tokens,
-// verify k+1 in one extend pass, accept) and reports accepted tokens per
+// verify k+1 in one extend pass, accept) and reports emitted tokens per
 // second and milliseconds per verify step. BenchmarkDecode times plain
-// decode steps of the target. BenchmarkAllReduce times the allreduce of a
-// fixed-size buffer over the model's ranks and reports bus bandwidth.
+// decode steps of the target. BenchmarkAllReduce times the allreduces of
+// one forward pass over a fixed-size buffer and reports bus bandwidth.
 //
-// The simulated ranks share one core (TestMain sets GOMAXPROCS to 1), so a
-// benchmark measures the work the engine does, not how the host schedules
-// eight busy threads on two cores. Every benchmark replays the same short
-// sequence in cycles from one prefilled prompt and reports the median
-// cycle, which keeps run-to-run noise low.
+// The simulated ranks share one core (TestMain sets GOMAXPROCS to 1) and
+// times are the process's CPU time, so a benchmark measures the work the
+// engine does rather than how a busy host schedules it. Every benchmark
+// replays cycles of the same steps from one prefilled prompt and reports
+// the median cycle, which keeps run-to-run noise low; run them with a fixed
+// iteration count that is a multiple of CycleSteps.
 package bench
 
 import (
@@ -33,12 +34,13 @@ const (
 	// prompt.
 	CycleSteps = 8
 	// AllReduceFloats is the size of BenchmarkAllReduce's buffer: the
-	// output of one layer for a verify step's k+1 tokens.
-	AllReduceFloats = 4 * 128 * 8
+	// output of one layer for 32 tokens.
+	AllReduceFloats = 32 * 128
 )
 
 // Config returns the model configuration the benchmarks run, with the
-// allreduce options that the environment sets (see communicator).
+// allreduce options that the environment sets (see communicator) and the
+// attention backend that TESTBED_ATTENTION names.
 func Config() (model.Config, error) {
 	cfg := model.DefaultConfig()
 	comm, err := communicator.OptionsFromEnv(cfg.Comm, os.Getenv)
@@ -62,16 +64,18 @@ func Prompt(n, vocab int, seed uint64) []int {
 	return p
 }
 
-// Speculative is a prefilled speculative decoder that replays cycles of
-// CycleSteps steps from its prompt.
-type Speculative struct {
-	dec   *speculative.Decoder
-	start speculative.Checkpoint
-	out   []int
+// Workload is a target and its draft with the prompt prefilled, from which
+// the benchmarks replay cycles of steps.
+type Workload struct {
+	target *model.Model
+	dec    *speculative.Decoder
+	start  speculative.Checkpoint
+	first  int
+	out    []int
 }
 
-// NewSpeculative builds the target and its draft and prefills the prompt.
-func NewSpeculative(cfg model.Config) (*Speculative, error) {
+// NewWorkload builds the target and its draft and prefills the prompt.
+func NewWorkload(cfg model.Config) (*Workload, error) {
 	target, err := model.New(cfg)
 	if err != nil {
 		return nil, err
@@ -84,51 +88,34 @@ func NewSpeculative(cfg model.Config) (*Speculative, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Prefill(Prompt(PromptLen, cfg.Vocab, cfg.Seed)); err != nil {
+	first, err := dec.Prefill(Prompt(PromptLen, cfg.Vocab, cfg.Seed))
+	if err != nil {
 		return nil, err
 	}
-	return &Speculative{dec: dec, start: dec.Mark()}, nil
+	return &Workload{target: target, dec: dec, start: dec.Mark(), first: first}, nil
 }
 
-// Cycle rewinds to the prompt, runs steps verify steps and returns the
-// number of tokens they emitted.
-func (s *Speculative) Cycle(steps int) (int, error) {
-	s.dec.Rewind(s.start)
-	s.out = s.out[:0]
+// VerifyCycle rewinds to the prompt, runs steps speculative steps and
+// returns the number of tokens they emitted.
+func (w *Workload) VerifyCycle(steps int) (int, error) {
+	w.dec.Rewind(w.start)
+	w.out = w.out[:0]
 	for range steps {
 		var err error
-		if s.out, err = s.dec.Step(s.out); err != nil {
+		if w.out, err = w.dec.Step(w.out); err != nil {
 			return 0, fmt.Errorf("verify step: %w", err)
 		}
 	}
-	return len(s.out), nil
+	return len(w.out), nil
 }
 
-// Decode is a prefilled target that replays cycles of decode steps.
-type Decode struct {
-	target *model.Model
-	first  int
-}
-
-// NewDecode builds the target and prefills the prompt.
-func NewDecode(cfg model.Config) (*Decode, error) {
-	target, err := model.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	out, err := target.Forward(Prompt(PromptLen, cfg.Vocab, cfg.Seed), 1)
-	if err != nil {
-		return nil, err
-	}
-	return &Decode{target: target, first: argmax(out.Logits)}, nil
-}
-
-// Cycle rewinds to the prompt and runs steps greedy decode steps.
-func (d *Decode) Cycle(steps int) error {
-	d.target.Truncate(PromptLen)
-	tok := d.first
+// DecodeCycle rewinds to the prompt and runs steps greedy decode steps of
+// the target alone.
+func (w *Workload) DecodeCycle(steps int) error {
+	w.dec.Rewind(w.start)
+	tok := w.first
 	for range steps {
-		out, err := d.target.Forward([]int{tok}, 1)
+		out, err := w.target.Forward([]int{tok}, 1)
 		if err != nil {
 			return fmt.Errorf("decode step: %w", err)
 		}

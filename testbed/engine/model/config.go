@@ -6,8 +6,9 @@
 // attention projection is column-parallel (a rank owns Heads/Ranks heads)
 // and its output projection row-parallel, so every layer ends its attention
 // and its MoE block with an allreduce of the ranks' partial sums through
-// the communicator. The embedding, final norm and LM head are replicated
-// and run on the caller's goroutine.
+// the communicator. The LM head is split by vocabulary, and the ranks'
+// slices of the logits are gathered through the communicator too. The
+// embedding is replicated.
 //
 // Weights come from a seeded generator, so two models with the same Config
 // compute the same logits. The scale of the blocks' output projections is
@@ -52,7 +53,7 @@ type Config struct {
 // milliseconds on one core.
 func DefaultConfig() Config {
 	return Config{
-		Vocab:      512,
+		Vocab:      1024,
 		Hidden:     128,
 		Heads:      8,
 		Layers:     4,
@@ -84,6 +85,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("model: %d heads do not split over %d ranks", c.Heads, c.Ranks)
 	case c.Hidden%c.Ranks != 0:
 		return fmt.Errorf("model: hidden %d does not split over %d ranks", c.Hidden, c.Ranks)
+	case c.Vocab%c.Ranks != 0:
+		return fmt.Errorf("model: vocabulary %d does not split over %d ranks", c.Vocab, c.Ranks)
 	case c.Experts < 1 || c.TopK < 1 || c.TopK > c.Experts:
 		return fmt.Errorf("model: top-%d of %d experts", c.TopK, c.Experts)
 	case c.ExpertFFN%c.Ranks != 0:

@@ -22,7 +22,6 @@ type Model struct {
 
 	x      []float32
 	hidden []float32
-	normed []float32
 	logits []float32
 }
 
@@ -30,6 +29,9 @@ type Model struct {
 type rank struct {
 	id     int
 	layers []rankLayer
+	// lmHead holds the rows of the LM head for this rank's slice of the
+	// vocabulary.
+	lmHead *kernels.Matrix
 	attn   attention.Backend
 	buf    scratch
 }
@@ -47,9 +49,10 @@ type rankLayer struct {
 // scratch is a rank's working memory for one forward pass.
 type scratch struct {
 	x, h, qkv, q, k, v, attn, part []float32
-	logits                         []float32
+	scores                         []float32
 	experts                        []int
 	gates                          []float32
+	shard, vocab                   []float32
 }
 
 // Output is the result of a forward pass. Its slices are reused by the next
@@ -92,7 +95,8 @@ func newRank(cfg Config, w *Weights, id int) (*rank, error) {
 	hd, lh := cfg.HeadDim(), cfg.Heads/cfg.Ranks
 	lo, hi := id*lh*hd, (id+1)*lh*hd
 	flo, fhi := id*cfg.ExpertFFN/cfg.Ranks, (id+1)*cfg.ExpertFFN/cfg.Ranks
-	rk := &rank{id: id, attn: attn}
+	vs := cfg.Vocab / cfg.Ranks
+	rk := &rank{id: id, attn: attn, lmHead: rows(w.LMHead, id*vs, (id+1)*vs)}
 	for _, l := range w.Layers {
 		var experts []moe.Expert
 		for e := range cfg.Experts {
@@ -162,28 +166,20 @@ func (m *Model) Forward(tokens []int, logitTokens int) (*Output, error) {
 		copy(m.x[i*d:(i+1)*d], m.w.Embed.Row(tok))
 	}
 	m.hidden = grow(m.hidden, t*d)
+	m.logits = grow(m.logits, logitTokens*m.cfg.Vocab)
 	var wg sync.WaitGroup
 	for _, rk := range m.ranks {
-		wg.Go(func() { m.runRank(rk, t) })
+		wg.Go(func() { m.runRank(rk, t, logitTokens) })
 	}
 	wg.Wait()
 	m.len += t
-
-	out := &Output{Hidden: m.hidden[:t*d]}
-	if logitTokens > 0 {
-		first := t - logitTokens
-		m.normed = grow(m.normed, logitTokens*d)
-		m.logits = grow(m.logits, logitTokens*m.cfg.Vocab)
-		kernels.RMSNorm(m.normed, m.hidden[first*d:t*d], m.w.FinalNorm)
-		kernels.MatMul(m.logits, m.normed, logitTokens, m.w.LMHead)
-		out.Logits = m.logits[:logitTokens*m.cfg.Vocab]
-	}
-	return out, nil
+	return &Output{Hidden: m.hidden[:t*d], Logits: m.logits}, nil
 }
 
-// runRank runs every layer of one rank over t tokens. Rank 0 leaves the
-// final hidden states in m.hidden; all ranks hold the same values.
-func (m *Model) runRank(rk *rank, t int) {
+// runRank runs every layer of one rank over t tokens, then its slice of the
+// LM head over the last logitTokens. Rank 0 leaves the final hidden states
+// in m.hidden and the logits in m.logits; all ranks hold the same values.
+func (m *Model) runRank(rk *rank, t, logitTokens int) {
 	cfg := m.cfg
 	d, hd, lh := cfg.Hidden, cfg.HeadDim(), cfg.Heads/cfg.Ranks
 	w := lh * hd
@@ -191,7 +187,7 @@ func (m *Model) runRank(rk *rank, t int) {
 	b.x, b.h, b.part = grow(b.x, t*d), grow(b.h, t*d), grow(b.part, t*d)
 	b.qkv = grow(b.qkv, t*3*w)
 	b.q, b.k, b.v, b.attn = grow(b.q, t*w), grow(b.k, t*w), grow(b.v, t*w), grow(b.attn, t*w)
-	b.logits = grow(b.logits, t*cfg.Experts)
+	b.scores = grow(b.scores, t*cfg.Experts)
 	b.experts = growInts(b.experts, t*cfg.TopK)
 	b.gates = grow(b.gates, t*cfg.TopK)
 	copy(b.x, m.x[:t*d])
@@ -220,13 +216,37 @@ func (m *Model) runRank(rk *rank, t int) {
 		kernels.Add(b.x, b.part)
 
 		kernels.RMSNorm(b.h, b.x, l.ffnNorm)
-		l.router.Route(b.experts, b.gates, b.logits, b.h, t)
+		l.router.Route(b.experts, b.gates, b.scores, b.h, t)
 		l.experts.Forward(b.part, b.h, t, b.experts, b.gates)
 		m.comm.AllReduce(rk.id, b.part)
 		kernels.Add(b.x, b.part)
 	}
 	if rk.id == 0 {
 		copy(m.hidden, b.x)
+	}
+	if logitTokens > 0 {
+		m.gatherLogits(rk, t, logitTokens)
+	}
+}
+
+// gatherLogits computes the rank's slice of the vocabulary's logits for the
+// last n of t tokens and gathers all slices on every rank. The communicator
+// only reduces, so each rank contributes its slice in a buffer of zeros:
+// adding zeros is exact, and the logits are those one rank would compute.
+func (m *Model) gatherLogits(rk *rank, t, n int) {
+	d, v := m.cfg.Hidden, m.cfg.Vocab
+	vs := rk.lmHead.Rows
+	b := &rk.buf
+	b.shard, b.vocab = grow(b.shard, n*vs), grow(b.vocab, n*v)
+	kernels.RMSNorm(b.h[:n*d], b.x[(t-n)*d:t*d], m.w.FinalNorm)
+	kernels.MatMul(b.shard, b.h[:n*d], n, rk.lmHead)
+	clear(b.vocab)
+	for i := range n {
+		copy(b.vocab[i*v+rk.id*vs:], b.shard[i*vs:(i+1)*vs])
+	}
+	m.comm.AllReduce(rk.id, b.vocab)
+	if rk.id == 0 {
+		copy(m.logits, b.vocab)
 	}
 }
 

@@ -145,7 +145,7 @@ func TestForwardRejects(t *testing.T) {
 	}{
 		{"no tokens", nil, 0, "0 tokens"},
 		{"more logits than tokens", []int{1}, 2, "logits for 2"},
-		{"token outside vocabulary", []int{1, 512}, 1, "outside the vocabulary"},
+		{"token outside vocabulary", []int{1, 1024}, 1, "outside the vocabulary"},
 		{"past the cache", make([]int, 65), 1, "exceed the maximum"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,23 +29,13 @@ func (m *Matrix) Row(i int) []float32 {
 }
 
 // Dot returns the dot product of a and b, which must have the same length.
-// It keeps four partial sums so that the additions do not wait on each
-// other; the order in which they are combined is fixed.
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		aa, bb := a[i:i+4:i+4], b[i:i+4:i+4]
-		s0 += aa[0] * bb[0]
-		s1 += aa[1] * bb[1]
-		s2 += aa[2] * bb[2]
-		s3 += aa[3] * bb[3]
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
 	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	return s
 }
 
 // MatMul computes out[t] = w · x[t] for tokens rows of x: x is
@@ -95,7 +85,13 @@ func RMSNorm(out, x, weight []float32) {
 
 // SiLU returns x * sigmoid(x).
 func SiLU(x float32) float32 {
-	return x / (1 + float32(math.Exp(float64(-x))))
+	return x / (1 + Exp(-x))
+}
+
+// Exp returns e**x. Attention calls it for every score and the experts for
+// every activation.
+func Exp(x float32) float32 {
+	return float32(math.Exp(float64(x)))
 }
 
 // Argmax returns the index of the largest value, the first one on ties.

@@ -1,0 +1,406 @@
+package bisect_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/bisect/bisecttest"
+)
+
+func changeAt(at int, factor float64) bisecttest.Change {
+	return bisecttest.Change{At: at, Factor: factor}
+}
+
+// trials runs Bisect over seeds of one history and returns the results.
+func trials(t *testing.T, h *bisecttest.History, opts bisect.Options, n int) []*bisect.Result {
+	t.Helper()
+	var out []*bisect.Result
+	for seed := range n {
+		res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(int64(seed)+1), opts)
+		require.NoError(t, err, "seed %d", seed)
+		out = append(out, res)
+	}
+	return out
+}
+
+// culpritIndices returns the indices of a result's culprits.
+func culpritIndices(res *bisect.Result) []int {
+	var out []int
+	for _, c := range res.Culprits {
+		out = append(out, c.Index)
+	}
+	return out
+}
+
+// TestBisectScenarios runs named histories over several seeds and states
+// the accuracy and cost each must reach. The figures are far from the
+// simulation's (cmd/bench-bisect) so that the test is stable, yet tight
+// enough that a broken search fails them.
+func TestBisectScenarios(t *testing.T) {
+	tests := []struct {
+		name    string
+		history bisecttest.History
+		opts    bisect.Options
+		seeds   int
+		// want is the culprit set, or nil for "not reproduced".
+		want     []int
+		minRight int     // seeds that must give exactly want
+		maxRuns  float64 // mean values requested, at most
+	}{
+		{
+			name:     "culprit found",
+			history:  bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(40, 0.95)}},
+			seeds:    20,
+			want:     []int{40},
+			minRight: 19,
+			maxRuns:  45,
+		},
+		{
+			name:     "regression already at the oldest commit",
+			history:  bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(1, 0.95)}},
+			seeds:    10,
+			want:     []int{1},
+			minRight: 10,
+			maxRuns:  45,
+		},
+		{
+			name:     "regression at the newest commit",
+			history:  bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(64, 0.95)}},
+			seeds:    10,
+			want:     []int{64},
+			minRight: 10,
+			maxRuns:  45,
+		},
+		{
+			name:     "two culprits in one range",
+			history:  bisecttest.History{Len: 65, CV: 0.01, Changes: []bisecttest.Change{changeAt(20, 0.95), changeAt(45, 0.95)}},
+			seeds:    10,
+			want:     []int{20, 45},
+			minRight: 9,
+			maxRuns:  120,
+		},
+		{
+			name:     "not reproduced",
+			history:  bisecttest.History{Len: 65, CV: 0.02},
+			seeds:    10,
+			want:     nil,
+			minRight: 10,
+			maxRuns:  90,
+		},
+		{
+			name:     "change smaller than the minimum effect",
+			history:  bisecttest.History{Len: 65, CV: 0.005, Changes: []bisecttest.Change{changeAt(30, 0.995)}},
+			seeds:    5,
+			want:     nil,
+			minRight: 5,
+			maxRuns:  60,
+		},
+		{
+			name:     "improvement searched as improvement",
+			history:  bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(17, 1.05)}},
+			opts:     bisect.Options{Direction: bisect.Improvement},
+			seeds:    10,
+			want:     []int{17},
+			minRight: 10,
+			maxRuns:  45,
+		},
+		{
+			name:     "improvement is not a regression",
+			history:  bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(17, 1.05)}},
+			seeds:    10,
+			want:     nil,
+			minRight: 10,
+			maxRuns:  60,
+		},
+		{
+			name:     "latency regression (lower is better)",
+			history:  bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(33, 1.05)}},
+			opts:     bisect.Options{Better: bisect.LowerBetter},
+			seeds:    10,
+			want:     []int{33},
+			minRight: 10,
+			maxRuns:  45,
+		},
+		{
+			name:     "K=4 parallel probes",
+			history:  bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{changeAt(100, 0.95)}},
+			opts:     bisect.Options{Parallel: 4},
+			seeds:    10,
+			want:     []int{100},
+			minRight: 10,
+			maxRuns:  70,
+		},
+		{
+			name: "5% of runs slow by 5σ",
+			history: bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(23, 0.95)},
+				OutlierRate: 0.05, OutlierShift: -5},
+			seeds:    20,
+			want:     []int{23},
+			minRight: 18,
+			maxRuns:  60,
+		},
+		{
+			name:     "high noise",
+			history:  bisecttest.History{Len: 65, CV: 0.05, Changes: []bisecttest.Change{changeAt(50, 0.95)}},
+			seeds:    10,
+			want:     []int{50},
+			minRight: 9,
+			maxRuns:  200,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			right, runs := 0, 0
+			for _, res := range trials(t, &tt.history, tt.opts, tt.seeds) {
+				runs += res.Samples
+				got := culpritIndices(res)
+				switch {
+				case tt.want == nil && res.Verdict == bisect.VerdictNotReproduced:
+					right++
+				case tt.want != nil && res.Verdict == bisect.VerdictCulprit && assert.ObjectsAreEqual(tt.want, got):
+					right++
+				default:
+					t.Logf("verdict %s culprits %v warnings %q", res.Verdict, got, res.Warnings)
+				}
+			}
+			assert.GreaterOrEqual(t, right, tt.minRight, "exact answers out of %d", tt.seeds)
+			assert.LessOrEqual(t, float64(runs)/float64(tt.seeds), tt.maxRuns, "mean runs")
+		})
+	}
+}
+
+func TestBisectBrokenCommits(t *testing.T) {
+	t.Run("culprit inside a broken block gives candidates", func(t *testing.T) {
+		h := &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(32, 0.95)},
+			Broken: []bisecttest.Range{{From: 30, To: 33}}}
+		res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(7), bisect.Options{})
+		require.NoError(t, err)
+		require.Equal(t, bisect.VerdictCandidates, res.Verdict, "warnings %q", res.Warnings)
+		assert.Equal(t, []string{"c0030", "c0031", "c0032", "c0033", "c0034"}, res.Candidates)
+		assert.Empty(t, res.Culprits)
+		assert.Equal(t, []string{"c0030", "c0031", "c0032", "c0033"}, res.Skipped, "every broken commit of the block was tried")
+		for _, p := range res.Probes {
+			if h.IsBroken(p.Index) {
+				assert.Equal(t, bisect.StatusBroken, p.Status)
+			}
+		}
+	})
+	t.Run("broken commits away from the culprit are skipped", func(t *testing.T) {
+		h := &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(45, 0.95)},
+			Broken: []bisecttest.Range{{From: 30, To: 34}}}
+		res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(3), bisect.Options{})
+		require.NoError(t, err)
+		require.Equal(t, bisect.VerdictCulprit, res.Verdict)
+		assert.Equal(t, []int{45}, culpritIndices(res))
+		for _, c := range res.Skipped {
+			assert.Contains(t, []string{"c0030", "c0031", "c0032", "c0033", "c0034"}, c)
+		}
+	})
+	t.Run("broken end", func(t *testing.T) {
+		h := &bisecttest.History{Len: 9, CV: 0.02, Broken: []bisecttest.Range{{From: 8, To: 8}}}
+		_, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(1), bisect.Options{})
+		require.ErrorIs(t, err, bisect.ErrBroken)
+		var infra *bisect.InfraError
+		assert.False(t, errors.As(err, &infra))
+	})
+}
+
+func TestBisectInfraError(t *testing.T) {
+	h := &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(40, 0.95)}, InfraAt: []int{32}}
+	_, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(1), bisect.Options{})
+	var infra *bisect.InfraError
+	require.ErrorAs(t, err, &infra)
+	assert.Equal(t, "c0032", infra.Commit)
+	assert.ErrorIs(t, err, bisecttest.ErrInfra)
+	assert.NotErrorIs(t, err, bisect.ErrBroken)
+}
+
+func TestBisectAnyDirection(t *testing.T) {
+	h := &bisecttest.History{Len: 65, CV: 0.01, Changes: []bisecttest.Change{changeAt(15, 0.90), changeAt(50, 1.05)}}
+	res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(2), bisect.Options{Direction: bisect.Any})
+	require.NoError(t, err)
+	require.Equal(t, bisect.VerdictCulprit, res.Verdict, "warnings %q", res.Warnings)
+	require.Equal(t, []int{15, 50}, culpritIndices(res))
+	assert.Equal(t, bisect.Regression, res.Culprits[0].Direction)
+	assert.Equal(t, bisect.Improvement, res.Culprits[1].Direction)
+	assert.InDelta(t, -10, res.Culprits[0].DeltaPct, 1.5)
+	assert.InDelta(t, 5, res.Culprits[1].DeltaPct, 1.5)
+}
+
+func TestBisectResult(t *testing.T) {
+	h := &bisecttest.History{Len: 33, CV: 0.02, Changes: []bisecttest.Change{changeAt(20, 0.95)}}
+	o := h.Oracle(11)
+	var events []bisect.ProbeEvent
+	res, err := bisect.Bisect(context.Background(), h.Chain(), o, bisect.Options{OnProbe: func(e bisect.ProbeEvent) {
+		events = append(events, e)
+	}})
+	require.NoError(t, err)
+	require.Equal(t, bisect.VerdictCulprit, res.Verdict)
+	c := res.Culprits[0]
+	assert.Equal(t, "c0020", c.Commit)
+	assert.GreaterOrEqual(t, c.Confidence, 0.99)
+	assert.InDelta(t, -5, c.DeltaPct, 1.5)
+	assert.Less(t, c.CILoPct, c.DeltaPct)
+	assert.Greater(t, c.CIHiPct, c.DeltaPct)
+	assert.Equal(t, bisect.Regression, c.Direction)
+
+	assert.Equal(t, "c0000", res.Good.Commit)
+	assert.Equal(t, "c0032", res.Bad.Commit)
+	assert.InDelta(t, 100, res.Good.Median, 2)
+	assert.InDelta(t, 95, res.Bad.Median, 2)
+	assert.Less(t, res.Good.Lo, res.Good.Median)
+	assert.Greater(t, res.Good.Hi, res.Good.Median)
+
+	assert.Equal(t, o.Runs(), res.Samples, "a fresh oracle measures exactly what was requested")
+	require.NotEmpty(t, events)
+	assert.Equal(t, res.Samples, events[len(events)-1].Samples)
+	assert.Equal(t, bisect.PhaseVerify, events[0].Phase)
+	for i, p := range res.Probes {
+		if i > 0 {
+			assert.Less(t, res.Probes[i-1].Index, p.Index, "probes are in chain order")
+		}
+		switch {
+		case p.Index < 20:
+			assert.Equal(t, "good", p.Side, p.Commit)
+		default:
+			assert.Equal(t, "bad", p.Side, p.Commit)
+		}
+	}
+}
+
+// TestBisectCachedSamples checks that values the oracle already holds are
+// used and not requested again.
+func TestBisectCachedSamples(t *testing.T) {
+	h := &bisecttest.History{Len: 17, CV: 0.02, Changes: []bisecttest.Change{changeAt(9, 0.95)}}
+	o := h.Oracle(5)
+	require.NoError(t, o.Record("c0000", 100, 101, 99, 100.5, 99.5, 100.2, 99.8, 100.1))
+	require.NoError(t, o.Record("c0016", 95, 96, 94, 95.5, 94.5, 95.2, 94.8, 95.1))
+	res, err := bisect.Bisect(context.Background(), h.Chain(), o, bisect.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []int{9}, culpritIndices(res))
+	assert.Equal(t, o.Runs(), res.Samples)
+	assert.GreaterOrEqual(t, res.Good.N, 8)
+}
+
+// concurrentOracle records how many requests were in flight at once.
+type concurrentOracle struct {
+	bisect.Oracle
+	inFlight, most atomic.Int32
+	mu             sync.Mutex
+	active         map[string]bool
+	sameCommit     bool
+}
+
+func (o *concurrentOracle) Samples(ctx context.Context, commit string, n int) ([]float64, error) {
+	o.mu.Lock()
+	if o.active[commit] {
+		o.sameCommit = true
+	}
+	o.active[commit] = true
+	o.mu.Unlock()
+	cur := o.inFlight.Add(1)
+	for {
+		m := o.most.Load()
+		if cur <= m || o.most.CompareAndSwap(m, cur) {
+			break
+		}
+	}
+	v, err := o.Oracle.Samples(ctx, commit, n)
+	o.inFlight.Add(-1)
+	o.mu.Lock()
+	delete(o.active, commit)
+	o.mu.Unlock()
+	return v, err
+}
+
+func TestBisectParallel(t *testing.T) {
+	h := &bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{changeAt(77, 0.95)}}
+	o := &concurrentOracle{Oracle: h.Oracle(9), active: map[string]bool{}}
+	res, err := bisect.Bisect(context.Background(), h.Chain(), o, bisect.Options{Parallel: 4})
+	require.NoError(t, err)
+	assert.Equal(t, []int{77}, culpritIndices(res))
+	assert.False(t, o.sameCommit, "one commit is never measured twice at once")
+	// Every request may finish before the next starts; the rounds still
+	// ask for distinct commits, which is what sameCommit checks.
+	assert.LessOrEqual(t, o.most.Load(), int32(4))
+}
+
+func TestBisectCancelled(t *testing.T) {
+	h := &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(40, 0.95)}}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	_, err := bisect.Bisect(ctx, h.Chain(), h.Oracle(1), bisect.Options{OnProbe: func(bisect.ProbeEvent) {
+		if calls++; calls == 15 {
+			cancel()
+		}
+	}})
+	require.ErrorIs(t, err, context.Canceled)
+	var infra *bisect.InfraError
+	assert.False(t, errors.As(err, &infra), "a cancelled job is not an infrastructure failure")
+}
+
+func TestBisectBudget(t *testing.T) {
+	h := &bisecttest.History{Len: 1025, CV: 0.05, Changes: []bisecttest.Change{changeAt(600, 0.95)}}
+	res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(1), bisect.Options{MaxRuns: 40})
+	require.NoError(t, err)
+	assert.Equal(t, bisect.VerdictInconclusive, res.Verdict)
+	assert.LessOrEqual(t, res.Samples, 40)
+	assert.NotEmpty(t, res.Warnings)
+}
+
+func TestBisectBadInput(t *testing.T) {
+	h := &bisecttest.History{Len: 5, CV: 0.02}
+	o := h.Oracle(1)
+	tests := []struct {
+		name  string
+		chain []string
+		opts  bisect.Options
+		msg   string
+	}{
+		{"one commit", []string{"c0000"}, bisect.Options{}, "good and a bad"},
+		{"duplicate commit", []string{"c0000", "c0001", "c0000"}, bisect.Options{}, "twice"},
+		{"empty commit", []string{"c0000", ""}, bisect.Options{}, "empty"},
+		{"confidence", h.Chain(), bisect.Options{Confidence: 1.5}, "confidence"},
+		{"metric direction", h.Chain(), bisect.Options{Better: "up"}, "metric direction"},
+		{"search direction", h.Chain(), bisect.Options{Direction: "sideways"}, "search direction"},
+		{"initial runs", h.Chain(), bisect.Options{InitialRuns: 1}, "initial runs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := bisect.Bisect(context.Background(), tt.chain, o, tt.opts)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.msg)
+		})
+	}
+	assert.Zero(t, o.Runs(), "bad input measures nothing")
+}
+
+// TestBisectDelta checks the effect estimate and its interval against the
+// truth over a few seeds.
+func TestBisectDelta(t *testing.T) {
+	h := &bisecttest.History{Len: 33, CV: 0.02, Changes: []bisecttest.Change{changeAt(12, 0.9)}}
+	want := 100 * (0.9 - 1)
+	covered := 0
+	for seed := range 10 {
+		res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(int64(seed)), bisect.Options{})
+		require.NoError(t, err)
+		require.Len(t, res.Culprits, 1)
+		c := res.Culprits[0]
+		assert.InDelta(t, want, c.DeltaPct, 3, "seed %d", seed)
+		assert.Less(t, c.CILoPct, c.DeltaPct)
+		assert.Greater(t, c.CIHiPct, c.DeltaPct)
+		if c.CILoPct <= want && want <= c.CIHiPct {
+			covered++
+		}
+	}
+	// A 95% interval misses now and then; with adaptive sampling a little
+	// more often.
+	assert.GreaterOrEqual(t, covered, 8)
+}

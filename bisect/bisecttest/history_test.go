@@ -1,0 +1,73 @@
+package bisecttest_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/bisect/bisecttest"
+)
+
+func TestHistoryOracle(t *testing.T) {
+	ctx := context.Background()
+	h := &bisecttest.History{Len: 10, CV: 0.02, Changes: []bisecttest.Change{{At: 4, Factor: 0.9}},
+		Broken: []bisecttest.Range{{From: 6, To: 7}}, InfraAt: []int{8}}
+	assert.Equal(t, "c0004", h.Chain()[4])
+	assert.Equal(t, []int{4}, h.Culprits())
+	assert.InDelta(t, 90, h.Level(9), 1e-9)
+
+	o := h.Oracle(1)
+	v, err := o.Samples(ctx, "c0009", 40)
+	require.NoError(t, err)
+	require.Len(t, v, 40)
+	var logs float64
+	for _, x := range v {
+		logs += math.Log(x)
+	}
+	assert.InDelta(t, math.Log(90), logs/40, 0.01)
+
+	again, err := o.Samples(ctx, "c0009", 0)
+	require.NoError(t, err)
+	assert.Equal(t, v, again, "values are recorded")
+	assert.Equal(t, 40, o.Runs())
+	assert.Equal(t, 1, o.Builds())
+
+	_, err = o.Samples(ctx, "c0006", 1)
+	assert.ErrorIs(t, err, bisect.ErrBroken)
+	_, err = o.Samples(ctx, "c0008", 1)
+	assert.ErrorIs(t, err, bisecttest.ErrInfra)
+	_, err = o.Samples(ctx, "c0099", 1)
+	assert.ErrorContains(t, err, "unknown commit")
+	assert.Equal(t, 2, o.Builds(), "the broken build counts; the unreachable host does not")
+}
+
+// TestHistoryOracleOrder checks that a commit's values do not depend on the
+// order in which commits are asked for: concurrent probes stay
+// reproducible.
+func TestHistoryOracleOrder(t *testing.T) {
+	ctx := context.Background()
+	h := &bisecttest.History{Len: 4, CV: 0.05}
+	a, b := h.Oracle(3), h.Oracle(3)
+	_, err := a.Samples(ctx, "c0001", 3)
+	require.NoError(t, err)
+	x, err := a.Samples(ctx, "c0002", 3)
+	require.NoError(t, err)
+	y, err := b.Samples(ctx, "c0002", 3)
+	require.NoError(t, err)
+	assert.Equal(t, x, y)
+}
+
+func TestHistoryOutliers(t *testing.T) {
+	h := &bisecttest.History{Len: 2, CV: 0.02, OutlierRate: 1, OutlierShift: -5}
+	v, err := h.Oracle(1).Samples(context.Background(), "c0000", 50)
+	require.NoError(t, err)
+	var logs float64
+	for _, x := range v {
+		logs += math.Log(x)
+	}
+	assert.InDelta(t, math.Log(100)-5*0.02, logs/50, 0.01)
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunPrintsTable(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-trials", "8", "-workers", "2", "-rows", "N=64 CV=2%"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2+2+3, out.String())
+	assert.Equal(t, "| scenario | strategy | accuracy | mean runs | p90 runs | mean builds |", lines[2])
+	for _, l := range lines[4:] {
+		assert.True(t, strings.HasPrefix(l, "| N=64 CV=2% 5% drop | "), l)
+	}
+	assert.Contains(t, lines[5], "| plain k=10 | ")
+	// Plain bisection costs k runs per probe and per end: 10 × (6+2).
+	assert.Contains(t, lines[5], "| 80.0 | 80 | 8.0 |")
+}
+
+func TestRunBadFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 2, run(context.Background(), []string{"-trials", "0"}, &out, &errOut))
+	assert.Equal(t, 2, run(context.Background(), []string{"-nosuchflag"}, &out, &errOut))
+}
+
+func TestPinpointStatistics(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	draw := func(n int, shift float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = shift + r.NormFloat64()
+		}
+		return out
+	}
+	a, b := draw(30, 0), draw(30, 2)
+	assert.Less(t, ksPValue(a, b), 0.001)
+	assert.Less(t, mwuPValue(a, b), 0.001)
+	c := draw(30, 0)
+	assert.Greater(t, ksPValue(a, c), 0.01)
+	assert.Greater(t, mwuPValue(a, c), 0.01)
+	assert.Equal(t, different, compare(a, b, 2))
+	// The "same" threshold falls as the samples grow.
+	assert.Greater(t, highThreshold(1, 10, 10), highThreshold(1, 40, 40))
+}
