@@ -11,7 +11,6 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
-	"github.com/perfbot/perfbot/runner"
 )
 
 // HunksRequest asks which hunks of a change cause its effect.
@@ -159,9 +158,7 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		Better:      bisect.Better(metric.Better),
 		InitialRuns: max(b.Config.Bisect.Repeats, 8),
 		Logger:      b.Logger,
-		OnTest: func(e bisect.TestEvent) {
-			b.progressf("  test %-6s %-40s n=%-3d median=%-10.4g p(bad)=%.3f %s", e.Test.Side, trim(strings.Join(e.Test.Set, ","), 40), e.Test.N, e.Test.Median, e.Test.PBad, e.Test.Outcome)
-		},
+		OnTest:      b.testProgress,
 	})
 	if err != nil {
 		if errors.Is(err, bisect.ErrEndsAlike) {
@@ -181,20 +178,14 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		})
 	}
 	sort.Slice(rep.Hunks, func(i, j int) bool { return rep.Hunks[i].File < rep.Hunks[j].File })
-	rep.Effect = EffectReport{
-		Applied:  DeltaReport{DeltaPct: iso.Applied.DeltaPct, CIPct: [2]float64{iso.Applied.CILoPct, iso.Applied.CIHiPct}, N: iso.Applied.N},
-		Reverted: DeltaReport{DeltaPct: iso.Reverted.DeltaPct, CIPct: [2]float64{iso.Reverted.CILoPct, iso.Reverted.CIHiPct}, N: iso.Reverted.N},
-	}
+	rep.Effect = effectOf(iso)
 	if iso.AppliedOutcome != "" && iso.AppliedOutcome != bisect.OutcomeBad {
 		rep.Warnings = append(rep.Warnings, "applying the minimal set alone to the parent does not reproduce the change: the set is not trustworthy")
 	}
 	if iso.RevertedOutcome != "" && iso.RevertedOutcome != bisect.OutcomeGood {
 		rep.Warnings = append(rep.Warnings, "reverting the minimal set alone does not recover the change: other hunks contribute too")
 	}
-	rep.Tests = []TestReport{}
-	for _, t := range iso.Tests {
-		rep.Tests = append(rep.Tests, TestReport{Set: t.Set, Side: t.Side, N: t.N, Median: t.Median, PBad: t.PBad, Outcome: t.Outcome})
-	}
+	rep.Tests = testsOf(iso)
 	rep.Unresolved = iso.Unresolved
 	if rep.Unresolved == nil {
 		rep.Unresolved = [][]string{}
@@ -262,9 +253,7 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 		Better:      bisect.Better(metric.Better),
 		InitialRuns: max(b.Config.Bisect.Repeats, 8),
 		Logger:      b.Logger,
-		OnTest: func(e bisect.TestEvent) {
-			b.progressf("  test %-6s %-40s n=%-3d median=%-10.4g p(bad)=%.3f %s", e.Test.Side, trim(strings.Join(e.Test.Set, ","), 40), e.Test.N, e.Test.Median, e.Test.PBad, e.Test.Outcome)
-		},
+		OnTest:      b.testProgress,
 	})
 	if err != nil {
 		if errors.Is(err, bisect.ErrEndsAlike) {
@@ -273,17 +262,32 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 		return nil, fmt.Errorf("envbisect %s: %w", c.Short(), err)
 	}
 	rep := &EnvBisectReport{Commit: c.Hash, Metric: metric.Name, Differing: names, Minimal: iso.Minimal, Good: good, Bad: bad, Unresolved: iso.Unresolved}
-	rep.Effect = EffectReport{
-		Applied:  DeltaReport{DeltaPct: iso.Applied.DeltaPct, CIPct: [2]float64{iso.Applied.CILoPct, iso.Applied.CIHiPct}, N: iso.Applied.N},
-		Reverted: DeltaReport{DeltaPct: iso.Reverted.DeltaPct, CIPct: [2]float64{iso.Reverted.CILoPct, iso.Reverted.CIHiPct}, N: iso.Reverted.N},
-	}
-	for _, t := range iso.Tests {
-		rep.Tests = append(rep.Tests, TestReport{Set: t.Set, Side: t.Side, N: t.N, Median: t.Median, PBad: t.PBad, Outcome: t.Outcome})
-	}
+	rep.Effect = effectOf(iso)
+	rep.Tests = testsOf(iso)
 	runs1, builds1 := b.Oracle.Counts()
 	rep.Runs, rep.Builds = runs1-runs0, builds1-builds0
 	rep.WallSeconds = now().Sub(start).Seconds()
 	return rep, nil
+}
+
+func effectOf(iso *bisect.Isolation) EffectReport {
+	delta := func(m bisect.Measure) DeltaReport {
+		return DeltaReport{DeltaPct: m.DeltaPct, CIPct: [2]float64{m.CILoPct, m.CIHiPct}, N: m.N}
+	}
+	return EffectReport{Applied: delta(iso.Applied), Reverted: delta(iso.Reverted)}
+}
+
+func testsOf(iso *bisect.Isolation) []TestReport {
+	out := []TestReport{}
+	for _, t := range iso.Tests {
+		out = append(out, TestReport{Set: t.Set, Side: t.Side, N: t.N, Median: t.Median, PBad: t.PBad, Outcome: t.Outcome})
+	}
+	return out
+}
+
+// testProgress prints one line per decided configuration of a set search.
+func (b *Bot) testProgress(e bisect.TestEvent) {
+	b.progressf("  test %-6s %-40s n=%-3d median=%-10.4g p(bad)=%.3f %s", e.Test.Side, trim(strings.Join(e.Test.Set, ","), 40), e.Test.N, e.Test.Median, e.Test.PBad, e.Test.Outcome)
 }
 
 // ReadEnvFile reads NAME=VALUE lines; blank lines and # comments are
@@ -319,5 +323,3 @@ func trim(s string, n int) string {
 	}
 	return s[:n-1] + "…"
 }
-
-var _ = runner.Target{}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/testbed"
+)
+
+func testbedCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "testbed",
+		Short: "The bundled testbed: a small Go inference engine with a history of known changes",
+	}
+	cmd.AddCommand(testbedInitCmd(g), testbedVerifyCmd(g))
+	return cmd
+}
+
+func testbedInitCmd(g *globals) *cobra.Command {
+	var seed int64
+	cmd := &cobra.Command{
+		Use:   "init DIR",
+		Short: "Generate the testbed repository in DIR and its ground-truth manifest beside it",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
+			m, err := testbed.Generate(cmd.Context(), args[0], seed)
+			if err != nil {
+				return inputErr(err)
+			}
+			fmt.Fprintf(g.stdout, "generated %s: %d commits, head %s, in %.1fs; manifest %s\n",
+				args[0], m.Commits, short(m.Head), time.Since(start).Seconds(), testbed.ManifestPath(args[0]))
+			for _, c := range m.Changes {
+				fmt.Fprintf(g.stdout, "  %s %-12s #%-4d %s %s\n", c.ID, c.Kind, c.Index, short(c.Commit), c.Subject)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Int64Var(&seed, "seed", 1, "seed of the history")
+	return cmd
+}
+
+func testbedVerifyCmd(g *globals) *cobra.Command {
+	var repeats int
+	cmd := &cobra.Command{
+		Use:   "verify DIR",
+		Short: "Measure every ground-truth change against its parent and print measured beside intended effects",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if repeats < 2 {
+				return usagef("--repeats must be at least 2, got %d", repeats)
+			}
+			m, err := testbed.LoadManifest(testbed.ManifestPath(args[0]))
+			if err != nil {
+				return inputErr(err)
+			}
+			cfg, err := service.TestbedConfig(args[0])
+			if err != nil {
+				return err
+			}
+			if g.store != "" {
+				cfg.Store = g.store
+			}
+			bot, err := service.Open(cmd.Context(), cfg, service.Options{Progress: g.stderr, Logger: g.logger()})
+			if err != nil {
+				return err
+			}
+			defer bot.Close()
+			err = testbed.Verify(cmd.Context(), m, bot.TestbedMeasurer(), repeats, g.stdout)
+			if errors.Is(err, testbed.ErrNotAsIntended) {
+				return inputErr(err)
+			}
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&repeats, "repeats", 10, "runs of each change and of its parent")
+	return cmd
+}

@@ -1,0 +1,52 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/testbed"
+)
+
+// TestbedMeasurer returns the testbed's view of the Oracle: each call runs
+// repeats more benchmark invocations of a commit and returns their values.
+func (b *Bot) TestbedMeasurer() testbed.Measurer { return testbedMeasurer{b} }
+
+type testbedMeasurer struct{ b *Bot }
+
+var _ testbed.Measurer = testbedMeasurer{}
+
+func (m testbedMeasurer) Measure(ctx context.Context, commit string, repeats int) (map[string][]float64, error) {
+	t := runner.Target{Commit: commit}
+	spec := m.b.Oracle.SpecHash()
+	before, err := m.b.Store.Cached(spec, t.Key())
+	if err != nil {
+		return nil, err
+	}
+	if err := m.b.Oracle.Ensure(ctx, t, len(before.OK)+repeats); err != nil {
+		if errors.Is(err, bisect.ErrBroken) {
+			return nil, fmt.Errorf("%w: %v", testbed.ErrBuildFailed, err)
+		}
+		return nil, err
+	}
+	after, err := m.b.Store.Cached(spec, t.Key())
+	if err != nil {
+		return nil, err
+	}
+	seen := map[uint64]bool{}
+	for _, r := range before.OK {
+		seen[r.ID] = true
+	}
+	out := map[string][]float64{}
+	for _, r := range after.OK {
+		if seen[r.ID] {
+			continue
+		}
+		for metric, v := range r.Values {
+			out[metric] = append(out[metric], v)
+		}
+	}
+	return out, nil
+}
