@@ -106,7 +106,7 @@ ineligible choice falls through the chain as usual.
 
 The draft guesses well when the target's hidden state stays close to the
 token embedding, which the small output projections of the random model
-ensure. With k = 3 a verify step emits a little over three tokens on the
+ensure. With k = 3 a verify step emits about three and a half tokens on the
 benchmark's prompt.
 `)),
 		doc("docs: comparing two commits", appendTo("docs/benchmarks.md", `
@@ -174,7 +174,7 @@ speculative decoding emits exactly the tokens of greedy decoding.
 | hidden width | 128 |
 | heads | 8 of width 16 |
 | layers | 4 |
-| experts | 8, top 2, hidden width 128 |
+| experts | 8, top 2, hidden width 64 |
 | ranks | 8 |
 | context | 512 positions |
 
@@ -521,7 +521,7 @@ func noteSteps() []step {
 			"\t// The caches keep their data; only the lengths move.\n"),
 		note("model: shards are copies", "model/model.go", "func newRank(cfg Config, w *Weights, id int) (*rank, error) {",
 			"\t// Shards are copies, not views: each rank owns its weights, as each\n\t// GPU owns its memory.\n"),
-		note("model: comment the rank loop", "model/model.go", "func (m *Model) runRank(rk *rank, t int) {",
+		note("model: comment the rank loop", "model/model.go", "func (m *Model) runRank(rk *rank, t, logitTokens int) {",
 			"\t// Every rank runs the whole layer stack; the ranks meet only in the\n\t// allreduces.\n"),
 		note("model: comment the rope table", "model/rope.go", "func newRope(headDim, maxSeq int) *rope {",
 			"\t// Angles are computed once in float64 and stored as float32.\n"),
@@ -665,6 +665,7 @@ func (dc *Decoder) Stats() Stats { return dc.stats }
 			replace("model/model.go", "Down: cols(l.Down[e], flo, fhi),", "Down: colShard(l.Down[e], flo, fhi),"),
 			replace("model/model.go", "stack(rows(l.Q, lo, hi), rows(l.K, lo, hi), rows(l.V, lo, hi))", "stack(rowShard(l.Q, lo, hi), rowShard(l.K, lo, hi), rowShard(l.V, lo, hi))"),
 			replace("model/model.go", "o:        cols(l.O, lo, hi),", "o:        colShard(l.O, lo, hi),"),
+			replace("model/model.go", "lmHead: rows(w.LMHead, id*vs, (id+1)*vs)", "lmHead: rowShard(w.LMHead, id*vs, (id+1)*vs)"),
 		},
 	}, {
 		subject: "communicator: expose a group's options",

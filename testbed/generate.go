@@ -193,7 +193,9 @@ func replay(steps []step, rng *rand.Rand) (*history, error) {
 	mark := 0
 	var cur tree
 	for i, s := range steps {
-		date = date.Add(time.Duration(30+rng.IntN(20*60)) * time.Minute)
+		if i > 0 {
+			date = date.Add(time.Duration(30+rng.IntN(20*60)) * time.Minute)
+		}
 		next := tree{}
 		if cur != nil {
 			next = cur.clone()

@@ -38,13 +38,15 @@ the verify step, plain decode and the allreduce.`,
 	}, nil
 }
 
-// Intended effects, in percent, as measured on a 2-core host (see the
-// package documentation of the engine's bench package for the method).
+// Intended effects, in percent: the averages of interleaved measurements
+// (10 runs a side, the bench binary at -test.benchtime 64x) on a shared
+// 2-core host. Verify checks the direction and that the interval excludes
+// zero, not the size.
 var (
-	effectA  = map[string]float64{VerifyTokS: -13, DecodeTokS: -20, AllReduceGBps: -90}
+	effectA  = map[string]float64{VerifyTokS: -15, DecodeTokS: -22, AllReduceGBps: -88}
 	effectB  = map[string]float64{VerifyTokS: -9, DecodeTokS: 0, AllReduceGBps: 0}
-	effectC  = map[string]float64{VerifyTokS: -4, DecodeTokS: 0, AllReduceGBps: 0}
-	effectD  = map[string]float64{VerifyTokS: 15, DecodeTokS: 11, AllReduceGBps: 0}
+	effectC  = map[string]float64{VerifyTokS: -4.5, DecodeTokS: 0, AllReduceGBps: 0}
+	effectD  = map[string]float64{VerifyTokS: 11, DecodeTokS: 8, AllReduceGBps: 0}
 	noEffect = map[string]float64{VerifyTokS: 0, DecodeTokS: 0, AllReduceGBps: 0}
 )
 

@@ -27,7 +27,7 @@ import (
 // Workload sizes.
 const (
 	// PromptLen is the prompt length: the context every step attends over.
-	PromptLen = 192
+	PromptLen = 256
 	// DraftTokens is k, the number of draft tokens per verify step.
 	DraftTokens = 3
 	// CycleSteps is the number of steps replayed before rewinding to the

@@ -15,9 +15,9 @@
 //     host memory, two link hops each. The last resort: always eligible.
 //
 // The host running the engine has no real interconnect, so a link is
-// simulated by the work a real transport does per byte: the payload is
-// encoded to the wire format, cut into packets and checksummed with CRC-32C,
-// and decoded and verified on the other side.
+// simulated by the work a real PCIe transport does per byte: the payload is
+// encoded to the wire format, cut into packets, checksummed with CRC-32C and
+// scrambled, and descrambled, verified and decoded on the other side.
 //
 // Every backend adds each element's partial sums in an order that depends
 // only on the element's column, not on how many tokens the buffer holds, so
@@ -37,9 +37,9 @@ type Group struct {
 	naive *naive
 }
 
-// NewGroup returns a group of ranks ranks. Segment is the width, in floats,
-// of the column blocks the ring backend distributes among ranks; buffers
-// passed to AllReduce must be a multiple of ranks*segment long.
+// NewGroup returns a group of ranks ranks. opts.Segment is the width, in
+// floats, of the column blocks the ring backend deals to the ranks; the
+// ring takes only buffers whose length is a multiple of ranks×Segment.
 func NewGroup(ranks int, opts Options) (*Group, error) {
 	if ranks < 1 {
 		return nil, fmt.Errorf("communicator: %d ranks, need at least 1", ranks)

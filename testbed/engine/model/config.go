@@ -59,7 +59,7 @@ func DefaultConfig() Config {
 		Layers:     4,
 		Experts:    8,
 		TopK:       2,
-		ExpertFFN:  128,
+		ExpertFFN:  64,
 		MaxSeq:     512,
 		Ranks:      8,
 		Seed:       1,

@@ -15,7 +15,8 @@ import (
 // single rank.
 //
 // Draft position j consumes token j and the feature of position j-1 and
-// guesses token j+1.
+// guesses token j+1. The draft applies no rotary embedding: the target's
+// features already carry the positions.
 type Draft struct {
 	cfg    model.Config
 	target *model.Weights
