@@ -24,6 +24,13 @@ type BisectRequest struct {
 	Direction bisect.Direction
 	// Hunks continues from each culprit into its hunks.
 	Hunks bool
+	// MinEffect overrides bisect.min_effect (a fraction) when positive:
+	// a scan of a long history uses the detection threshold.
+	MinEffect float64
+	// Scan, when above 1, surveys the range every Scan commits and
+	// bisects each pair of adjacent survey points that differ, so that a
+	// change masked by a later opposite one is found (bisect.Scan).
+	Scan int
 }
 
 // BisectReport is the outcome of a bisection as `perfbot bisect` prints it.
@@ -126,7 +133,7 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 			return nil, err
 		}
 	}
-	job := b.startJob("bisect", map[string]any{"good": good.Hash, "bad": bad.Hash, "metric": metric.Name, "direction": req.Direction, "spec": b.Oracle.SpecHash()})
+	job := b.startJob("bisect", map[string]any{"good": good.Hash, "bad": bad.Hash, "metric": metric.Name, "direction": req.Direction, "scan": req.Scan, "min_effect": req.MinEffect, "spec": b.Oracle.SpecHash()})
 	b.progressf("bisect %s..%s (%d commits) on %s, direction %s, job %s", good.Short(), bad.Short(), len(chain)-1, metric.Name, req.Direction, job.ID)
 
 	var probes []bisect.ProbeEvent
@@ -149,7 +156,16 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 			b.saveJob(job, "running", probes)
 		},
 	}
-	res, err := bisect.Bisect(ctx, hashes, commitOracle{o: b.Oracle, metric: metric.Name}, opts)
+	if req.MinEffect > 0 {
+		opts.MinEffect = req.MinEffect
+	}
+	oracle := commitOracle{o: b.Oracle, metric: metric.Name}
+	var res *bisect.Result
+	if req.Scan > 1 {
+		res, err = bisect.Scan(ctx, hashes, oracle, opts, req.Scan)
+	} else {
+		res, err = bisect.Bisect(ctx, hashes, oracle, opts)
+	}
 	if err != nil {
 		b.saveJob(job, "failed", probes)
 		return nil, fmt.Errorf("bisect %s..%s: %w", good.Short(), bad.Short(), err)

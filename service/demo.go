@@ -16,6 +16,10 @@ import (
 	"github.com/perfbot/perfbot/testbed"
 )
 
+// demoScanStep is the distance between the survey points of the demo's
+// scan of the whole history: about ten stretches of a dozen commits.
+const demoScanStep = 12
+
 // DemoOptions configures Demo.
 type DemoOptions struct {
 	// Dir holds everything the demo makes: the testbed repository and its
@@ -101,7 +105,7 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 		return nil, err
 	}
 	fmt.Fprintf(opts.Progress, "searching %d commits %s..%s for every change of %s\n", n, root.Short(), head.Short(), cfg.Primary().Name)
-	rep, err := bot.Bisect(ctx, BisectRequest{Good: root.Hash, Bad: head.Hash, Direction: bisect.Any})
+	rep, err := bot.Bisect(ctx, BisectRequest{Good: root.Hash, Bad: head.Hash, Direction: bisect.Any, Scan: demoScanStep, MinEffect: cfg.Detect.MinEffect})
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,7 @@ func bisectCmd(g *globals) *cobra.Command {
 	f.StringVar(&req.Metric, "metric", "", "metric to follow (default: the primary)")
 	f.StringVar(&direction, "direction", "regression", "regression, improvement or any")
 	f.BoolVar(&req.Hunks, "hunks", false, "continue from each culprit into its hunks")
+	f.IntVar(&req.Scan, "scan", 0, "survey every N commits first and bisect each differing stretch (finds changes masked by later opposite ones)")
 	f.BoolVar(&fileIssue, "file-issue", false, "file an issue per culprit (GitHub, or the issues directory)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd

@@ -1,0 +1,182 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/gitops/gitopstest"
+)
+
+// benchScript is the crafted repositories' benchmark: a real command run
+// in the checkout, so the hunks really are applied by git and read back.
+// It reports 1000 tok/s with ±0.5% noise, 900 when slow.sh says so.
+const benchScript = `v=1000
+if sh ./slow.sh; then v=900; fi
+r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+awk -v v=$v -v r=$r 'BEGIN { printf "BenchmarkVerifyStep-2 1 1 ns/op %.3f tok/s\n", v*(1+0.01*(r/65535-0.5)) }'
+`
+
+// filler returns a file of n numbered lines, so edits far apart make
+// separate hunks.
+func filler(name string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%s line %d\n", name, i)
+	}
+	return b.String()
+}
+
+// edit replaces line i of content.
+func edit(content string, i int, line string) string {
+	lines := strings.Split(content, "\n")
+	lines[i] = line
+	return strings.Join(lines, "\n")
+}
+
+// crafted is a repository whose last commit is the change searched.
+type crafted struct {
+	parent, culprit map[string]string // files; "" deletes
+	slow            string            // slow.sh body: exit 0 when slow
+	build           string            // build step
+	want            []string          // files (or file::marker) of the minimal set
+}
+
+func runHunkSearch(t *testing.T, c crafted) *HunksReport {
+	t.Helper()
+	b := gitopstest.NewBuilder(t)
+	base := map[string]string{"bench.sh": benchScript, "slow.sh": c.slow}
+	for k, v := range c.parent {
+		base[k] = v
+	}
+	b.Commit("parent", base)
+	culprit := b.Commit("culprit", c.culprit)
+	build := c.build
+	if build == "" {
+		build = "true"
+	}
+	dir := t.TempDir()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`repo:
+  url: %s
+build:
+  - name: build
+    run: %q
+benchmarks:
+  - name: engine
+    run: sh bench.sh
+    format: gobench
+metrics:
+  - name: verify_tok_s
+    benchmark: engine
+    select: BenchmarkVerifyStep
+    unit: tok/s
+components:
+  communicator: ["comm/**"]
+  attention: ["attn/**"]
+`, b.Dir, build)), filepath.Join(dir, "perfbot.yaml"))
+	require.NoError(t, err)
+	bot, err := Open(context.Background(), cfg, Options{})
+	require.NoError(t, err)
+	defer bot.Close()
+	rep, err := bot.Hunks(context.Background(), HunksRequest{Rev: culprit})
+	require.NoError(t, err)
+	return rep
+}
+
+func TestHunkSearchOverCraftedRepositories(t *testing.T) {
+	many := func(files, hunksPerFile int, slowFile string, slowHunk int) crafted {
+		c := crafted{parent: map[string]string{}, culprit: map[string]string{}, slow: fmt.Sprintf("grep -q SLOW %s", slowFile)}
+		for f := range files {
+			name := fmt.Sprintf("comm/f%d.txt", f)
+			content := filler(name, hunksPerFile*10)
+			c.parent[name] = content
+			for h := range hunksPerFile {
+				line := fmt.Sprintf("%s edited %d", name, h)
+				if name == slowFile && h == slowHunk {
+					line += " SLOW"
+				}
+				content = edit(content, h*10+5, line)
+			}
+			c.culprit[name] = content
+		}
+		c.want = []string{slowFile}
+		return c
+	}
+	tests := []struct {
+		name      string
+		c         crafted
+		wantHunks int
+		wantComp  string
+		wantTotal int
+	}{
+		{name: "one hunk", c: many(1, 1, "comm/f0.txt", 0), wantHunks: 1, wantComp: "communicator", wantTotal: 1},
+		{name: "one culprit among 8", c: many(4, 2, "comm/f2.txt", 1), wantHunks: 1, wantComp: "communicator", wantTotal: 8},
+		{name: "one culprit among 32", c: many(8, 4, "comm/f5.txt", 3), wantHunks: 1, wantComp: "communicator", wantTotal: 32},
+		{name: "two hunks that only regress together", c: func() crafted {
+			c := many(4, 2, "x", 0)
+			c.culprit["comm/f1.txt"] = edit(c.culprit["comm/f1.txt"], 5, "PART1")
+			c.culprit["comm/f3.txt"] = edit(c.culprit["comm/f3.txt"], 15, "PART2")
+			c.slow = "grep -q PART1 comm/f1.txt && grep -q PART2 comm/f3.txt"
+			return c
+		}(), wantHunks: 2, wantComp: "communicator", wantTotal: 8},
+		{name: "a hunk that needs another to build", c: func() crafted {
+			c := many(3, 2, "x", 0)
+			c.parent["attn/kernels.py"] = filler("# kernels", 20)
+			c.parent["attn/backend.py"] = filler("# backend", 20)
+			c.culprit["attn/kernels.py"] = edit(c.parent["attn/kernels.py"], 10, "def tiled_extend_slow(): pass")
+			c.culprit["attn/backend.py"] = edit(c.parent["attn/backend.py"], 10, "tiled_extend_slow()")
+			c.slow = "grep -q tiled_extend_slow attn/backend.py"
+			c.build = "! grep -q tiled_extend_slow attn/backend.py || grep -q 'def tiled_extend_slow' attn/kernels.py"
+			return c
+		}(), wantHunks: 2, wantComp: "attention", wantTotal: 8},
+		{name: "a new file", c: func() crafted {
+			c := many(2, 2, "x", 0)
+			c.culprit["attn/slow.cfg"] = "mode=slow\n"
+			c.slow = "test -f attn/slow.cfg"
+			return c
+		}(), wantHunks: 1, wantComp: "attention", wantTotal: 5},
+		{name: "a deleted file", c: func() crafted {
+			c := many(2, 2, "x", 0)
+			c.parent["attn/fast.cfg"] = "mode=fast\n"
+			c.culprit["attn/fast.cfg"] = ""
+			c.slow = "test ! -f attn/fast.cfg"
+			return c
+		}(), wantHunks: 1, wantComp: "attention", wantTotal: 5},
+		{name: "a rename", c: func() crafted {
+			c := many(2, 2, "x", 0)
+			c.parent["comm/fast.cfg"] = filler("fast", 10)
+			c.culprit["comm/fast.cfg"] = ""
+			c.culprit["comm/fast-renamed.cfg"] = filler("fast", 10)
+			c.slow = "test ! -f comm/fast.cfg"
+			return c
+		}(), wantHunks: 1, wantComp: "communicator", wantTotal: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runHunkSearch(t, tt.c)
+			require.Equal(t, tt.wantTotal, rep.TotalHunks)
+			var found []string
+			for _, h := range rep.Hunks {
+				found = append(found, h.File)
+				require.Equal(t, tt.wantComp, h.Component)
+				require.NotEmpty(t, h.Diff)
+			}
+			sort.Strings(found)
+			require.Len(t, rep.Hunks, tt.wantHunks, "minimal set: %v (tests %d)", found, len(rep.Tests))
+			if tt.wantHunks == 1 && tt.c.want[0] != "x" {
+				require.Equal(t, tt.c.want, found)
+				require.Contains(t, rep.Hunks[0].Diff, "SLOW")
+			}
+			require.Less(t, rep.Effect.Applied.CIPct[1], 0.0, "applying the set alone slows down")
+			require.Greater(t, rep.Effect.Reverted.CIPct[0], 0.0, "reverting it alone recovers")
+			require.Empty(t, rep.Warnings)
+			t.Logf("%s: %d configurations, %d runs, %d builds", tt.name, rep.Configurations, rep.Runs, rep.Builds)
+		})
+	}
+}
