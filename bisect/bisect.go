@@ -299,6 +299,9 @@ func (s *search) searchSpan(ctx context.Context, sp span) (found, []span, spanOu
 // at the data after every pair of runs, so it asks for ten times the
 // evidence a culprit needs.
 func (s *search) notReproducedTail() float64 {
+	if s.opts.SameTail > 0 {
+		return s.opts.SameTail
+	}
 	return (1 - s.opts.Confidence) * notReproducedFactor
 }
 

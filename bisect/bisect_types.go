@@ -98,6 +98,12 @@ type Options struct {
 	// first compared. The end comparison is sequential: it then adds one
 	// run to each end at a time, interleaved, until it decides. Default 5.
 	InitialRuns int
+	// SameTail is the probability of a change of at least MinEffect below
+	// which the ends are called the same (not_reproduced). Zero asks for
+	// a tenth of 1−Confidence: nothing is bisected after that verdict, so
+	// it asks for more evidence than a culprit. Scan screens many
+	// stretches and uses a laxer default (ScanSameTail).
+	SameTail float64
 	// Logger receives debug records of the search; nil discards them.
 	Logger *slog.Logger
 	// OnProbe, when set, is called after every measurement, from the

@@ -9,6 +9,13 @@ import (
 // DefaultScanStep is the distance between survey points of Scan.
 const DefaultScanStep = 8
 
+// ScanSameTail is Scan's default Options.SameTail: a stretch whose ends
+// leave less than a 10% chance of a change of the minimum effect is let
+// go, as the residual checks beside a culprit are. Proving the absence of
+// a change near the minimum effect on each of a dozen stretches would cost
+// more runs than bisecting them all.
+const ScanSameTail = 0.1
+
 // Scan finds every change along a long chain, such as a repository's whole
 // history. Bisect compares the two ends first, so a regression followed by
 // an improvement of similar size inside its range is invisible to it: the
@@ -29,6 +36,9 @@ func Scan(ctx context.Context, chain []string, o Oracle, opts Options, step int)
 	}
 	if step < 2 {
 		step = DefaultScanStep
+	}
+	if opts.SameTail == 0 {
+		opts.SameTail = ScanSameTail
 	}
 	points, skipped, err := surveyPoints(ctx, chain, o, step, opts.OnProbe)
 	if err != nil {
