@@ -95,6 +95,9 @@ func (f *Filer) keepReason(fd *Finding) string {
 	if cut := f.cutOff(); fd.Confidence < cut {
 		return fmt.Sprintf("confidence %s is below the publish cut-off %s", formatConfidence(fd.Confidence), formatConfidence(cut))
 	}
+	if fd.Unconfirmed != "" {
+		return "not confirmed: " + fd.Unconfirmed
+	}
 	return ""
 }
 

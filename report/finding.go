@@ -154,6 +154,11 @@ type Finding struct {
 	IssueURL    string            `json:"issue_url,omitempty"`
 	FileError   string            `json:"file_error,omitempty"`
 
+	// Unconfirmed, when set, says how fresh interleaved runs of the
+	// culprit and its parent failed to show the change again; such a
+	// finding is kept, never filed.
+	Unconfirmed string `json:"unconfirmed,omitempty"`
+
 	// PublishConfidence is the cut-off below which the finding is kept
 	// rather than filed; Warnings flags a confidence under it. Zero means
 	// DefaultPublishConfidence.

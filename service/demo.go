@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -115,7 +116,14 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 			continue
 		}
 		hr, err := bot.Hunks(ctx, HunksRequest{Rev: c.Commit})
-		if err != nil {
+		var ie *InputError
+		switch {
+		case errors.As(err, &ie):
+			// The culprit's own effect is too small to split: keep the
+			// culprit, say why its hunks are missing.
+			fmt.Fprintf(opts.Progress, "no hunks for %s: %v\n", short(c.Commit), err)
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("hunks of %s not localized: %v", short(c.Commit), err))
+		case err != nil:
 			return nil, fmt.Errorf("hunks of culprit %s: %w", short(c.Commit), err)
 		}
 		rep.Hunks = append(rep.Hunks, hr)
@@ -212,6 +220,7 @@ func compareWithManifest(m *testbed.Manifest, findings []*report.Finding) []Demo
 func fillFound(row *DemoRow, f *report.Finding) {
 	c := f.Culprits[0]
 	row.FoundCommit, row.DeltaPct, row.Confidence = c.Commit.Hash, c.DeltaPct, c.Confidence
+	row.Unconfirmed = f.Unconfirmed != ""
 	var hunks []string
 	for _, h := range f.Hunks {
 		name := h.File

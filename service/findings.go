@@ -10,12 +10,19 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/stats"
 	"github.com/perfbot/perfbot/store"
 )
 
 // endRuns is the number of runs each side of a culprit gets before its
 // finding is written, so the summary table's intervals are meaningful.
 const endRuns = 10
+
+// confirmPairs is the number of fresh parent/culprit run pairs taken,
+// interleaved, before a culprit's finding may be filed: a culprit that
+// came out of runs taken while the host was slower must show its change
+// again side by side with its parent.
+const confirmPairs = 6
 
 // historyWindow is how many chain commits on each side of a culprit the
 // sparkline shows.
@@ -80,6 +87,12 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		return nil, err
 	}
 	f := b.newFinding(rep, metric)
+	if why, err := b.confirm(ctx, parent.Hash, culprit.Hash, metric.Name, c.DeltaPct); err != nil {
+		return nil, err
+	} else if why != "" {
+		f.Unconfirmed = why
+		f.Warnings = append(f.Warnings, "Not confirmed: "+why+".")
+	}
 	f.Outcome = report.OutcomeCulprit
 	f.Direction = string(c.Direction)
 	f.Good, f.Bad = good, bad
@@ -300,4 +313,27 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// confirm measures parent and culprit again, interleaved, and says why
+// the fresh runs do not show a change of the culprit's sign ("" when they
+// do).
+func (b *Bot) confirm(ctx context.Context, parent, culprit, metric string, deltaPct float64) (string, error) {
+	var good, bad []float64
+	for range confirmPairs {
+		g, err := b.freshRuns(ctx, runner.Target{Commit: parent}, 1)
+		if err != nil {
+			return "", fmt.Errorf("confirm %s: %w", short(culprit), err)
+		}
+		bd, err := b.freshRuns(ctx, runner.Target{Commit: culprit}, 1)
+		if err != nil {
+			return "", fmt.Errorf("confirm %s: %w", short(culprit), err)
+		}
+		good, bad = append(good, g[metric]...), append(bad, bd[metric]...)
+	}
+	pct, lo, hi := stats.Delta(good, bad, 0.95)
+	if (deltaPct < 0 && hi < 0) || (deltaPct > 0 && lo > 0) {
+		return "", nil
+	}
+	return fmt.Sprintf("%d fresh interleaved runs each of parent and culprit give %+.1f%% [%+.1f%%, %+.1f%%]", len(good), pct, lo, hi), nil
 }

@@ -19,19 +19,25 @@ type testbedMeasurer struct{ b *Bot }
 var _ testbed.Measurer = testbedMeasurer{}
 
 func (m testbedMeasurer) Measure(ctx context.Context, commit string, repeats int) (map[string][]float64, error) {
-	t := runner.Target{Commit: commit}
-	spec := m.b.Oracle.SpecHash()
-	before, err := m.b.Store.Cached(spec, t.Key())
+	vals, err := m.b.freshRuns(ctx, runner.Target{Commit: commit}, repeats)
+	if errors.Is(err, bisect.ErrBroken) {
+		return nil, fmt.Errorf("%w: %v", testbed.ErrBuildFailed, err)
+	}
+	return vals, err
+}
+
+// freshRuns runs n more benchmark invocations of t, whatever the store
+// holds already, and returns the values of those runs by metric.
+func (b *Bot) freshRuns(ctx context.Context, t runner.Target, n int) (map[string][]float64, error) {
+	spec := b.Oracle.SpecHash()
+	before, err := b.Store.Cached(spec, t.Key())
 	if err != nil {
 		return nil, err
 	}
-	if err := m.b.Oracle.Ensure(ctx, t, len(before.OK)+repeats); err != nil {
-		if errors.Is(err, bisect.ErrBroken) {
-			return nil, fmt.Errorf("%w: %v", testbed.ErrBuildFailed, err)
-		}
+	if err := b.Oracle.Ensure(ctx, t, len(before.OK)+n); err != nil {
 		return nil, err
 	}
-	after, err := m.b.Store.Cached(spec, t.Key())
+	after, err := b.Store.Cached(spec, t.Key())
 	if err != nil {
 		return nil, err
 	}

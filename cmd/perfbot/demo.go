@@ -54,6 +54,9 @@ func printDemo(w io.Writer, s *service.DemoSummary) {
 		case r.FoundCommit == "" && r.TrueCommit != "":
 			match = "missed"
 		}
+		if r.Unconfirmed {
+			match += ", not confirmed: kept"
+		}
 		intended := ""
 		if r.IntendedPct != 0 {
 			intended = fmt.Sprintf("%+.0f%%", r.IntendedPct)
