@@ -60,7 +60,10 @@ type DemoRow struct {
 	Confidence  float64 `json:"confidence"`
 	CommitMatch bool    `json:"commit_match"`
 	HunkMatch   bool    `json:"hunk_match"`
-	Issue       string  `json:"issue,omitempty"`
+	// Unconfirmed is set when fresh runs did not show the change again;
+	// the finding was kept, not filed.
+	Unconfirmed bool   `json:"unconfirmed,omitempty"`
+	Issue       string `json:"issue,omitempty"`
 }
 
 // Demo runs the whole manual path on the bundled testbed: it generates the
