@@ -24,6 +24,9 @@ const endRuns = 10
 // again side by side with its parent.
 const confirmPairs = 6
 
+// confirmRounds bounds the rounds of confirm.
+const confirmRounds = 3
+
 // historyWindow is how many chain commits on each side of a culprit the
 // sparkline shows.
 const historyWindow = 20
@@ -315,25 +318,33 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// confirm measures parent and culprit again, interleaved, and says why
-// the fresh runs do not show a change of the culprit's sign ("" when they
-// do).
+// confirm measures parent and culprit again, interleaved, in rounds of
+// confirmPairs pairs, and says why the fresh runs do not show a change of
+// the culprit's sign ("" when they do). A round whose interval still
+// holds zero while its estimate has the culprit's sign asks for another,
+// up to confirmRounds.
 func (b *Bot) confirm(ctx context.Context, parent, culprit, metric string, deltaPct float64) (string, error) {
 	var good, bad []float64
-	for range confirmPairs {
-		g, err := b.freshRuns(ctx, runner.Target{Commit: parent}, 1)
-		if err != nil {
-			return "", fmt.Errorf("confirm %s: %w", short(culprit), err)
+	var pct, lo, hi float64
+	for round := 0; round < confirmRounds; round++ {
+		for range confirmPairs {
+			g, err := b.freshRuns(ctx, runner.Target{Commit: parent}, 1)
+			if err != nil {
+				return "", fmt.Errorf("confirm %s: %w", short(culprit), err)
+			}
+			bd, err := b.freshRuns(ctx, runner.Target{Commit: culprit}, 1)
+			if err != nil {
+				return "", fmt.Errorf("confirm %s: %w", short(culprit), err)
+			}
+			good, bad = append(good, g[metric]...), append(bad, bd[metric]...)
 		}
-		bd, err := b.freshRuns(ctx, runner.Target{Commit: culprit}, 1)
-		if err != nil {
-			return "", fmt.Errorf("confirm %s: %w", short(culprit), err)
+		pct, lo, hi = stats.Delta(good, bad, 0.95)
+		if (deltaPct < 0 && hi < 0) || (deltaPct > 0 && lo > 0) {
+			return "", nil
 		}
-		good, bad = append(good, g[metric]...), append(bad, bd[metric]...)
-	}
-	pct, lo, hi := stats.Delta(good, bad, 0.95)
-	if (deltaPct < 0 && hi < 0) || (deltaPct > 0 && lo > 0) {
-		return "", nil
+		if pct*deltaPct <= 0 {
+			break // the fresh runs point the other way or nowhere
+		}
 	}
 	return fmt.Sprintf("%d fresh interleaved runs each of parent and culprit give %+.1f%% [%+.1f%%, %+.1f%%]", len(good), pct, lo, hi), nil
 }

@@ -51,6 +51,8 @@ func printDemo(w io.Writer, s *service.DemoSummary) {
 			match = "commit"
 		case r.FoundCommit != "" && r.Change == "-":
 			match = "unexpected"
+		case r.FoundCommit == "" && r.IntendedPct == 0:
+			match = "no effect expected, none found"
 		case r.FoundCommit == "" && r.TrueCommit != "":
 			match = "missed"
 		}
