@@ -173,7 +173,7 @@ func (b *Bot) newFinding(rep *BisectReport, metric runner.Metric) *report.Findin
 	f := &report.Finding{
 		Created: now(), Repo: b.Config.Repo.URL, Metric: metric.Name, Unit: metric.Unit,
 		Direction: string(rep.Direction), Runs: rep.Runs, Builds: rep.Builds, WallSeconds: rep.WallSeconds,
-		Warnings: append([]string(nil), rep.Warnings...), State: report.StateKept,
+		Warnings: uniqueWarnings(rep.Warnings), State: report.StateKept,
 		PublishConfidence: b.Config.Report.PublishConfidence,
 	}
 	if b.Config.GitHub.Repo != "" {
@@ -347,4 +347,27 @@ func (b *Bot) confirm(ctx context.Context, parent, culprit, metric string, delta
 		}
 	}
 	return fmt.Sprintf("%d fresh interleaved runs each of parent and culprit give %+.1f%% [%+.1f%%, %+.1f%%]", len(good), pct, lo, hi), nil
+}
+
+// uniqueWarnings drops repeated warnings and folds the bisection's
+// "N outlier runs were left out" lines into one total.
+func uniqueWarnings(ws []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	outliers := 0
+	for _, w := range ws {
+		var n int
+		if _, err := fmt.Sscanf(w, "%d outlier runs were left out of the comparison", &n); err == nil && strings.HasSuffix(w, "left out of the comparison") {
+			outliers += n
+			continue
+		}
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	if outliers > 0 {
+		out = append([]string{fmt.Sprintf("%d outlier runs were left out of the comparisons", outliers)}, out...)
+	}
+	return out
 }
