@@ -102,11 +102,10 @@ type ProbeReport struct {
 // after each one: the same request after a crash re-runs nothing that was
 // recorded.
 func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, error) {
-	start := now()
-	runs0, builds0 := b.Oracle.Counts()
-	metric, err := b.Config.Metric(req.Metric)
+	meter := b.startMeter()
+	metric, err := b.metric(req.Metric)
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, err
 	}
 	if req.Direction == "" {
 		req.Direction = bisect.Regression
@@ -182,9 +181,7 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 			rep.Hunks = append(rep.Hunks, hr)
 		}
 	}
-	runs1, builds1 := b.Oracle.Counts()
-	rep.Runs, rep.Builds = runs1-runs0, builds1-builds0
-	rep.WallSeconds = now().Sub(start).Seconds()
+	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
 	b.saveJob(job, "done", probes)
 	return rep, nil
 }

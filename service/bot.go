@@ -118,6 +118,34 @@ func (b *Bot) putCommit(c gitops.Commit) error {
 	return b.Store.PutCommit(store.Commit{Hash: c.Hash, Subject: c.Subject, Author: c.Author, Email: c.Email, Time: c.Time, Parents: c.Parents})
 }
 
+// metric returns the configured metric by name ("" is the primary); an
+// unknown name is the user's mistake.
+func (b *Bot) metric(name string) (runner.Metric, error) {
+	m, err := b.Config.Metric(name)
+	if err != nil {
+		return runner.Metric{}, &InputError{Err: err}
+	}
+	return m, nil
+}
+
+// meter measures what one job cost: the Oracle's runs and builds since it
+// started, and its wall time.
+type meter struct {
+	b              *Bot
+	start          time.Time
+	runs0, builds0 int
+}
+
+func (b *Bot) startMeter() meter {
+	runs, builds := b.Oracle.Counts()
+	return meter{b: b, start: now(), runs0: runs, builds0: builds}
+}
+
+func (m meter) read() (runs, builds int, wallSeconds float64) {
+	r, bu := m.b.Oracle.Counts()
+	return r - m.runs0, bu - m.builds0, now().Sub(m.start).Seconds()
+}
+
 // InputError marks an error caused by the user's input (a revision that
 // does not resolve, a malformed env file): the command exits 1.
 type InputError struct{ Err error }

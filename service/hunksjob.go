@@ -84,11 +84,10 @@ type TestReport struct {
 // uncommitted changes) for the minimal set that causes the change, with
 // hierarchical delta debugging: files first, then hunks within files.
 func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error) {
-	start := now()
-	runs0, builds0 := b.Oracle.Counts()
-	metric, err := b.Config.Metric(req.Metric)
+	meter := b.startMeter()
+	metric, err := b.metric(req.Metric)
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, err
 	}
 	var (
 		patch *gitops.Patch
@@ -191,9 +190,7 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		rep.Unresolved = [][]string{}
 	}
 	rep.Configurations = iso.Configurations
-	runs1, builds1 := b.Oracle.Counts()
-	rep.Runs, rep.Builds = runs1-runs0, builds1-builds0
-	rep.WallSeconds = now().Sub(start).Seconds()
+	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
 	return rep, nil
 }
 
@@ -223,11 +220,10 @@ type EnvBisectReport struct {
 // EnvBisect finds the smallest set of environment variables whose values
 // explain the difference between two environments at one commit.
 func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectReport, error) {
-	start := now()
-	runs0, builds0 := b.Oracle.Counts()
-	metric, err := b.Config.Metric(req.Metric)
+	meter := b.startMeter()
+	metric, err := b.metric(req.Metric)
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, err
 	}
 	good, err := ReadEnvFile(req.GoodEnv)
 	if err != nil {
@@ -264,9 +260,7 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 	rep := &EnvBisectReport{Commit: c.Hash, Metric: metric.Name, Differing: names, Minimal: iso.Minimal, Good: good, Bad: bad, Unresolved: iso.Unresolved}
 	rep.Effect = effectOf(iso)
 	rep.Tests = testsOf(iso)
-	runs1, builds1 := b.Oracle.Counts()
-	rep.Runs, rep.Builds = runs1-runs0, builds1-builds0
-	rep.WallSeconds = now().Sub(start).Seconds()
+	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
 	return rep, nil
 }
 
