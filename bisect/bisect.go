@@ -16,7 +16,7 @@ const (
 	DefaultConfidence  = 0.99
 	DefaultMinEffect   = 0.02
 	DefaultMaxRuns     = 400
-	DefaultInitialRuns = 5
+	DefaultInitialRuns = 3
 )
 
 // Tuning of the bisection, chosen by simulation (cmd/bench-bisect).
@@ -200,7 +200,7 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		a:        good,
 		b:        bad,
 		minRuns:  s.opts.InitialRuns,
-		sameRuns: 2 * s.opts.InitialRuns,
+		sameRuns: max(notReproducedRuns, s.opts.InitialRuns),
 		alpha:    verifyAlpha,
 		sameTail: s.notReproducedTail(),
 		maxNew:   s.opts.MaxRuns / 2,
@@ -361,7 +361,7 @@ const (
 // strict rule for "same", and a range whose change has vanished is dropped.
 func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (found, spanOutcome, error) {
 	broken := func(i int) bool { return s.commits[i].broken }
-	recheck := endsTest{a: sp.lo, b: sp.hi, sameTail: s.notReproducedTail(), sameRuns: 2 * s.opts.InitialRuns}
+	recheck := endsTest{a: sp.lo, b: sp.hi, sameTail: s.notReproducedTail(), sameRuns: max(notReproducedRuns, s.opts.InitialRuns)}
 	if !s.isWhole(sp) {
 		// A residual range was admitted by the residual check; the same
 		// rule lets it go.

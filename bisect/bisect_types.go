@@ -96,7 +96,8 @@ type Options struct {
 	Parallel int
 	// InitialRuns is the number of runs each end gets before the ends are
 	// first compared. The end comparison is sequential: it then adds one
-	// run to each end at a time, interleaved, until it decides. Default 5.
+	// run to each end at a time, interleaved, until it decides; "not
+	// reproduced" needs at least 10 runs of each end. Default 3.
 	InitialRuns int
 	// SameTail is the probability of a change of at least MinEffect below
 	// which the ends are called the same (not_reproduced). Zero asks for

@@ -46,7 +46,18 @@ const (
 	// maxNoiseRatio caps (σ/MinEffect)² for the residual allowances, so
 	// that a tiny minimum effect does not buy hundreds of runs per check.
 	maxNoiseRatio = 16.0
+	// plausibleTail is the probability of a change of at least the
+	// minimum effect above which a residual check keeps adding runs up to
+	// its extended allowance. Below one half it follows changes whose
+	// estimate has not yet reached the minimum effect: a second 3% drop
+	// measured with three runs often looks like 1.5%.
+	plausibleTail = 0.3
+	// notReproducedRuns is the runs each end needs before the ends of a
+	// range are called the same for good.
+	notReproducedRuns = 10
 )
+
+
 
 // endsTest compares two commits of the chain.
 type endsTest struct {
@@ -57,8 +68,8 @@ type endsTest struct {
 	alpha    float64 // "differ" when P(no change or the other way) falls to this
 	sameTail float64 // "same" when P(|change| ≥ MinEffect) falls to this
 	maxNew   int     // runs the test may add (on top of the budget)
-	// extendMax is the runs the test may add while the estimate is at
-	// least the minimum effect (a change that is likely real but not yet
+	// extendMax is the runs the test may add while a change of the
+	// minimum effect stays plausible (one that may be real but is not yet
 	// significant).
 	extendMax int
 }
@@ -105,8 +116,8 @@ func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, Dire
 // worse, has a Student-t posterior around its estimate (flat prior on the
 // means, Jeffreys on σ), with σ pooled over every commit measured so far.
 //
-// looks reports whether the estimate alone reaches the minimum effect in a
-// searched direction.
+// looks reports whether a change of at least the minimum effect in a
+// searched direction is still plausible (probability ≥ plausibleTail).
 func (s *search) decideEnds(t endsTest) (out endsOutcome, dir Direction, looks bool) {
 	a, b := s.clean(t.a), s.clean(t.b)
 	sigma, df := s.pooledSigma()
@@ -127,7 +138,7 @@ func (s *search) decideEnds(t endsTest) (out endsOutcome, dir Direction, looks b
 
 	lookWorse := s.opts.Direction != Improvement
 	lookBetter := s.opts.Direction != Regression
-	looks = (lookWorse && delta >= minEff) || (lookBetter && -delta >= minEff)
+	looks = (lookWorse && pAbove >= plausibleTail) || (lookBetter && pBelow >= plausibleTail)
 	if lookWorse && pWorse >= 1-t.alpha && delta >= minEff {
 		return endsDiffer, Regression, looks
 	}
@@ -146,3 +157,4 @@ func (s *search) decideEnds(t endsTest) (out endsOutcome, dir Direction, looks b
 	}
 	return endsUndecided, "", looks
 }
+

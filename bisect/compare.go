@@ -131,37 +131,33 @@ func screen(groups [][]float64, lo, hi int) [][]float64 {
 	return out
 }
 
-// minScaleRuns is the number of deviations pooledScale needs before it
+// minScaleRuns is the number of differences pooledScale needs before it
 // trusts a scale: a median absolute deviation of fewer runs is so noisy
 // that screening with it throws honest runs away and makes the spread look
 // small.
 const minScaleRuns = 20
 
-// pooledScale returns a robust standard deviation of runs around their
-// group medians (1.4826 × the median absolute deviation, consistent for
-// Gaussian noise), or 0 when fewer than minScaleRuns deviations exist.
-// The exact zero that an odd group's median leaves is not counted.
+// pooledScale returns a robust standard deviation of the runs of a group
+// around their level, pooled over the groups, or 0 when fewer than
+// minScaleRuns differences exist.
+//
+// It is the median absolute difference between successive runs of a group
+// (1.4826/√2 × it is consistent for Gaussian noise), not the deviation from
+// the group's median: most groups of a bisection hold one to three runs,
+// whose median sits so close to its own runs that deviations from it
+// understate σ by a third, and the screen then cuts honest runs at under
+// three σ and leaves the posterior overconfident.
 func pooledScale(groups [][]float64) float64 {
-	var dev []float64
+	var diffs []float64
 	for _, g := range groups {
-		if len(g) < 2 {
-			continue
-		}
-		m := median(g)
-		zeroSkipped := len(g)%2 == 0
-		for _, y := range g {
-			d := math.Abs(y - m)
-			if d == 0 && !zeroSkipped {
-				zeroSkipped = true
-				continue
-			}
-			dev = append(dev, d)
+		for i := 1; i < len(g); i++ {
+			diffs = append(diffs, math.Abs(g[i]-g[i-1]))
 		}
 	}
-	if len(dev) < minScaleRuns {
+	if len(diffs) < minScaleRuns {
 		return 0
 	}
-	return 1.4826 * median(dev)
+	return 1.4826 / math.Sqrt2 * median(diffs)
 }
 
 // median returns the median of xs without reordering it; 0 for none.

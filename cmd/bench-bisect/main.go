@@ -5,7 +5,9 @@
 // run noise of the row's CV), gives every strategy its own oracle with the
 // same seed, and scores the outcome: exact culprit set for the rows with a
 // change, a "not reproduced" verdict for the row without one. The
-// strategies are
+// misses column counts the wrong outcomes by kind: a wrong commit, an
+// extra commit besides every change, a change missed, no culprit at all (or
+// one where nothing changed). The strategies are
 //
 //   - perfbot: bisect.Bisect with its defaults (end verification, Bayesian
 //     change-point bisection, residual checks);
@@ -54,8 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	fmt.Fprintf(stdout, "%d trials per row, seed %d\n\n", *trials, *seed)
-	fmt.Fprintf(stdout, "| scenario | strategy | accuracy | mean runs | p90 runs | mean builds |\n")
-	fmt.Fprintf(stdout, "|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| scenario | strategy | accuracy | mean runs | p90 runs | mean builds | misses wrong/extra/short/none |\n")
+	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|\n")
 	for _, sc := range scenarios() {
 		if !strings.Contains(sc.name, *rows) {
 			continue
@@ -66,8 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "bench-bisect: %s/%s: %v\n", sc.name, st.name, err)
 				return 1
 			}
-			fmt.Fprintf(stdout, "| %s | %s | %.4f | %.1f | %d | %.1f |\n",
-				sc.name, st.name, sum.accuracy, sum.meanRuns, sum.p90Runs, sum.meanBuilds)
+			fmt.Fprintf(stdout, "| %s | %s | %.4f | %.1f | %d | %.1f | %s |\n",
+				sc.name, st.name, sum.accuracy, sum.meanRuns, sum.p90Runs, sum.meanBuilds, sum.misses)
 		}
 	}
 	fmt.Fprintf(stderr, "bench-bisect: done in %s\n", time.Since(start).Round(time.Second))

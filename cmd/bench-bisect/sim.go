@@ -133,6 +133,42 @@ func runPerfbot(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle
 type summary struct {
 	accuracy, meanRuns, meanBuilds float64
 	p90Runs                        int
+	misses                         misses
+}
+
+// misses counts the wrong outcomes of a row by kind.
+type misses struct {
+	wrong int // as many culprits as changes, not all of them right
+	extra int // every change found, plus commits that changed nothing
+	short int // some changes found, no wrong commit, others missed
+	none  int // no culprit where there is a change, or one where there is none
+}
+
+func (m misses) String() string {
+	return sprintf("%d/%d/%d/%d", m.wrong, m.extra, m.short, m.none)
+}
+
+// add counts one wrong outcome by its kind.
+func (m *misses) add(sc scenario, h *bisecttest.History, out outcome) {
+	truth := h.Culprits()
+	if sc.noChange || len(out.culprits) == 0 {
+		m.none++
+		return
+	}
+	var hits int
+	for _, c := range out.culprits {
+		if slices.Contains(truth, c) {
+			hits++
+		}
+	}
+	switch {
+	case hits == len(truth) && len(out.culprits) > hits:
+		m.extra++
+	case hits == len(out.culprits) && hits < len(truth):
+		m.short++
+	default:
+		m.wrong++
+	}
 }
 
 // simulate runs trials of one strategy on one scenario on workers
@@ -141,6 +177,8 @@ func simulate(ctx context.Context, sc scenario, st strategy, trials int, seed in
 	type result struct {
 		right       bool
 		runs, build int
+		out         outcome
+		h           *bisecttest.History
 		err         error
 	}
 	results := make([]result, trials)
@@ -153,7 +191,7 @@ func simulate(ctx context.Context, sc scenario, st strategy, trials int, seed in
 				h := sc.draw(r)
 				o := h.Oracle(seed*1_000_003 + int64(t))
 				out, err := st.run(ctx, h, o)
-				results[t] = result{right: judge(sc, h, out), runs: out.runs, build: out.build, err: err}
+				results[t] = result{right: judge(sc, h, out), runs: out.runs, build: out.build, out: out, h: h, err: err}
 			}
 		})
 	}
@@ -176,6 +214,8 @@ func simulate(ctx context.Context, sc scenario, st strategy, trials int, seed in
 		}
 		if r.right {
 			s.accuracy++
+		} else {
+			s.misses.add(sc, r.h, r.out)
 		}
 		s.meanRuns += float64(r.runs)
 		s.meanBuilds += float64(r.build)
