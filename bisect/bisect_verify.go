@@ -57,8 +57,6 @@ const (
 	notReproducedRuns = 10
 )
 
-
-
 // endsTest compares two commits of the chain.
 type endsTest struct {
 	phase    string
@@ -157,4 +155,3 @@ func (s *search) decideEnds(t endsTest) (out endsOutcome, dir Direction, looks b
 	}
 	return endsUndecided, "", looks
 }
-
