@@ -68,6 +68,11 @@ var epoch = time.Date(2025, 2, 3, 9, 12, 0, 0, time.UTC)
 // empty, holding the engine's scripted history on branch main, and writes
 // its manifest to ManifestPath(dir). It needs the git command.
 func Generate(ctx context.Context, dir string, seed int64) (*Manifest, error) {
+	// git runs inside dir, so every path it is given must be absolute.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
 	if err := emptyDir(dir); err != nil {
 		return nil, err
 	}

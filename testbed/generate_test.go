@@ -79,6 +79,16 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	assert.Equal(t, first.Root, other.Root, "the root commit does not depend on the seed")
 }
 
+func TestGenerateRelativeDir(t *testing.T) {
+	requireGit(t)
+	t.Chdir(t.TempDir())
+	m, err := Generate(context.Background(), "infer", 1)
+	require.NoError(t, err)
+	assert.True(t, filepath.IsAbs(m.Repo), "the manifest names the repository absolutely: %s", m.Repo)
+	_, err = LoadManifest("infer.manifest.json")
+	require.NoError(t, err)
+}
+
 func TestGenerateRejectsNonEmptyDir(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "x"), nil, 0o644))
