@@ -45,6 +45,7 @@ const (
 // commitState is what the search knows about one commit of the chain.
 type commitState struct {
 	raw    []float64 // values as the oracle returned them
+	at     []int     // place of each raw value in the order of runs; −1: from the cache
 	clean  []float64 // log values left after outlier screening
 	broken bool
 }
@@ -60,6 +61,8 @@ type search struct {
 	// measured lists the commits with values, in chain order.
 	measured []int
 	samples  int
+	// clock counts the runs this search made, in order.
+	clock int
 	// limit is the run budget of the current phase (at most MaxRuns).
 	limit int
 	// scale is the pooled robust σ used for screening and intervals.
@@ -539,6 +542,17 @@ func (s *search) record(ctx context.Context, phase string, i, n int, values []fl
 			at, _ := slices.BinarySearch(s.measured, i)
 			s.measured = slices.Insert(s.measured, at, i)
 		}
+		// The values the search asked for beyond those it had are its own
+		// fresh runs, made one after another; anything else came from the
+		// cache and has no place in time.
+		for k := len(c.raw); k < len(values); k++ {
+			at := -1
+			if k < n {
+				at = s.clock
+				s.clock++
+			}
+			c.at = append(c.at, at)
+		}
 		c.raw = slices.Clone(values)
 		s.rescreen()
 	case errors.Is(err, ErrBroken):
@@ -575,14 +589,15 @@ func (s *search) record(ctx context.Context, phase string, i, n int, values []fl
 	return nil
 }
 
-// rescreen recomputes the clean log values of every commit: the pooled
-// scale changes with every run. The good and bad ends of the whole chain
-// span every level a commit can honestly have.
+// rescreen recomputes the clean log values of every commit: the host's
+// drift and the pooled scale change with every run. The good and bad ends
+// of the whole chain span every level a commit can honestly have.
 func (s *search) rescreen() {
 	groups := make([][]float64, len(s.measured))
+	ats := make([][]int, len(s.measured))
 	lo, hi := -1, -1
 	for j, i := range s.measured {
-		groups[j] = logValues(s.commits[i].raw)
+		groups[j], ats[j] = logTimed(s.commits[i].raw, s.commits[i].at)
 		switch i {
 		case 0:
 			lo = j
@@ -590,6 +605,7 @@ func (s *search) rescreen() {
 			hi = j
 		}
 	}
+	groups = removeDrift(groups, ats)
 	s.scale = pooledScale(groups)
 	clean := screen(groups, lo, hi)
 	for j, i := range s.measured {

@@ -147,6 +147,15 @@ func TestBisectScenarios(t *testing.T) {
 			maxRuns:  60,
 		},
 		{
+			name: "host speed wanders (drift twice the run noise)",
+			history: bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(37, 0.95)},
+				DriftSD: 0.04, DriftCorr: 0.9},
+			seeds:    20,
+			want:     []int{37},
+			minRight: 16,
+			maxRuns:  200,
+		},
+		{
 			name:     "high noise",
 			history:  bisecttest.History{Len: 65, CV: 0.05, Changes: []bisecttest.Change{changeAt(50, 0.95)}},
 			seeds:    10,

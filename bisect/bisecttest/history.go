@@ -48,6 +48,13 @@ type History struct {
 	// of the log value (−5: five σ lower, a slow run of a throughput).
 	OutlierRate  float64
 	OutlierShift float64
+	// DriftSD and DriftCorr make the host's speed wander over time: the
+	// log value of every run is moved by an AR(1) process over the
+	// oracle's runs in the order they are made, with stationary standard
+	// deviation DriftSD (0.04 = 4%) and correlation DriftCorr from one run
+	// to the next, as a shared machine's neighbours come and go.
+	DriftSD   float64
+	DriftCorr float64
 }
 
 // CommitID returns the identifier of commit i: "c0007".
@@ -109,6 +116,7 @@ func (h *History) Oracle(seed int64) *Oracle {
 		values:  make(map[int][]float64),
 		streams: make(map[int]*rand.Rand),
 		built:   make(map[int]bool),
+		host:    rand.New(rand.NewPCG(uint64(seed), 1<<40)),
 	}
 }
 
@@ -125,6 +133,8 @@ type Oracle struct {
 	streams map[int]*rand.Rand
 	built   map[int]bool
 	runs    int
+	drift   float64    // current log drift of the host
+	host    *rand.Rand // stream of the drift
 }
 
 var _ bisect.Oracle = (*Oracle)(nil)
@@ -162,11 +172,25 @@ func (o *Oracle) Samples(ctx context.Context, commit string, n int) ([]float64, 
 		if o.h.OutlierRate > 0 && r.Float64() < o.h.OutlierRate {
 			z += o.h.OutlierShift
 		}
-		have = append(have, math.Exp(level+o.sigma*z))
+		have = append(have, math.Exp(level+o.sigma*z+o.nextDrift()))
 		o.runs++
 	}
 	o.values[i] = have
 	return slices.Clone(have), nil
+}
+
+// nextDrift advances the host's drift by one run and returns it.
+func (o *Oracle) nextDrift() float64 {
+	if o.h.DriftSD == 0 {
+		return 0
+	}
+	rho := o.h.DriftCorr
+	if o.runs == 0 {
+		o.drift = o.h.DriftSD * o.host.NormFloat64()
+	} else {
+		o.drift = rho*o.drift + math.Sqrt(1-rho*rho)*o.h.DriftSD*o.host.NormFloat64()
+	}
+	return o.drift
 }
 
 // Record stores values for a commit as if measured before (a warm cache);

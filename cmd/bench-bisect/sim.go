@@ -63,6 +63,14 @@ func scenarios() []scenario {
 			},
 		},
 		scenario{
+			name: "N=256 CV=2% 5% drop, host drift (AR1 sd 4%, ρ 0.9)",
+			cv:   0.02,
+			draw: func(r *rand.Rand) *bisecttest.History {
+				return &bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{{At: 1 + r.IntN(256), Factor: drop5}},
+					DriftSD: 0.04, DriftCorr: 0.9}
+			},
+		},
+		scenario{
 			name: "N=256 CV=2% no change",
 			cv:   0.02,
 			draw: func(r *rand.Rand) *bisecttest.History {
