@@ -63,6 +63,11 @@ type search struct {
 	samples  int
 	// clock counts the runs this search made, in order.
 	clock int
+	// lastRun is the commit of the latest fresh run (−1 before any).
+	lastRun int
+	// drifting reports whether the host's drift was significant at the
+	// latest screening.
+	drifting bool
 	// limit is the run budget of the current phase (at most MaxRuns).
 	limit int
 	// scale is the pooled robust σ used for screening and intervals.
@@ -99,6 +104,7 @@ func Bisect(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 		worse:   -1,
 		commits: make([]commitState, len(chain)),
 		limit:   opts.MaxRuns,
+		lastRun: -1,
 	}
 	if opts.Better == LowerBetter {
 		s.worse = 1
@@ -386,6 +392,16 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 			return f, spanLocated, nil
 		}
 		probes := s.chooseProbes(post, sp)
+		if len(probes) == 1 && probes[0] == s.lastRun && s.drifting {
+			// On a drifting host, runs of one commit in a row share the
+			// host's state of that moment; a reference run between them
+			// lets the drift be told from the commit. (A steady host is
+			// spared the extra reference runs.)
+			nGood, nBad := s.references(post, sp)
+			if e := s.weakerEnd(sp, nGood, nBad, func(i int) bool { return i == s.lastRun }); e >= 0 {
+				probes = []int{e}
+			}
+		}
 		probes = probes[:max(0, min(len(probes), s.limit-s.samples))]
 		if len(probes) == 0 {
 			return found{}, spanExhausted, nil
@@ -550,6 +566,7 @@ func (s *search) record(ctx context.Context, phase string, i, n int, values []fl
 			if k < n {
 				at = s.clock
 				s.clock++
+				s.lastRun = i
 			}
 			c.at = append(c.at, at)
 		}
@@ -605,7 +622,7 @@ func (s *search) rescreen() {
 			hi = j
 		}
 	}
-	groups = removeDrift(groups, ats)
+	groups, s.drifting = removeDrift(groups, ats)
 	s.scale = pooledScale(groups)
 	clean := screen(groups, lo, hi)
 	for j, i := range s.measured {

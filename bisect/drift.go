@@ -22,7 +22,7 @@ const (
 	// driftSignificance is how many standard errors the lag-one
 	// covariance of the residuals must exceed zero by before any drift is
 	// removed: on a steady host the correction would only add noise.
-	driftSignificance = 2.0
+	driftSignificance = 1.5
 )
 
 // timedRun is one run of a group with its place in the order of runs.
@@ -32,7 +32,7 @@ type timedRun struct {
 }
 
 // removeDrift returns copies of the groups of log values with the host's
-// drift removed. at[g][k] is the place of run k of group g in the order the
+// drift removed, and whether there was a drift to remove. at[g][k] is the place of run k of group g in the order the
 // runs were made, or −1 for a run of unknown time (one from the cache),
 // which is used for the groups' levels but neither corrected nor used to
 // estimate the drift.
@@ -44,7 +44,7 @@ type timedRun struct {
 // run noise σ². The drift at a run is the mean residual of the nearest runs
 // of other commits, shrunk by τ²/(τ²+σ²/k) for k such runs, so that a
 // steady host is left untouched and a wandering one is followed closely.
-func removeDrift(groups [][]float64, at [][]int) [][]float64 {
+func removeDrift(groups [][]float64, at [][]int) (_ [][]float64, drifting bool) {
 	out := make([][]float64, len(groups))
 	for g := range groups {
 		out[g] = slices.Clone(groups[g])
@@ -58,7 +58,7 @@ func removeDrift(groups [][]float64, at [][]int) [][]float64 {
 		}
 	}
 	if len(runs) < driftMinRuns {
-		return out
+		return out, false
 	}
 	slices.SortFunc(runs, func(a, b timedRun) int { return a.at - b.at })
 
@@ -76,7 +76,7 @@ func removeDrift(groups [][]float64, at [][]int) [][]float64 {
 
 	tau2, sigma2, ok := driftVariance(runs, resid)
 	if !ok {
-		return out
+		return out, false
 	}
 	for t, r := range runs {
 		var s, w float64
@@ -90,7 +90,7 @@ func removeDrift(groups [][]float64, at [][]int) [][]float64 {
 		h := s / w * tau2 / (tau2 + sigma2/w)
 		out[r.group][r.index] -= h
 	}
-	return out
+	return out, true
 }
 
 // driftVariance estimates the drift variance τ² and the run noise σ² from

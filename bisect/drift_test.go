@@ -27,7 +27,9 @@ func interleaved(r *rand.Rand, levels []float64, rounds int, sigma float64, host
 func TestRemoveDriftLeavesSteadyHostAlone(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	groups, at := interleaved(r, []float64{0, 0.05, 0.02}, 20, 0.02, func(int) float64 { return 0 })
-	assert.Equal(t, groups, removeDrift(groups, at), "no drift is removed where the host does not drift")
+	fixed, drifting := removeDrift(groups, at)
+	assert.False(t, drifting)
+	assert.Equal(t, groups, fixed, "no drift is removed where the host does not drift")
 }
 
 func TestRemoveDriftFollowsSlowEpisode(t *testing.T) {
@@ -41,7 +43,8 @@ func TestRemoveDriftFollowsSlowEpisode(t *testing.T) {
 	}
 	levels := []float64{0, -0.05, 0}
 	groups, at := interleaved(r, levels, 30, 0.01, slow)
-	fixed := removeDrift(groups, at)
+	fixed, drifting := removeDrift(groups, at)
+	assert.True(t, drifting)
 	for g := range groups {
 		before, after := spread(groups[g]), spread(fixed[g])
 		assert.Less(t, after, 0.4*before, "group %d: standard deviation %.4f before, %.4f after", g, before, after)
@@ -53,7 +56,9 @@ func TestRemoveDriftFollowsSlowEpisode(t *testing.T) {
 func TestRemoveDriftIgnoresUntimedRuns(t *testing.T) {
 	groups := [][]float64{{0.1, 0.2, 0.3}, {0.4, 0.5}}
 	at := [][]int{{-1, -1, -1}, {-1, -1}}
-	assert.Equal(t, groups, removeDrift(groups, at))
+	fixed, drifting := removeDrift(groups, at)
+	assert.False(t, drifting)
+	assert.Equal(t, groups, fixed)
 }
 
 func spread(xs []float64) float64 {
