@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,6 +78,29 @@ type CulpritReport struct {
 	DeltaPct   float64          `json:"delta_pct"`
 	CIPct      [2]float64       `json:"ci_pct"`
 	Direction  bisect.Direction `json:"direction"`
+	// Confirmed reports whether fresh interleaved runs of the culprit and
+	// its parent, taken after the search, show the change again;
+	// Confirmation says what they showed (or why there are none).
+	Confirmed    bool   `json:"confirmed"`
+	Confirmation string `json:"confirmation,omitempty"`
+}
+
+// bisectAttempts bounds the searches of one bisection: a culprit that fresh
+// runs do not confirm sends the search back over the range, with those runs
+// in the store.
+const bisectAttempts = 3
+
+// bisectState is what a bisection job persists: every probe, and the
+// confirmation of every culprit, so that the same command after a crash or
+// after the end re-runs nothing.
+type bisectState struct {
+	Probes        []bisect.ProbeEvent     `json:"probes"`
+	Confirmations map[string]confirmation `json:"confirmations,omitempty"`
+}
+
+type confirmation struct {
+	Confirmed bool   `json:"confirmed"`
+	Detail    string `json:"detail"`
 }
 
 // CommitRef names a commit.
@@ -135,7 +159,16 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 	job := b.startJob("bisect", map[string]any{"good": good.Hash, "bad": bad.Hash, "metric": metric.Name, "direction": req.Direction, "scan": req.Scan, "min_effect": req.MinEffect, "spec": b.Oracle.SpecHash()})
 	b.progressf("bisect %s..%s (%d commits) on %s, direction %s, job %s", good.Short(), bad.Short(), len(chain)-1, metric.Name, req.Direction, job.ID)
 
-	var probes []bisect.ProbeEvent
+	state := bisectState{Confirmations: map[string]confirmation{}}
+	if len(job.State) > 0 {
+		// An older job's state may not decode; its confirmations are then
+		// simply taken again.
+		_ = json.Unmarshal(job.State, &state)
+		state.Probes = nil
+		if state.Confirmations == nil {
+			state.Confirmations = map[string]confirmation{}
+		}
+	}
 	opts := bisect.Options{
 		Confidence:  b.Config.Bisect.Confidence,
 		MinEffect:   b.Config.Bisect.MinEffect,
@@ -146,13 +179,13 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 		InitialRuns: b.Config.Bisect.Repeats,
 		Logger:      b.Logger,
 		OnProbe: func(e bisect.ProbeEvent) {
-			probes = append(probes, e)
+			state.Probes = append(state.Probes, e)
 			line := fmt.Sprintf("  %-8s %s #%-4d n=%-3d median=%-10.4g %s", e.Phase, short(e.Commit), e.Index, e.N, e.Median, e.Status)
 			if e.Best != "" {
 				line += fmt.Sprintf("  best %s p=%.3f", short(e.Best), e.Posterior)
 			}
 			b.progressf("%s", line)
-			b.saveJob(job, "running", probes)
+			b.saveJob(job, "running", state)
 		},
 	}
 	if req.MinEffect > 0 {
@@ -160,30 +193,81 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 	}
 	oracle := commitOracle{o: b.Oracle, metric: metric.Name}
 	var res *bisect.Result
-	if req.Scan > 1 {
-		res, err = bisect.Scan(ctx, hashes, oracle, opts, req.Scan)
-	} else {
-		res, err = bisect.Bisect(ctx, hashes, oracle, opts)
+	var rep *BisectReport
+	for attempt := 1; ; attempt++ {
+		state.Probes = state.Probes[:0]
+		if req.Scan > 1 {
+			res, err = bisect.Scan(ctx, hashes, oracle, opts, req.Scan)
+		} else {
+			res, err = bisect.Bisect(ctx, hashes, oracle, opts)
+		}
+		if err != nil {
+			b.saveJob(job, "failed", state)
+			return nil, fmt.Errorf("bisect %s..%s: %w", good.Short(), bad.Short(), err)
+		}
+		rep = b.bisectReport(res, chain, metric)
+		unconfirmed, err := b.confirmCulprits(ctx, rep, metric.Name, state.Confirmations)
+		b.saveJob(job, "running", state)
+		if err != nil {
+			b.saveJob(job, "failed", state)
+			return nil, err
+		}
+		if unconfirmed == 0 || attempt == bisectAttempts {
+			break
+		}
+		b.progressf("%d culprit(s) not confirmed by fresh runs; searching the range again with them (attempt %d of %d)", unconfirmed, attempt+1, bisectAttempts)
 	}
-	if err != nil {
-		b.saveJob(job, "failed", probes)
-		return nil, fmt.Errorf("bisect %s..%s: %w", good.Short(), bad.Short(), err)
-	}
-	rep := b.bisectReport(res, chain, metric)
 	rep.JobID = job.ID
 	if req.Hunks {
 		for _, c := range res.Culprits {
 			hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name})
 			if err != nil {
-				b.saveJob(job, "failed", probes)
+				b.saveJob(job, "failed", state)
 				return nil, err
 			}
 			rep.Hunks = append(rep.Hunks, hr)
 		}
 	}
 	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
-	b.saveJob(job, "done", probes)
+	b.saveJob(job, "done", state)
 	return rep, nil
+}
+
+// confirmCulprits measures every culprit of rep against its parent with
+// fresh interleaved runs (once per culprit and job: known holds the
+// answers already taken), marks each one, adds a warning for each that is
+// not confirmed and returns how many are not.
+func (b *Bot) confirmCulprits(ctx context.Context, rep *BisectReport, metric string, known map[string]confirmation) (int, error) {
+	unconfirmed := 0
+	for i := range rep.Culprits {
+		c := &rep.Culprits[i]
+		got, ok := known[c.Commit]
+		if !ok {
+			commit, err := b.Repo.Commit(ctx, c.Commit)
+			if err != nil {
+				return 0, err
+			}
+			if len(commit.Parents) == 0 {
+				got = confirmation{Detail: "the culprit is a root commit"}
+			} else {
+				b.progressf("  confirm  %s against its parent with fresh interleaved runs", short(c.Commit))
+				got.Confirmed, got.Detail, err = b.confirm(ctx, commit.Parents[0], c.Commit, metric, c.DeltaPct)
+				switch {
+				case errors.Is(err, bisect.ErrBroken):
+					got = confirmation{Detail: fmt.Sprintf("its parent %s cannot be measured", short(commit.Parents[0]))}
+				case err != nil:
+					return 0, err
+				}
+			}
+			known[c.Commit] = got
+		}
+		c.Confirmed, c.Confirmation = got.Confirmed, got.Detail
+		if !got.Confirmed {
+			unconfirmed++
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("culprit %s not confirmed: %s", short(c.Commit), got.Detail))
+		}
+	}
+	return unconfirmed, nil
 }
 
 func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric runner.Metric) *BisectReport {

@@ -90,11 +90,16 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		return nil, err
 	}
 	f := b.newFinding(rep, metric)
-	if why, err := b.confirm(ctx, parent.Hash, culprit.Hash, metric.Name, c.DeltaPct); err != nil {
-		return nil, err
-	} else if why != "" {
-		f.Unconfirmed = why
-		f.Warnings = append(f.Warnings, "Not confirmed: "+why+".")
+	if c.Confirmation == "" {
+		// The bisection did not confirm it (a report from before
+		// confirmation, or one built by hand): do it now.
+		if c.Confirmed, c.Confirmation, err = b.confirm(ctx, parent.Hash, culprit.Hash, metric.Name, c.DeltaPct); err != nil {
+			return nil, err
+		}
+	}
+	if !c.Confirmed {
+		f.Unconfirmed = c.Confirmation
+		f.Warnings = append(f.Warnings, "Not confirmed: "+c.Confirmation+".")
 	}
 	f.Outcome = report.OutcomeCulprit
 	f.Direction = string(c.Direction)
@@ -319,34 +324,33 @@ func contains(xs []string, x string) bool {
 }
 
 // confirm measures parent and culprit again, interleaved, in rounds of
-// confirmPairs pairs, and says why the fresh runs do not show a change of
-// the culprit's sign ("" when they do). A round whose interval still
+// confirmPairs pairs, and reports whether the fresh runs show a change of
+// the culprit's sign, with what they show. A round whose interval still
 // holds zero while its estimate has the culprit's sign asks for another,
 // up to confirmRounds.
-func (b *Bot) confirm(ctx context.Context, parent, culprit, metric string, deltaPct float64) (string, error) {
+func (b *Bot) confirm(ctx context.Context, parent, culprit, metric string, deltaPct float64) (bool, string, error) {
 	var good, bad []float64
 	var pct, lo, hi float64
-	for round := 0; round < confirmRounds; round++ {
+	confirmed := false
+	for round := 0; round < confirmRounds && !confirmed; round++ {
 		for range confirmPairs {
 			g, err := b.freshRuns(ctx, runner.Target{Commit: parent}, 1)
 			if err != nil {
-				return "", fmt.Errorf("confirm %s: %w", short(culprit), err)
+				return false, "", fmt.Errorf("confirm %s: %w", short(culprit), err)
 			}
 			bd, err := b.freshRuns(ctx, runner.Target{Commit: culprit}, 1)
 			if err != nil {
-				return "", fmt.Errorf("confirm %s: %w", short(culprit), err)
+				return false, "", fmt.Errorf("confirm %s: %w", short(culprit), err)
 			}
 			good, bad = append(good, g[metric]...), append(bad, bd[metric]...)
 		}
 		pct, lo, hi = stats.Delta(good, bad, 0.95)
-		if (deltaPct < 0 && hi < 0) || (deltaPct > 0 && lo > 0) {
-			return "", nil
-		}
+		confirmed = (deltaPct < 0 && hi < 0) || (deltaPct > 0 && lo > 0)
 		if pct*deltaPct <= 0 {
 			break // the fresh runs point the other way or nowhere
 		}
 	}
-	return fmt.Sprintf("%d fresh interleaved runs each of parent and culprit give %+.1f%% [%+.1f%%, %+.1f%%]", len(good), pct, lo, hi), nil
+	return confirmed, fmt.Sprintf("%d fresh interleaved runs each of parent and culprit give %+.1f%% [%+.1f%%, %+.1f%%]", len(good), pct, lo, hi), nil
 }
 
 // uniqueWarnings drops repeated warnings and folds the bisection's

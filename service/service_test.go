@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -110,6 +111,8 @@ func TestBisectJob(t *testing.T) {
 				require.Equal(t, h.commits[tt.culprit], rep.Culprits[0].Commit)
 				require.GreaterOrEqual(t, rep.Culprits[0].Confidence, 0.99)
 				require.Equal(t, fmt.Sprint(tt.culprit+1), rep.Culprits[0].Subject)
+				require.True(t, rep.Culprits[0].Confirmed, rep.Culprits[0].Confirmation)
+				require.Contains(t, rep.Culprits[0].Confirmation, "fresh interleaved runs")
 			case bisect.VerdictCandidates:
 				require.Len(t, rep.Candidates, tt.candidates)
 			}
@@ -130,6 +133,32 @@ func TestBisectJob(t *testing.T) {
 				require.NoError(t, err)
 			}
 		})
+	}
+}
+
+// TestBisectUnconfirmedCulprit scripts a host that was slow while the bad
+// end was first measured: nothing changed, but the first ten runs of the
+// bad end say otherwise. No culprit may come out confirmed.
+func TestBisectUnconfirmedCulprit(t *testing.T) {
+	h := newHistory(t, 20, func(int) float64 { return 100 }, nil)
+	bad := h.host.Commits[h.commits[19]]
+	for k := range 10 {
+		bad.Outputs[k] = fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", 96.5+0.1*float64(k%3))
+	}
+	var progress strings.Builder
+	b, err := Open(context.Background(), h.cfg, Options{Host: h.host, Progress: &progress})
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	rep, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
+	require.NoError(t, err)
+	t.Logf("verdict %s, %d runs, warnings %q", rep.Verdict, rep.Runs, rep.Warnings)
+	// The first search names the bad end; its fresh runs are back to
+	// normal, and the search over the range again lets the change go.
+	require.Contains(t, progress.String(), "not confirmed by fresh runs; searching the range again")
+	require.Equal(t, bisect.VerdictNotReproduced, rep.Verdict)
+	for _, c := range rep.Culprits {
+		require.False(t, c.Confirmed, "culprit %s: %s", c.Subject, c.Confirmation)
+		require.Contains(t, rep.Warnings, fmt.Sprintf("culprit %s not confirmed: %s", short(c.Commit), c.Confirmation))
 	}
 }
 

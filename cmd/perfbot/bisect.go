@@ -83,6 +83,11 @@ func printBisect(w io.Writer, rep *service.BisectReport) {
 	for _, c := range rep.Culprits {
 		fmt.Fprintf(w, "culprit %s %+.1f%% [%+.1f%%, %+.1f%%] confidence %.3f (%s) — %s by %s\n",
 			short(c.Commit), c.DeltaPct, c.CIPct[0], c.CIPct[1], c.Confidence, c.Direction, c.Subject, c.Author)
+		verdict := "confirmed"
+		if !c.Confirmed {
+			verdict = "NOT confirmed"
+		}
+		fmt.Fprintf(w, "  %s: %s\n", verdict, c.Confirmation)
 	}
 	if len(rep.Candidates) > 0 {
 		var names []string
