@@ -164,6 +164,10 @@ type Isolation struct {
 // cannot be told apart: there is nothing to isolate.
 var ErrEndsAlike = errors.New("good and bad ends cannot be told apart")
 
+// ErrNotWorse is returned by Isolate when the bad end, measured, is not
+// worse than the good end: there is no regression to isolate.
+var ErrNotWorse = errors.New("the bad end is not worse than the good end")
+
 // Isolate finds a 1-minimal set of elements that turns the good end into a
 // bad configuration: the hunks of a culprit commit that cost the
 // throughput, or the environment variables that do.

@@ -289,6 +289,5 @@ func (s *setSearch) checkDirection() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("isolate: the bad end (median %.4g) is not worse than the good end (median %.4g) with %s values better",
-		b, g, s.opts.Better)
+	return fmt.Errorf("isolate: %w (medians %.4g and %.4g, %s values better)", ErrNotWorse, b, g, s.opts.Better)
 }

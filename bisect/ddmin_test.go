@@ -314,6 +314,7 @@ func TestIsolateErrors(t *testing.T) {
 			name:    "bad end better",
 			oracle:  bisecttest.OneCulprit(4, 1, drop, 0.02, 1),
 			opts:    bisect.DDOptions{Groups: flat(ids), Better: bisect.LowerBetter},
+			wantIs:  bisect.ErrNotWorse,
 			wantMsg: "not worse than the good end",
 		},
 		{

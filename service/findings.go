@@ -33,12 +33,21 @@ const historyWindow = 20
 
 // Findings turns a bisection into findings, one per culprit (or one for
 // candidates or a verdict without culprit), and stores them. hunks holds
-// the hunk search of each culprit in order, or nil.
+// the hunk search of each culprit in order, or nil. What the evidence
+// costs (the runs that give each side of a culprit endRuns values) is
+// added to the report's runs, builds and wall time.
 func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*report.Finding, error) {
 	metric, err := b.Config.Metric(rep.Metric)
 	if err != nil {
 		return nil, err
 	}
+	meter := b.startMeter()
+	defer func() {
+		runs, builds, wall := meter.read()
+		rep.Runs += runs
+		rep.Builds += builds
+		rep.WallSeconds += wall
+	}()
 	var out []*report.Finding
 	switch {
 	case len(rep.Culprits) > 0:

@@ -160,8 +160,11 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		OnTest:      b.testProgress,
 	})
 	if err != nil {
-		if errors.Is(err, bisect.ErrEndsAlike) {
+		switch {
+		case errors.Is(err, bisect.ErrEndsAlike):
 			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (the change has no measurable effect on %s)", short(rep.Change), err, metric.Name)}
+		case errors.Is(err, bisect.ErrNotWorse):
+			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured again, the change is no regression of %s)", short(rep.Change), err, metric.Name)}
 		}
 		return nil, fmt.Errorf("hunks %s: %w", short(rep.Change), err)
 	}

@@ -128,6 +128,7 @@ func TestBisectJob(t *testing.T) {
 			fs, err := b.Findings(ctx, rep)
 			require.NoError(t, err)
 			require.NotEmpty(t, fs)
+			require.Equal(t, rep.Runs, countOK(t, b), "the evidence's runs are counted too")
 			for _, f := range fs {
 				_, _, err := report.Render(f)
 				require.NoError(t, err)
