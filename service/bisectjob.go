@@ -92,7 +92,7 @@ const bisectAttempts = 3
 
 // bisectState is what a bisection job persists: every probe, and the
 // confirmation of every culprit, so that the same command after a crash or
-// after the end re-runs nothing.
+// after the end re-runs nothing that already confirmed a culprit.
 type bisectState struct {
 	Probes        []bisect.ProbeEvent     `json:"probes"`
 	Confirmations map[string]confirmation `json:"confirmations,omitempty"`
@@ -234,15 +234,17 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 }
 
 // confirmCulprits measures every culprit of rep against its parent with
-// fresh interleaved runs (once per culprit and job: known holds the
-// answers already taken), marks each one, adds a warning for each that is
+// fresh interleaved runs (a culprit confirmed once, in known, is not
+// measured again), marks each one, adds a warning for each that is
 // not confirmed and returns how many are not.
 func (b *Bot) confirmCulprits(ctx context.Context, rep *BisectReport, metric string, known map[string]confirmation) (int, error) {
 	unconfirmed := 0
 	for i := range rep.Culprits {
 		c := &rep.Culprits[i]
+		// A confirmed culprit stays confirmed; one that was not is tested
+		// again with new fresh runs when a later search names it again.
 		got, ok := known[c.Commit]
-		if !ok {
+		if !ok || !got.Confirmed {
 			commit, err := b.Repo.Commit(ctx, c.Commit)
 			if err != nil {
 				return 0, err
