@@ -624,7 +624,7 @@ func (s *search) rescreen() {
 	}
 	groups, s.drifting = removeDrift(groups, ats)
 	s.scale = pooledScale(groups)
-	clean := screen(groups, lo, hi)
+	clean := screen(groups, s.scale, lo, hi)
 	for j, i := range s.measured {
 		s.commits[i].clean = clean[j]
 	}

@@ -42,7 +42,8 @@ const outlierCut = 4.0
 // a group is empty after screening, there are fewer than three values in
 // all, or the ends are indistinguishable.
 func Classify(good, bad, probe []float64) float64 {
-	groups := screen([][]float64{logValues(good), logValues(bad), logValues(probe)}, 0, 1)
+	raw := [][]float64{logValues(good), logValues(bad), logValues(probe)}
+	groups := screen(raw, pooledScale(raw), 0, 1)
 	g, b, p := groups[0], groups[1], groups[2]
 	if len(g) == 0 || len(b) == 0 || len(p) == 0 {
 		return 0.5
@@ -75,28 +76,21 @@ func logistic(x float64) float64 {
 
 // logValues returns the natural logarithms of the positive, finite values.
 func logValues(xs []float64) []float64 {
-	out := make([]float64, 0, len(xs))
-	for _, x := range xs {
-		if x > 0 && !math.IsInf(x, 1) {
-			out = append(out, math.Log(x))
-		}
-	}
-	return out
+	logs, _ := logTimed(xs, nil)
+	return logs
 }
 
 // screen returns copies of the groups of log values without their outliers.
 //
-// The scale is pooled: the median absolute deviation of every run from its
-// own group's median, over all groups, so that one group of three runs does
-// not decide its own scale. A group with at least three runs loses the runs
-// farther than outlierCut scales from its median. A smaller group cannot
+// scale is the pooled robust standard deviation of pooledScale, so that one
+// group of three runs does not decide its own scale. A group with at least
+// three runs loses the runs farther than outlierCut scales from its median. A smaller group cannot
 // show which of its runs is odd, so its runs are instead kept only when they
 // lie within outlierCut scales of the span between the medians of the two
 // reference groups (lo and hi: the good and bad ends; −1 for none), where
 // every honest run of a commit on either side of a single change falls.
-// Without enough runs to estimate the scale, nothing is screened.
-func screen(groups [][]float64, lo, hi int) [][]float64 {
-	scale := pooledScale(groups)
+// With a zero scale (too few runs to estimate it) nothing is screened.
+func screen(groups [][]float64, scale float64, lo, hi int) [][]float64 {
 	out := make([][]float64, len(groups))
 	if scale == 0 {
 		for i, g := range groups {

@@ -129,12 +129,14 @@ func TestScreen(t *testing.T) {
 	good := append(gauss(12, 0), -0.2)
 	bad := gauss(12, -0.05)
 	probe := []float64{-0.3}
-	got := screen([][]float64{good, bad, probe}, 0, 1)
+	groups := [][]float64{good, bad, probe}
+	got := screen(groups, pooledScale(groups), 0, 1)
 	require.Len(t, got, 3)
 	assert.Len(t, got[0], 12, "the stalled good run is dropped")
 	assert.Len(t, got[1], 12)
 	assert.Empty(t, got[2], "a lone run far outside both ends is dropped")
 
-	few := screen([][]float64{{0, 0.01, -0.5}, {-0.05, -0.04, -0.06}}, 0, 1)
+	small := [][]float64{{0, 0.01, -0.5}, {-0.05, -0.04, -0.06}}
+	few := screen(small, pooledScale(small), 0, 1)
 	assert.Len(t, few[0], 3, "six runs are too few to know what an outlier is")
 }

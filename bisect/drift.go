@@ -67,7 +67,7 @@ func removeDrift(groups [][]float64, at [][]int) (_ [][]float64, drifting bool) 
 	for t, r := range runs {
 		g := groups[r.group]
 		n := float64(len(g))
-		others := (sum(g) - g[r.index]) / (n - 1)
+		others := (mean(g)*n - g[r.index]) / (n - 1)
 		resid[t] = g[r.index] - others
 		// A leave-one-out residual has variance σ²·n/(n−1).
 		weight[t] = (n - 1) / n
@@ -154,25 +154,19 @@ func clipResiduals(r []float64) {
 }
 
 // logTimed returns the logarithms of the positive, finite values with the
-// places of those values in time.
+// places of those values in time (none when at is nil).
 func logTimed(xs []float64, at []int) ([]float64, []int) {
 	logs := make([]float64, 0, len(xs))
-	places := make([]int, 0, len(xs))
+	var places []int
 	for k, x := range xs {
 		if x > 0 && !math.IsInf(x, 1) {
 			logs = append(logs, math.Log(x))
-			places = append(places, at[k])
+			if at != nil {
+				places = append(places, at[k])
+			}
 		}
 	}
 	return logs, places
-}
-
-func sum(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s
 }
 
 func abs(x int) int {

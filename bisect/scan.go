@@ -108,7 +108,7 @@ func surveyPoints(ctx context.Context, chain []string, o Oracle, step int, onPro
 		}
 	}
 	if len(points) == 0 || points[len(points)-1] != last {
-		i, bad, err := lastBuilding(ctx, chain, o, builds, last)
+		i, bad, err := firstBuilding(ctx, chain, o, builds, last, 1)
 		broken = append(broken, bad...)
 		if err != nil {
 			return nil, nil, err
@@ -134,24 +134,16 @@ func indexOf(chain []string, commit string) int {
 	return -1
 }
 
+// firstBuilding walks chain from index from to index to (either way, both
+// included) and returns the first commit that builds, or −1, with the
+// broken commits it passed.
 func firstBuilding(ctx context.Context, chain []string, o Oracle, builds buildCheck, from, to int) (int, []int, error) {
-	var broken []int
-	for i := from; i <= to; i++ {
-		ok, err := builds(ctx, o, chain[i])
-		if err != nil {
-			return -1, broken, err
-		}
-		if ok {
-			return i, broken, nil
-		}
-		broken = append(broken, i)
+	step := 1
+	if to < from {
+		step = -1
 	}
-	return -1, broken, nil
-}
-
-func lastBuilding(ctx context.Context, chain []string, o Oracle, builds buildCheck, from int) (int, []int, error) {
 	var broken []int
-	for i := from; i > 0; i-- {
+	for i := from; i != to+step; i += step {
 		ok, err := builds(ctx, o, chain[i])
 		if err != nil {
 			return -1, broken, err

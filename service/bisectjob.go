@@ -164,7 +164,6 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 		// An older job's state may not decode; its confirmations are then
 		// simply taken again.
 		_ = json.Unmarshal(job.State, &state)
-		state.Probes = nil
 		if state.Confirmations == nil {
 			state.Confirmations = map[string]confirmation{}
 		}
