@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/perfbot/perfbot/record"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -19,7 +20,7 @@ type BenchstatRow struct {
 	Value float64
 	// Better, when set, is written as "Unit <unit> better=<dir>" metadata
 	// so that benchstat knows which way the unit improves.
-	Better Direction
+	Better record.Better
 }
 
 // WriteBenchstat writes rows in the Go benchmark format, each run of rows
@@ -28,7 +29,7 @@ type BenchstatRow struct {
 // the order given.
 func WriteBenchstat(w io.Writer, rows []BenchstatRow) error {
 	bw := benchfmt.NewWriter(w)
-	better := map[string]Direction{}
+	better := map[string]record.Better{}
 	for i, row := range rows {
 		if err := row.validate(); err != nil {
 			return fmt.Errorf("benchstat row %d: %w", i, err)

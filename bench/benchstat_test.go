@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
 )
@@ -15,10 +16,10 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func TestWriteBenchstat(t *testing.T) {
 	rows := []BenchstatRow{
-		{Commit: "3f2a9c1", Name: "VerifyStep/k=3", Unit: "tok/s", Value: 812.5, Better: Higher},
+		{Commit: "3f2a9c1", Name: "VerifyStep/k=3", Unit: "tok/s", Value: 812.5, Better: record.Higher},
 		{Commit: "3f2a9c1", Name: "VerifyStep/k=3", Unit: "tok/s", Value: 815},
 		{Commit: "3f2a9c1", Name: "BenchmarkAllReduce", Unit: "us", Value: 1652.2},
-		{Commit: "9b0e7d4", Name: "VerifyStep/k=3", Unit: "tok/s", Value: 692.25, Better: Higher},
+		{Commit: "9b0e7d4", Name: "VerifyStep/k=3", Unit: "tok/s", Value: 692.25, Better: record.Higher},
 		{Commit: "9b0e7d4", Name: "AllReduce", Unit: "us", Value: 1e6},
 	}
 	var buf bytes.Buffer
@@ -78,8 +79,8 @@ func TestWriteBenchstatRejects(t *testing.T) {
 		})
 	}
 	err := WriteBenchstat(&bytes.Buffer{}, []BenchstatRow{
-		{Commit: "a", Name: "X", Unit: "u", Value: 1, Better: Higher},
-		{Commit: "b", Name: "X", Unit: "u", Value: 1, Better: Lower},
+		{Commit: "a", Name: "X", Unit: "u", Value: 1, Better: record.Higher},
+		{Commit: "b", Name: "X", Unit: "u", Value: 1, Better: record.Lower},
 	})
 	require.ErrorContains(t, err, "higher-is-better before")
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // parseJSON reads one JSON document or several (JSON lines). With
@@ -17,7 +19,7 @@ import (
 // error. Without fields, every finite number in the document is a sample
 // named by its dotted path. opts["unit"] (default "value") and
 // opts["better"] apply to every sample.
-func parseJSON(r io.Reader, file string, opts Options) ([]Sample, error) {
+func parseJSON(r io.Reader, file string, opts Options) ([]record.Sample, error) {
 	lines, err := readLines(r, file)
 	if err != nil {
 		return nil, err
@@ -38,11 +40,11 @@ func parseJSON(r io.Reader, file string, opts Options) ([]Sample, error) {
 	if err != nil {
 		return nil, err
 	}
-	var samples []Sample
+	var samples []record.Sample
 	for _, d := range docs {
 		if len(fields) == 0 {
 			flattenJSON("", d.value, func(path string, v float64) {
-				samples = append(samples, Sample{Name: path, Unit: unit, Value: v, Better: better})
+				samples = append(samples, record.Sample{Name: path, Unit: unit, Value: v, Better: better})
 			})
 			continue
 		}
@@ -51,7 +53,7 @@ func parseJSON(r io.Reader, file string, opts Options) ([]Sample, error) {
 			if err != nil {
 				return nil, &OutputError{File: file, Line: d.line, Msg: fmt.Sprintf("field %s: %v", f.name, err), Err: ErrSyntax}
 			}
-			samples = append(samples, Sample{Name: f.name, Unit: unit, Value: v, Better: better})
+			samples = append(samples, record.Sample{Name: f.name, Unit: unit, Value: v, Better: better})
 		}
 	}
 	if len(samples) == 0 {
@@ -163,7 +165,7 @@ func jsonKind(v any) string {
 // one sample: the named group "value" is the value, the named group
 // "name" (or opts["name"], else "value") the name; opts["unit"] is
 // required and opts["better"] optional. Use (?m) for ^ and $ per line.
-func parseRegex(r io.Reader, file string, opts Options) ([]Sample, error) {
+func parseRegex(r io.Reader, file string, opts Options) ([]record.Sample, error) {
 	re, err := regexp.Compile(opts["pattern"])
 	if err != nil {
 		return nil, fmt.Errorf("regex pattern: %w", err)
@@ -185,7 +187,7 @@ func parseRegex(r io.Reader, file string, opts Options) ([]Sample, error) {
 	}
 	text := string(data)
 	valueIdx, nameIdx := re.SubexpIndex("value"), re.SubexpIndex("name")
-	var samples []Sample
+	var samples []record.Sample
 	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 		line := strings.Count(text[:m[0]], "\n") + 1
 		raw := text[m[2*valueIdx]:m[2*valueIdx+1]]
@@ -200,7 +202,7 @@ func parseRegex(r io.Reader, file string, opts Options) ([]Sample, error) {
 		if name == "" {
 			name = "value"
 		}
-		samples = append(samples, Sample{Name: name, Unit: unit, Value: v, Better: better})
+		samples = append(samples, record.Sample{Name: name, Unit: unit, Value: v, Better: better})
 	}
 	if len(samples) == 0 {
 		lines, _ := readLines(strings.NewReader(text), file)
@@ -210,10 +212,10 @@ func parseRegex(r io.Reader, file string, opts Options) ([]Sample, error) {
 }
 
 // parseBetter reads an optional "higher" or "lower".
-func parseBetter(s string) (Direction, error) {
-	switch Direction(s) {
-	case "", Higher, Lower:
-		return Direction(s), nil
+func parseBetter(s string) (record.Better, error) {
+	switch record.Better(s) {
+	case "", record.Higher, record.Lower:
+		return record.Better(s), nil
 	}
-	return "", fmt.Errorf("option better must be %q or %q, got %q", Higher, Lower, s)
+	return "", fmt.Errorf("option better must be %q or %q, got %q", record.Higher, record.Lower, s)
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"testing"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +47,7 @@ func TestJSON(t *testing.T) {
  "results": [{"size": 8, "out_of_place": {"time": 36.5, "bus_bw": 0}}, {"size": 16, "out_of_place": {"time": 35.5, "bus_bw": Infinity}}]}`
 	t.Run("fields", func(t *testing.T) {
 		samples := parseText(t, "json", doc, Options{"fields": "busbw=avg_bus_bandwidth.bandwidth, t16=results.1.out_of_place.time", "unit": "GB/s", "better": "higher"})
-		require.Equal(t, []Sample{{"busbw", "GB/s", 137.2, Higher}, {"t16", "GB/s", 35.5, Higher}}, samples)
+		require.Equal(t, []record.Sample{{Name: "busbw", Unit: "GB/s", Value: 137.2, Better: record.Higher}, {Name: "t16", Unit: "GB/s", Value: 35.5, Better: record.Higher}}, samples)
 	})
 	t.Run("every number without fields", func(t *testing.T) {
 		samples := parseText(t, "json", doc, nil)
@@ -73,7 +74,7 @@ func TestRegex(t *testing.T) {
 	out := "Throughput: 5.35 requests/s, 2735.50 total tokens/s, 1369.41 output tokens/s\nAvg latency: 5.25 seconds\n"
 	t.Run("value only", func(t *testing.T) {
 		samples := parseText(t, "regex", out, Options{"pattern": `(?P<value>[0-9.]+) output tokens/s`, "unit": "tok/s", "name": "output", "better": "higher"})
-		require.Equal(t, []Sample{{"output", "tok/s", 1369.41, Higher}}, samples)
+		require.Equal(t, []record.Sample{{Name: "output", Unit: "tok/s", Value: 1369.41, Better: record.Higher}}, samples)
 	})
 	t.Run("name group", func(t *testing.T) {
 		samples := parseText(t, "regex", out, Options{"pattern": `(?P<value>[0-9.]+) (?P<name>total|output) tokens/s`, "unit": "tok/s"})

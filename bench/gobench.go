@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/perfbot/perfbot/record"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -26,7 +27,7 @@ var failureLine = regexp.MustCompile(`^\s*(--- FAIL|FAIL(\s|$))|(^|\s)(panic:|fa
 // Unlike benchfmt, which skips malformed lines, any syntax error is an
 // error here: a half-written result line means the run was cut short, and
 // averaging what is left would hide it.
-func parseGoBench(r io.Reader, file string, _ Options) ([]Sample, error) {
+func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) {
 	lines, err := readLines(r, file)
 	if err != nil {
 		return nil, err
@@ -87,9 +88,9 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]Sample, error) {
 	}
 
 	units := br.Units()
-	samples := make([]Sample, len(results))
+	samples := make([]record.Sample, len(results))
 	for i, res := range results {
-		samples[i] = Sample{Name: res.name, Unit: res.value.Unit, Value: res.value.Value,
+		samples[i] = record.Sample{Name: res.name, Unit: res.value.Unit, Value: res.value.Value,
 			Better: direction(units.GetBetter(res.value.Unit))}
 	}
 	return samples, nil
@@ -107,12 +108,12 @@ func syntaxError(e *benchfmt.SyntaxError, lines []string) error {
 
 // direction converts benchfmt's GetBetter convention (+1 higher, -1 lower,
 // 0 unknown) to a Direction.
-func direction(better int) Direction {
+func direction(better int) record.Better {
 	switch {
 	case better > 0:
-		return Higher
+		return record.Higher
 	case better < 0:
-		return Lower
+		return record.Lower
 	}
 	return ""
 }

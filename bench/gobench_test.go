@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,8 +16,8 @@ func TestGoBenchSamples(t *testing.T) {
 		input   string
 		count   int
 		want    []selected
-		better  map[string]Direction // unit → direction
-		checkFn func(t *testing.T, samples []Sample)
+		better  map[string]record.Better // unit → direction
+		checkFn func(t *testing.T, samples []record.Sample)
 	}{
 		{
 			name: "old.txt sub-benchmarks with -48", input: gb[0], count: 20,
@@ -25,7 +26,7 @@ func TestGoBenchSamples(t *testing.T) {
 				{"Encode/format=json-48", "sec/op", 1718e-9},
 				{"Encode/format=gob", "ns/op", 3065.5},
 			},
-			better: map[string]Direction{"sec/op": Lower},
+			better: map[string]record.Better{"sec/op": record.Lower},
 		},
 		{
 			name: "units.txt custom unit and config changes", input: gb[2], count: 8,
@@ -38,12 +39,12 @@ func TestGoBenchSamples(t *testing.T) {
 				{"Decode/bs=1-2", "tok/op", 1},
 				{"BenchmarkDecode/bs=1", "ns/op", 1254},
 			},
-			better: map[string]Direction{"tok/s": "", "sec/op": Lower},
+			better: map[string]record.Better{"tok/s": "", "sec/op": record.Lower},
 		},
 		{
 			name: "Unit metadata declares tok/s better=higher", input: "Unit tok/s better=higher\n" + rm[0], count: 18,
 			want:   []selected{{"Decode/bs=1", "tok/s", 798178}},
-			better: map[string]Direction{"tok/s": Higher},
+			better: map[string]record.Better{"tok/s": record.Higher},
 		},
 		{
 			name: "go test -v output", count: 2,

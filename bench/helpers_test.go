@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,7 +36,7 @@ func sampleParts(t *testing.T, name string) []string {
 }
 
 // parseText parses text in format and fails the test on error.
-func parseText(t *testing.T, format, text string, opts Options) []Sample {
+func parseText(t *testing.T, format, text string, opts Options) []record.Sample {
 	t.Helper()
 	samples, err := Parse(format, strings.NewReader(text), opts)
 	require.NoError(t, err)
@@ -48,7 +49,7 @@ type selected struct {
 	want      float64
 }
 
-func requireSelected(t *testing.T, samples []Sample, want []selected) {
+func requireSelected(t *testing.T, samples []record.Sample, want []selected) {
 	t.Helper()
 	for _, w := range want {
 		got, err := Select(samples, w.sel, w.unit)

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 var (
@@ -27,7 +29,7 @@ var (
 // tensor-parallel ranks other than TP0 repeat TP0's numbers and are
 // skipped. gen throughput is only meaningful under steady load; see
 // research/formats.md §2.4.
-func parseSGLangLog(r io.Reader, file string, _ Options) ([]Sample, error) {
+func parseSGLangLog(r io.Reader, file string, _ Options) ([]record.Sample, error) {
 	lines, err := readLines(r, file)
 	if err != nil {
 		return nil, err
@@ -70,10 +72,10 @@ func parseSGLangLog(r io.Reader, file string, _ Options) ([]Sample, error) {
 	if len(metrics[0].values) == 0 {
 		return nil, &OutputError{File: file, Msg: fmt.Sprintf("%d \"Decode batch\" lines but none has \"gen throughput (token/s)\"", decodeLines), Err: ErrSyntax}
 	}
-	var samples []Sample
+	var samples []record.Sample
 	for _, m := range metrics {
 		if len(m.values) > 0 {
-			samples = append(samples, Sample{Name: m.name, Unit: m.unit, Value: median(m.values), Better: Higher})
+			samples = append(samples, record.Sample{Name: m.name, Unit: m.unit, Value: median(m.values), Better: record.Higher})
 		}
 	}
 	return samples, nil

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,7 +34,7 @@ func TestSGLangLog(t *testing.T) {
 			requireSelected(t, samples, tc.want)
 			for _, s := range samples {
 				require.NotContains(t, tc.absent, s.Name)
-				require.Equal(t, Higher, s.Better)
+				require.Equal(t, record.Higher, s.Better)
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // nccl-tests units. Values keep the units the table prints; the kind of
@@ -59,7 +61,7 @@ var ncclPlaces = [2]string{"out-of-place", "in-place"}
 // bounds values : N FAILED") and "Test ... failure" lines are errors.
 // The "error" column of old versions (a maximum deviation, not a count) is
 // not checked.
-func parseNCCLTests(r io.Reader, file string, _ Options) ([]Sample, error) {
+func parseNCCLTests(r io.Reader, file string, _ Options) ([]record.Sample, error) {
 	lines, err := readLines(r, file)
 	if err != nil {
 		return nil, err
@@ -172,7 +174,7 @@ func parseNCCLTests(r io.Reader, file string, _ Options) ([]Sample, error) {
 			Msg: "output ends before the \"# Avg bus bandwidth\" footer (truncated?)", Err: ErrSyntax}
 	}
 
-	var samples []Sample
+	var samples []record.Sample
 	for _, rw := range rows {
 		name := "size=" + rw.size
 		if len(types) > 1 {
@@ -187,13 +189,13 @@ func parseNCCLTests(r io.Reader, file string, _ Options) ([]Sample, error) {
 			}
 			full := name + "/" + place
 			samples = append(samples,
-				Sample{Name: full, Unit: ncclTimeUnit, Value: rw.vals[p][0], Better: Lower},
-				Sample{Name: full, Unit: ncclAlgBWUnit, Value: rw.vals[p][1], Better: Higher},
-				Sample{Name: full, Unit: ncclBusBWUnit, Value: rw.vals[p][2], Better: Higher})
+				record.Sample{Name: full, Unit: ncclTimeUnit, Value: rw.vals[p][0], Better: record.Lower},
+				record.Sample{Name: full, Unit: ncclAlgBWUnit, Value: rw.vals[p][1], Better: record.Higher},
+				record.Sample{Name: full, Unit: ncclBusBWUnit, Value: rw.vals[p][2], Better: record.Higher})
 		}
 	}
 	for _, v := range avg {
-		samples = append(samples, Sample{Name: ncclAvgName, Unit: ncclBusBWUnit, Value: v, Better: Higher})
+		samples = append(samples, record.Sample{Name: ncclAvgName, Unit: ncclBusBWUnit, Value: v, Better: record.Higher})
 	}
 	return samples, nil
 }

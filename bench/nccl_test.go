@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -58,9 +59,9 @@ func TestNCCLTestsSamples(t *testing.T) {
 			require.Len(t, samples, tc.count)
 			requireSelected(t, samples, tc.want)
 			for _, s := range samples {
-				want := Higher
+				want := record.Higher
 				if s.Unit == "us" {
-					want = Lower
+					want = record.Lower
 				}
 				require.Equal(t, want, s.Better, "%s %s", s.Name, s.Unit)
 			}

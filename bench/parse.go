@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // Options are the format-specific settings given to Parse. Keys a format
@@ -20,7 +22,7 @@ import (
 type Options = map[string]string
 
 // parser reads one benchmark output format.
-type parser func(r io.Reader, file string, opts Options) ([]Sample, error)
+type parser func(r io.Reader, file string, opts Options) ([]record.Sample, error)
 
 // formats lists every format Parse accepts, in the order Formats reports
 // them.
@@ -51,7 +53,7 @@ func Formats() []string {
 // every value it holds, in the order they appear. Output that holds no
 // result, or that reports a failed benchmark, is an error; Parse never
 // returns an empty slice with a nil error.
-func Parse(format string, r io.Reader, opts map[string]string) ([]Sample, error) {
+func Parse(format string, r io.Reader, opts map[string]string) ([]record.Sample, error) {
 	file := opts["file"]
 	if file == "" {
 		file = "<input>"

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // parsePrometheus reads the Prometheus text exposition format
@@ -18,12 +20,12 @@ import (
 // "_bytes" → "B", counters and histogram parts (_total, _count, _bucket)
 // → "count", anything else "value". Select matches a metric name without
 // labels when exactly one series has that name.
-func parsePrometheus(r io.Reader, file string, _ Options) ([]Sample, error) {
+func parsePrometheus(r io.Reader, file string, _ Options) ([]record.Sample, error) {
 	lines, err := readLines(r, file)
 	if err != nil {
 		return nil, err
 	}
-	var samples []Sample
+	var samples []record.Sample
 	for i, line := range lines {
 		t := strings.TrimSpace(line)
 		if t == "" || strings.HasPrefix(t, "#") {
@@ -44,7 +46,7 @@ func parsePrometheus(r io.Reader, file string, _ Options) ([]Sample, error) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		samples = append(samples, Sample{Name: name, Unit: prometheusUnit(name), Value: v})
+		samples = append(samples, record.Sample{Name: name, Unit: prometheusUnit(name), Value: v})
 	}
 	if len(samples) == 0 {
 		return nil, noResults(file, lines, "Prometheus samples")

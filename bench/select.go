@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perfbot/perfbot/record"
 	"golang.org/x/perf/benchunit"
 )
 
@@ -23,7 +24,7 @@ import (
 // unit is compared as written; when no sample has it, Select converts from
 // the tidied unit benchfmt stores (asking for "ns/op" reads "sec/op" and
 // multiplies by 1e9). An empty unit selects the only unit the name has.
-func Select(samples []Sample, sel, unit string) (float64, error) {
+func Select(samples []record.Sample, sel, unit string) (float64, error) {
 	name, err := selectName(samples, sel)
 	if err != nil {
 		return 0, err
@@ -56,7 +57,7 @@ func Select(samples []Sample, sel, unit string) (float64, error) {
 }
 
 // selectName resolves sel to exactly one full sample name.
-func selectName(samples []Sample, sel string) (string, error) {
+func selectName(samples []record.Sample, sel string) (string, error) {
 	if sel == "" {
 		return "", fmt.Errorf("select: empty benchmark name")
 	}
@@ -121,7 +122,7 @@ func trimProcs(name string) string {
 	return name[:i]
 }
 
-func distinctNames(samples []Sample) []string {
+func distinctNames(samples []record.Sample) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, s := range samples {

@@ -3,11 +3,12 @@ package bench
 import (
 	"testing"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/require"
 )
 
 func TestSelect(t *testing.T) {
-	samples := []Sample{
+	samples := []record.Sample{
 		{Name: "VerifyStep-2", Unit: "tok/s", Value: 100},
 		{Name: "VerifyStep-2", Unit: "tok/s", Value: 300},
 		{Name: "VerifyStep-2", Unit: "tok/s", Value: 200},
@@ -63,7 +64,7 @@ func TestSelect(t *testing.T) {
 }
 
 func TestSelectDoesNotReorder(t *testing.T) {
-	samples := []Sample{{Name: "a", Unit: "u", Value: 3}, {Name: "a", Unit: "u", Value: 1}, {Name: "a", Unit: "u", Value: 2}}
+	samples := []record.Sample{{Name: "a", Unit: "u", Value: 3}, {Name: "a", Unit: "u", Value: 1}, {Name: "a", Unit: "u", Value: 2}}
 	_, err := Select(samples, "a", "u")
 	require.NoError(t, err)
 	require.Equal(t, []float64{3, 1, 2}, []float64{samples[0].Value, samples[1].Value, samples[2].Value})

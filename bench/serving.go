@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // Serving benchmarks (sglang.bench_serving, vllm bench serve) print a
@@ -79,11 +81,11 @@ var (
 	nonWord      = regexp.MustCompile(`[^a-z0-9]+`)
 )
 
-func parseSGLangServing(r io.Reader, file string, _ Options) ([]Sample, error) {
+func parseSGLangServing(r io.Reader, file string, _ Options) ([]record.Sample, error) {
 	return parseServing(r, file, "sglang-serving")
 }
 
-func parseVLLMServe(r io.Reader, file string, _ Options) ([]Sample, error) {
+func parseVLLMServe(r io.Reader, file string, _ Options) ([]record.Sample, error) {
 	return parseServing(r, file, "vllm-serve")
 }
 
@@ -92,12 +94,12 @@ func parseVLLMServe(r io.Reader, file string, _ Options) ([]Sample, error) {
 // --output-file / --append-result). Records that report failed requests
 // are errors: their latencies and throughputs cover only part of the load
 // and cannot be compared with a clean run.
-func parseServing(r io.Reader, file, tool string) ([]Sample, error) {
+func parseServing(r io.Reader, file, tool string) ([]record.Sample, error) {
 	lines, err := readLines(r, file)
 	if err != nil {
 		return nil, err
 	}
-	var samples []Sample
+	var samples []record.Sample
 	if looksLikeJSON(lines) {
 		samples, err = servingJSON(lines, file)
 	} else {
@@ -113,8 +115,8 @@ func parseServing(r io.Reader, file, tool string) ([]Sample, error) {
 }
 
 // servingText reads every "==== ... Benchmark Result ====" block.
-func servingText(lines []string, file string, labels map[string]string) ([]Sample, error) {
-	var samples []Sample
+func servingText(lines []string, file string, labels map[string]string) ([]record.Sample, error) {
+	var samples []record.Sample
 	in, prefix, start := false, "", 0 // start: line of the current block's title
 	for i, line := range lines {
 		trimmed := strings.TrimSpace(line)
@@ -176,25 +178,25 @@ func servingName(label string, labels map[string]string) string {
 }
 
 // servingSample gives a serving metric its unit and direction.
-func servingSample(name string, v float64) Sample {
+func servingSample(name string, v float64) record.Sample {
 	base := name
 	if i := strings.LastIndexByte(base, '/'); i >= 0 {
 		base = name[:i]
 	}
-	s := Sample{Name: name, Value: v, Unit: "value"}
+	s := record.Sample{Name: name, Value: v, Unit: "value"}
 	switch {
 	case strings.HasSuffix(base, "_ms"):
-		s.Unit, s.Better = "ms", Lower
+		s.Unit, s.Better = "ms", record.Lower
 	case strings.HasPrefix(base, "request_goodput"), base == "request_throughput", base == "request_rate":
-		s.Unit, s.Better = "req/s", Higher
+		s.Unit, s.Better = "req/s", record.Higher
 	case strings.HasSuffix(base, "throughput"), strings.HasSuffix(base, "_per_s"):
-		s.Unit, s.Better = "tok/s", Higher
+		s.Unit, s.Better = "tok/s", record.Higher
 	case base == "duration":
-		s.Unit, s.Better = "s", Lower
+		s.Unit, s.Better = "s", record.Lower
 	case strings.Contains(base, "acceptance_rate"), strings.HasSuffix(base, "_pct"):
-		s.Unit, s.Better = "%", Higher
+		s.Unit, s.Better = "%", record.Higher
 	case strings.Contains(base, "accept"):
-		s.Better = Higher
+		s.Better = record.Higher
 	}
 	if base == "request_rate" {
 		s.Better = "" // a setting, not a result
@@ -204,7 +206,7 @@ func servingSample(name string, v float64) Sample {
 
 // servingFailed returns an error when the samples of one record say that
 // requests failed.
-func servingFailed(samples []Sample, file string, line int) error {
+func servingFailed(samples []record.Sample, file string, line int) error {
 	for _, s := range samples {
 		if (s.Name == "completed" && s.Value == 0) || (s.Name == "failed" && s.Value > 0) {
 			return &OutputError{File: file, Line: line, Msg: fmt.Sprintf("%s = %g: requests failed", s.Name, s.Value), Err: ErrBenchmarkFailed}
@@ -216,12 +218,12 @@ func servingFailed(samples []Sample, file string, line int) error {
 // servingJSON reads JSON result records: every finite top-level number is
 // a sample named by its key. Lists (per-request details) and strings
 // (metadata) are skipped.
-func servingJSON(lines []string, file string) ([]Sample, error) {
+func servingJSON(lines []string, file string) ([]record.Sample, error) {
 	docs, err := decodeJSONStream(lines, file)
 	if err != nil {
 		return nil, err
 	}
-	var samples []Sample
+	var samples []record.Sample
 	for _, d := range docs {
 		obj, ok := d.value.(map[string]any)
 		if !ok {
@@ -232,7 +234,7 @@ func servingJSON(lines []string, file string) ([]Sample, error) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		var rec []Sample
+		var rec []record.Sample
 		for _, k := range keys {
 			if v, ok := jsonNumber(obj[k]); ok {
 				rec = append(rec, servingSample(strings.TrimSuffix(k, ":"), v))

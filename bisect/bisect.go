@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // Defaults of Options.
@@ -56,7 +58,7 @@ type search struct {
 	oracle  Oracle
 	opts    Options
 	log     *slog.Logger
-	worse   float64 // +1 when larger logs are worse (LowerBetter), −1 otherwise
+	worse   float64 // +1 when larger logs are worse (record.Lower), −1 otherwise
 	commits []commitState
 	// measured lists the commits with values, in chain order.
 	measured []int
@@ -106,7 +108,7 @@ func Bisect(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 		limit:   opts.MaxRuns,
 		lastRun: -1,
 	}
-	if opts.Better == LowerBetter {
+	if opts.Better == record.Lower {
 		s.worse = 1
 	}
 	return s.run(ctx)
@@ -143,10 +145,10 @@ func (o Options) withDefaults() (Options, error) {
 		o.MaxRuns = DefaultMaxRuns
 	}
 	if o.Better == "" {
-		o.Better = HigherBetter
+		o.Better = record.Higher
 	}
 	if o.Direction == "" {
-		o.Direction = Regression
+		o.Direction = record.Regression
 	}
 	if o.Parallel == 0 {
 		o.Parallel = 1
@@ -170,14 +172,14 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("bisect: initial runs %d: the ends need at least 2 runs each", o.InitialRuns)
 	}
 	switch o.Better {
-	case HigherBetter, LowerBetter:
+	case record.Higher, record.Lower:
 	default:
-		return o, fmt.Errorf("bisect: unknown metric direction %q (want %q or %q)", o.Better, HigherBetter, LowerBetter)
+		return o, fmt.Errorf("bisect: unknown metric direction %q (want %q or %q)", o.Better, record.Higher, record.Lower)
 	}
 	switch o.Direction {
-	case Regression, Improvement, Any:
+	case record.Regression, record.Improvement, record.Any:
 	default:
-		return o, fmt.Errorf("bisect: unknown search direction %q (want %q, %q or %q)", o.Direction, Regression, Improvement, Any)
+		return o, fmt.Errorf("bisect: unknown search direction %q (want %q, %q or %q)", o.Direction, record.Regression, record.Improvement, record.Any)
 	}
 	return o, nil
 }
@@ -220,10 +222,10 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 	res := &Result{Direction: s.opts.Direction}
 	switch out {
 	case endsSame:
-		res.Verdict = VerdictNotReproduced
+		res.Verdict = record.OutcomeNotReproduced
 		return s.finish(res, nil), nil
 	case endsUndecided:
-		res.Verdict = VerdictInconclusive
+		res.Verdict = record.OutcomeInconclusive
 		s.warnf("the ends could not be told apart within %d runs", s.samples)
 		return s.finish(res, nil), nil
 	}
@@ -249,12 +251,12 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		case spanVanished:
 			s.warnf("the ends of %s..%s turned out not to differ; the range was dropped", s.chain[sp.lo], s.chain[sp.hi])
 			if s.isWhole(sp) {
-				res.Verdict = VerdictNotReproduced
+				res.Verdict = record.OutcomeNotReproduced
 			}
 			continue
 		case spanExhausted:
 			if len(changes) == 0 {
-				res.Verdict = VerdictInconclusive
+				res.Verdict = record.OutcomeInconclusive
 			}
 			s.warnf("run budget (%d) spent before %s..%s was resolved (most probable culprit %s, p=%.2f)",
 				s.limit, s.chain[sp.lo], s.chain[sp.hi], s.last.best, s.last.p)

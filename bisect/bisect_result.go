@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // z95 is the normal quantile of a two-sided 95% interval; medianEfficiency
@@ -32,14 +34,14 @@ func (s *search) finish(res *Result, changes []found) *Result {
 	switch {
 	case res.Verdict != "":
 	case len(res.Culprits) > 0:
-		res.Verdict = VerdictCulprit
+		res.Verdict = record.OutcomeCulprit
 		if len(res.Candidates) > 0 {
 			s.warnf("a further change hides among commits that do not build: %v", res.Candidates)
 		}
 	case len(res.Candidates) > 0:
-		res.Verdict = VerdictCandidates
+		res.Verdict = record.OutcomeCandidates
 	default:
-		res.Verdict = VerdictInconclusive
+		res.Verdict = record.OutcomeInconclusive
 	}
 	for i, c := range s.commits {
 		switch {
@@ -119,10 +121,10 @@ func (s *search) culprit(f found, changes []found) Culprit {
 		DeltaPct:   100 * math.Expm1(d),
 		CILoPct:    100 * math.Expm1(d-z95*se),
 		CIHiPct:    100 * math.Expm1(d+z95*se),
-		Direction:  Improvement,
+		Direction:  record.Improvement,
 	}
 	if s.worse*d > 0 {
-		c.Direction = Regression
+		c.Direction = record.Regression
 	}
 	return c
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
+	"github.com/perfbot/perfbot/record"
 )
 
 func changeAt(at int, factor float64) bisecttest.Change {
@@ -105,7 +106,7 @@ func TestBisectScenarios(t *testing.T) {
 		{
 			name:     "improvement searched as improvement",
 			history:  bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(17, 1.05)}},
-			opts:     bisect.Options{Direction: bisect.Improvement},
+			opts:     bisect.Options{Direction: record.Improvement},
 			seeds:    10,
 			want:     []int{17},
 			minRight: 10,
@@ -122,7 +123,7 @@ func TestBisectScenarios(t *testing.T) {
 		{
 			name:     "latency regression (lower is better)",
 			history:  bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(33, 1.05)}},
-			opts:     bisect.Options{Better: bisect.LowerBetter},
+			opts:     bisect.Options{Better: record.Lower},
 			seeds:    10,
 			want:     []int{33},
 			minRight: 10,
@@ -171,9 +172,9 @@ func TestBisectScenarios(t *testing.T) {
 				runs += res.Samples
 				got := culpritIndices(res)
 				switch {
-				case tt.want == nil && res.Verdict == bisect.VerdictNotReproduced:
+				case tt.want == nil && res.Verdict == record.OutcomeNotReproduced:
 					right++
-				case tt.want != nil && res.Verdict == bisect.VerdictCulprit && assert.ObjectsAreEqual(tt.want, got):
+				case tt.want != nil && res.Verdict == record.OutcomeCulprit && assert.ObjectsAreEqual(tt.want, got):
 					right++
 				default:
 					t.Logf("verdict %s culprits %v warnings %q", res.Verdict, got, res.Warnings)
@@ -191,7 +192,7 @@ func TestBisectBrokenCommits(t *testing.T) {
 			Broken: []bisecttest.Range{{From: 30, To: 33}}}
 		res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(7), bisect.Options{})
 		require.NoError(t, err)
-		require.Equal(t, bisect.VerdictCandidates, res.Verdict, "warnings %q", res.Warnings)
+		require.Equal(t, record.OutcomeCandidates, res.Verdict, "warnings %q", res.Warnings)
 		assert.Equal(t, []string{"c0030", "c0031", "c0032", "c0033", "c0034"}, res.Candidates)
 		assert.Empty(t, res.Culprits)
 		assert.Equal(t, []string{"c0030", "c0031", "c0032", "c0033"}, res.Skipped, "every broken commit of the block was tried")
@@ -206,7 +207,7 @@ func TestBisectBrokenCommits(t *testing.T) {
 			Broken: []bisecttest.Range{{From: 30, To: 34}}}
 		res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(3), bisect.Options{})
 		require.NoError(t, err)
-		require.Equal(t, bisect.VerdictCulprit, res.Verdict)
+		require.Equal(t, record.OutcomeCulprit, res.Verdict)
 		assert.Equal(t, []int{45}, culpritIndices(res))
 		for _, c := range res.Skipped {
 			assert.Contains(t, []string{"c0030", "c0031", "c0032", "c0033", "c0034"}, c)
@@ -233,12 +234,12 @@ func TestBisectInfraError(t *testing.T) {
 
 func TestBisectAnyDirection(t *testing.T) {
 	h := &bisecttest.History{Len: 65, CV: 0.01, Changes: []bisecttest.Change{changeAt(15, 0.90), changeAt(50, 1.05)}}
-	res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(2), bisect.Options{Direction: bisect.Any})
+	res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(2), bisect.Options{Direction: record.Any})
 	require.NoError(t, err)
-	require.Equal(t, bisect.VerdictCulprit, res.Verdict, "warnings %q", res.Warnings)
+	require.Equal(t, record.OutcomeCulprit, res.Verdict, "warnings %q", res.Warnings)
 	require.Equal(t, []int{15, 50}, culpritIndices(res))
-	assert.Equal(t, bisect.Regression, res.Culprits[0].Direction)
-	assert.Equal(t, bisect.Improvement, res.Culprits[1].Direction)
+	assert.Equal(t, record.Regression, res.Culprits[0].Direction)
+	assert.Equal(t, record.Improvement, res.Culprits[1].Direction)
 	assert.InDelta(t, -10, res.Culprits[0].DeltaPct, 1.5)
 	assert.InDelta(t, 5, res.Culprits[1].DeltaPct, 1.5)
 }
@@ -251,14 +252,14 @@ func TestBisectResult(t *testing.T) {
 		events = append(events, e)
 	}})
 	require.NoError(t, err)
-	require.Equal(t, bisect.VerdictCulprit, res.Verdict)
+	require.Equal(t, record.OutcomeCulprit, res.Verdict)
 	c := res.Culprits[0]
 	assert.Equal(t, "c0020", c.Commit)
 	assert.GreaterOrEqual(t, c.Confidence, 0.99)
 	assert.InDelta(t, -5, c.DeltaPct, 1.5)
 	assert.Less(t, c.CILoPct, c.DeltaPct)
 	assert.Greater(t, c.CIHiPct, c.DeltaPct)
-	assert.Equal(t, bisect.Regression, c.Direction)
+	assert.Equal(t, record.Regression, c.Direction)
 
 	assert.Equal(t, "c0000", res.Good.Commit)
 	assert.Equal(t, "c0032", res.Bad.Commit)
@@ -359,7 +360,7 @@ func TestBisectBudget(t *testing.T) {
 	h := &bisecttest.History{Len: 1025, CV: 0.05, Changes: []bisecttest.Change{changeAt(600, 0.95)}}
 	res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(1), bisect.Options{MaxRuns: 40})
 	require.NoError(t, err)
-	assert.Equal(t, bisect.VerdictInconclusive, res.Verdict)
+	assert.Equal(t, record.OutcomeInconclusive, res.Verdict)
 	assert.LessOrEqual(t, res.Samples, 40)
 	assert.NotEmpty(t, res.Warnings)
 }

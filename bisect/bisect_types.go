@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // Oracle measures commits for Bisect.
@@ -38,47 +40,6 @@ func (e *InfraError) Error() string {
 // Unwrap returns the oracle's error.
 func (e *InfraError) Unwrap() error { return e.Err }
 
-// Better says which way a metric improves. Its values match bench.Direction.
-type Better string
-
-const (
-	// HigherBetter means larger values are better (tok/s).
-	HigherBetter Better = "higher"
-	// LowerBetter means smaller values are better (ms/verify).
-	LowerBetter Better = "lower"
-)
-
-// Direction is the kind of change a search looks for.
-type Direction string
-
-const (
-	// Regression is a change for the worse.
-	Regression Direction = "regression"
-	// Improvement is a change for the better.
-	Improvement Direction = "improvement"
-	// Any is a change either way; each culprit carries its own direction.
-	Any Direction = "any"
-)
-
-// Verdict is the outcome of a bisection.
-type Verdict string
-
-const (
-	// VerdictCulprit: one or more commits were found with the configured
-	// confidence.
-	VerdictCulprit Verdict = "culprit"
-	// VerdictNotReproduced: re-measured, the ends do not differ by the
-	// minimum effect in the searched direction; nothing was bisected.
-	VerdictNotReproduced Verdict = "not_reproduced"
-	// VerdictInconclusive: the run budget ran out before any commit reached
-	// the configured confidence.
-	VerdictInconclusive Verdict = "inconclusive"
-	// VerdictCandidates: the change lies among commits that could not be
-	// measured (a broken block and the first commit after it); they are
-	// listed in Result.Candidates.
-	VerdictCandidates Verdict = "candidates"
-)
-
 // Options configures Bisect. The zero value asks for the defaults.
 type Options struct {
 	// Confidence is the posterior probability a culprit needs. Default 0.99.
@@ -88,10 +49,10 @@ type Options struct {
 	MinEffect float64
 	// MaxRuns bounds the values requested from the oracle. Default 400.
 	MaxRuns int
-	// Better says which way the metric improves. Default HigherBetter.
-	Better Better
+	// Better says which way the metric improves. Default record.Higher.
+	Better record.Better
 	// Direction is the kind of change searched for. Default Regression.
-	Direction Direction
+	Direction record.Direction
 	// Parallel is the number of probes measured at once (hosts). Default 1.
 	Parallel int
 	// InitialRuns is the number of runs each end gets before the ends are
@@ -157,7 +118,7 @@ type Culprit struct {
 	// bound its 95% confidence interval.
 	DeltaPct, CILoPct, CIHiPct float64
 	// Direction is Regression or Improvement.
-	Direction Direction
+	Direction record.Direction
 }
 
 // Probe is the record of one measured commit.
@@ -175,13 +136,13 @@ type Probe struct {
 
 // Result is the outcome of Bisect.
 type Result struct {
-	Verdict   Verdict
-	Direction Direction
+	Verdict   record.Outcome
+	Direction record.Direction
 	Good, Bad EndSummary
 	// Culprits are ordered by chain index.
 	Culprits []Culprit
 	// Candidates lists the commits among which the change hides when the
-	// verdict is VerdictCandidates.
+	// verdict is record.OutcomeCandidates.
 	Candidates []string
 	// Skipped lists the broken commits met, in chain order.
 	Skipped []string

@@ -3,6 +3,8 @@ package bisect
 import (
 	"context"
 	"math"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // endsOutcome is the decision of the sequential end comparison.
@@ -79,7 +81,7 @@ type endsTest struct {
 // (endsSame), or until its allowance (t.maxNew runs after the first
 // decision, t.extendMax while the estimate looks like a change) is spent.
 // It returns the decision and, for endsDiffer, the direction.
-func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, Direction, error) {
+func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, record.Direction, error) {
 	added := 0
 	for {
 		if err := ctx.Err(); err != nil {
@@ -116,7 +118,7 @@ func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, Dire
 //
 // looks reports whether a change of at least the minimum effect in a
 // searched direction is still plausible (probability ≥ plausibleTail).
-func (s *search) decideEnds(t endsTest) (out endsOutcome, dir Direction, looks bool) {
+func (s *search) decideEnds(t endsTest) (out endsOutcome, dir record.Direction, looks bool) {
 	a, b := s.clean(t.a), s.clean(t.b)
 	sigma, df := s.pooledSigma()
 	if len(a) == 0 || len(b) == 0 || df < 1 {
@@ -134,14 +136,14 @@ func (s *search) decideEnds(t endsTest) (out endsOutcome, dir Direction, looks b
 	pAbove := 1 - studentCDF((minEff-delta)/se, df)
 	pBelow := studentCDF((-minEff-delta)/se, df)
 
-	lookWorse := s.opts.Direction != Improvement
-	lookBetter := s.opts.Direction != Regression
+	lookWorse := s.opts.Direction != record.Improvement
+	lookBetter := s.opts.Direction != record.Regression
 	looks = (lookWorse && pAbove >= plausibleTail) || (lookBetter && pBelow >= plausibleTail)
 	if lookWorse && pWorse >= 1-t.alpha && delta >= minEff {
-		return endsDiffer, Regression, looks
+		return endsDiffer, record.Regression, looks
 	}
 	if lookBetter && 1-pWorse >= 1-t.alpha && -delta >= minEff {
-		return endsDiffer, Improvement, looks
+		return endsDiffer, record.Improvement, looks
 	}
 	var tail float64
 	if lookWorse {

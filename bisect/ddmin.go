@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // SetOracle measures configurations of a set search. A configuration is a
@@ -51,7 +53,7 @@ type DDOptions struct {
 	InitialRuns int
 	// Better is the metric's direction. When set, Isolate refuses ends
 	// where the bad end is not worse than the good one.
-	Better Better
+	Better record.Better
 	// Logger receives one record per test and a summary; nil discards.
 	Logger *slog.Logger
 	// OnTest, when set, is called after every test and every confirmation
@@ -292,8 +294,8 @@ func newSetSearch(o SetOracle, opts DDOptions) (*setSearch, error) {
 	if opts.MaxRunsPerTest == 0 {
 		opts.MaxRunsPerTest = defaultMaxRunsPerSet
 	}
-	if opts.Better != "" && opts.Better != HigherBetter && opts.Better != LowerBetter {
-		return nil, fmt.Errorf("isolate: Better %q is neither %q nor %q", opts.Better, HigherBetter, LowerBetter)
+	if opts.Better != "" && opts.Better != record.Higher && opts.Better != record.Lower {
+		return nil, fmt.Errorf("isolate: Better %q is neither %q nor %q", opts.Better, record.Higher, record.Lower)
 	}
 	if opts.InitialRuns == 0 {
 		opts.InitialRuns = defaultInitialRuns

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // measureEnds measures the good end (the empty set) and the bad end (the
@@ -280,11 +282,11 @@ func (s *setSearch) checkDirection() error {
 	switch s.opts.Better {
 	case "":
 		return nil
-	case HigherBetter:
+	case record.Higher:
 		if b < g {
 			return nil
 		}
-	case LowerBetter:
+	case record.Lower:
 		if b > g {
 			return nil
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
+	"github.com/perfbot/perfbot/record"
 )
 
 // drop is the simulated regression: 5% less of a higher-is-better metric.
@@ -41,7 +42,7 @@ func TestIsolateOneCulprit(t *testing.T) {
 				w := bisecttest.OneCulprit(h, culprit, drop, 0.02, seed)
 				iso, err := bisect.Isolate(context.Background(), w, bisect.DDOptions{
 					Groups: flat(w.Elements),
-					Better: bisect.HigherBetter,
+					Better: record.Higher,
 				})
 				require.NoError(t, err, "seed %d", seed)
 				require.Equal(t, []string{w.Elements[culprit]}, iso.Minimal, "seed %d", seed)
@@ -203,7 +204,7 @@ func TestIsolateEnvironment(t *testing.T) {
 	}
 	iso, err := bisect.Isolate(context.Background(), w, bisect.DDOptions{
 		Groups: []bisect.Group{{Name: "environment", Elements: names}},
-		Better: bisect.HigherBetter,
+		Better: record.Higher,
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"NCCL_PROTO"}, iso.Minimal)
@@ -313,7 +314,7 @@ func TestIsolateErrors(t *testing.T) {
 		{
 			name:    "bad end better",
 			oracle:  bisecttest.OneCulprit(4, 1, drop, 0.02, 1),
-			opts:    bisect.DDOptions{Groups: flat(ids), Better: bisect.LowerBetter},
+			opts:    bisect.DDOptions{Groups: flat(ids), Better: record.Lower},
 			wantIs:  bisect.ErrNotWorse,
 			wantMsg: "not worse than the good end",
 		},

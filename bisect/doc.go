@@ -29,7 +29,7 @@
 //     change is shown in the searched direction by at least MinEffect
 //     (error 1%) or shown smaller than MinEffect with ten times the
 //     evidence a culprit needs (at least 2×InitialRuns runs per end); the
-//     latter is VerdictNotReproduced and nothing is bisected.
+//     latter is record.OutcomeNotReproduced and nothing is bisected.
 //  2. Keep a posterior over the first bad commit. A split of the measured
 //     commits into a left and a right segment has the marginal likelihood
 //     (nL·nR)^(−1/2)·(SS_L+SS_R)^(−(n−2)/2); with prefix sums the whole
@@ -58,16 +58,16 @@
 // A commit whose build fails (ErrBroken) is skipped: it leaves the model and
 // is listed in Result.Skipped. A change between a measured commit and the
 // next one after a block of broken commits cannot be placed more precisely;
-// it is reported as VerdictCandidates with the block and that commit. Any
+// it is reported as record.OutcomeCandidates with the block and that commit. Any
 // other oracle error is an *InfraError and ends the search. When MaxRuns
-// is spent first, the verdict is VerdictInconclusive (or the culprits found
+// is spent first, the verdict is record.OutcomeInconclusive (or the culprits found
 // so far, with a warning).
 //
 // # Example
 //
 //	res, err := bisect.Bisect(ctx, chain, oracle, bisect.Options{
-//		Better:    bisect.HigherBetter, // tok/s
-//		Direction: bisect.Regression,
+//		Better:    record.Higher, // tok/s
+//		Direction: record.Regression,
 //	})
 //	if err != nil {
 //		return err // *InfraError: retry the job later

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // DefaultScanStep is the distance between survey points of Scan.
@@ -47,9 +49,9 @@ func Scan(ctx context.Context, chain []string, o Oracle, opts Options, step int)
 	if len(points) < 2 {
 		return nil, fmt.Errorf("scan: fewer than two commits of %d build: %w", len(chain), ErrBroken)
 	}
-	out := &Result{Verdict: VerdictNotReproduced, Direction: opts.Direction}
+	out := &Result{Verdict: record.OutcomeNotReproduced, Direction: opts.Direction}
 	if out.Direction == "" {
-		out.Direction = Regression
+		out.Direction = record.Regression
 	}
 	for _, i := range skipped {
 		out.Skipped = append(out.Skipped, chain[i])
@@ -193,11 +195,11 @@ func mergeRange(out, res *Result, off int, probes map[int]Probe) {
 	out.Warnings = append(out.Warnings, res.Warnings...)
 	switch {
 	case len(out.Culprits) > 0:
-		out.Verdict = VerdictCulprit
+		out.Verdict = record.OutcomeCulprit
 	case len(out.Candidates) > 0:
-		out.Verdict = VerdictCandidates
-	case res.Verdict == VerdictInconclusive:
-		out.Verdict = VerdictInconclusive
+		out.Verdict = record.OutcomeCandidates
+	case res.Verdict == record.OutcomeInconclusive:
+		out.Verdict = record.OutcomeInconclusive
 	}
 }
 

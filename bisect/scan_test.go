@@ -8,6 +8,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
+	"github.com/perfbot/perfbot/record"
 )
 
 func TestScan(t *testing.T) {
@@ -15,7 +16,7 @@ func TestScan(t *testing.T) {
 		name    string
 		h       bisecttest.History
 		want    []int // culprit indexes
-		verdict bisect.Verdict
+		verdict record.Outcome
 	}{
 		{
 			name: "regression masked by a later improvement",
@@ -23,18 +24,18 @@ func TestScan(t *testing.T) {
 				{At: 27, Factor: 0.85}, {At: 60, Factor: 0.91}, {At: 85, Factor: 0.955}, {At: 100, Factor: 1.11},
 			}, Broken: []bisecttest.Range{{From: 40, To: 40}}},
 			want:    []int{27, 60, 85, 100},
-			verdict: bisect.VerdictCulprit,
+			verdict: record.OutcomeCulprit,
 		},
 		{
 			name:    "no change",
 			h:       bisecttest.History{Len: 60, CV: 0.01},
-			verdict: bisect.VerdictNotReproduced,
+			verdict: record.OutcomeNotReproduced,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := tt.h.Oracle(1)
-			res, err := bisect.Scan(context.Background(), tt.h.Chain(), o, bisect.Options{Direction: bisect.Any}, 8)
+			res, err := bisect.Scan(context.Background(), tt.h.Chain(), o, bisect.Options{Direction: record.Any}, 8)
 			require.NoError(t, err)
 			require.Equal(t, tt.verdict, res.Verdict)
 			var got []int

@@ -20,7 +20,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/perfbot/perfbot/configs"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 )
 
 // Config is a loaded, defaulted and validated configuration.
@@ -41,9 +41,9 @@ type Config struct {
 	IssuesDir string
 
 	Hosts      []Host
-	Build      []runner.Step
-	Benchmarks []runner.BenchStep
-	Metrics    []runner.Metric
+	Build      []record.Step
+	Benchmarks []record.BenchStep
+	Metrics    []record.Metric
 	Components Components
 
 	Bisect      Bisect
@@ -193,12 +193,12 @@ func Default() (*Config, error) {
 }
 
 // Spec is what the runner builds and measures.
-func (c *Config) Spec() runner.Spec {
-	return runner.Spec{Build: c.Build, Benchmarks: c.Benchmarks, Metrics: c.Metrics}
+func (c *Config) Spec() record.Spec {
+	return record.Spec{Build: c.Build, Benchmarks: c.Benchmarks, Metrics: c.Metrics}
 }
 
 // Primary is the metric detection and bisection follow by default.
-func (c *Config) Primary() runner.Metric {
+func (c *Config) Primary() record.Metric {
 	for _, m := range c.Metrics {
 		if m.Primary {
 			return m
@@ -209,14 +209,14 @@ func (c *Config) Primary() runner.Metric {
 	if len(c.Metrics) > 0 {
 		return c.Metrics[0]
 	}
-	return runner.Metric{}
+	return record.Metric{}
 }
 
 // Metric returns the metric called name; "" names the primary metric.
-func (c *Config) Metric(name string) (runner.Metric, error) {
+func (c *Config) Metric(name string) (record.Metric, error) {
 	if name == "" {
 		if len(c.Metrics) == 0 {
-			return runner.Metric{}, fmt.Errorf("no metrics configured")
+			return record.Metric{}, fmt.Errorf("no metrics configured")
 		}
 		return c.Primary(), nil
 	}
@@ -227,5 +227,5 @@ func (c *Config) Metric(name string) (runner.Metric, error) {
 		}
 		names[i] = m.Name
 	}
-	return runner.Metric{}, fmt.Errorf("unknown metric %q (configured: %s)", name, strings.Join(names, ", "))
+	return record.Metric{}, fmt.Errorf("unknown metric %q (configured: %s)", name, strings.Join(names, ", "))
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/bench"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 )
 
 // minimal is the smallest valid configuration; error cases below change
@@ -51,7 +51,7 @@ func TestParseDefaults(t *testing.T) {
 	m := c.Primary()
 	assert.Equal(t, "verify_tok_s", m.Name)
 	assert.True(t, m.Primary, "the only metric becomes primary")
-	assert.Equal(t, bench.Higher, m.Better, "tok/s is inferred as higher-is-better")
+	assert.Equal(t, record.Higher, m.Better, "tok/s is inferred as higher-is-better")
 }
 
 func TestParseFull(t *testing.T) {
@@ -123,14 +123,14 @@ fingerprint:
 		{Name: "gpu1", Kind: HostSSH, Address: "gpu1.lan:2222", User: "bench", KeyFile: "/etc/perfbot/keys/id_ed25519", Workdir: "/scratch/perfbot"},
 		{Name: "local", Kind: HostLocal},
 	}, c.Hosts)
-	assert.Equal(t, []runner.Step{
+	assert.Equal(t, []record.Step{
 		{Name: "build-1", Run: "make", Timeout: 30 * time.Minute},
 		{Name: "wheel", Run: "pip wheel .", Timeout: 90 * time.Minute},
 	}, c.Build)
 	assert.Equal(t, map[string]string{"NCCL_PROTO": "LL", "NCCL_MIN_NCHANNELS": "4"}, c.Benchmarks[0].Env)
 	assert.Equal(t, 90*time.Second, c.Benchmarks[0].Timeout)
 	assert.Equal(t, `tok/s: (?P<value>\S+)`, c.Benchmarks[0].Options["pattern"])
-	assert.Equal(t, bench.Lower, c.Metrics[0].Better, "ms is inferred as lower-is-better")
+	assert.Equal(t, record.Lower, c.Metrics[0].Better, "ms is inferred as lower-is-better")
 	assert.Equal(t, "tok_s", c.Primary().Name)
 	assert.False(t, c.Metrics[0].Primary)
 	assert.Equal(t, Bisect{Confidence: 0.95, MinEffect: 0.005, MaxRuns: 50, Repeats: 3}, c.Bisect)
@@ -140,7 +140,7 @@ fingerprint:
 	assert.Equal(t, "@daily", c.Schedule)
 	assert.Equal(t, []string{"SGLANG_*", "OMP_NUM_THREADS"}, c.Fingerprint.Env)
 
-	assert.Equal(t, runner.Spec{Build: c.Build, Benchmarks: c.Benchmarks, Metrics: c.Metrics}, c.Spec())
+	assert.Equal(t, record.Spec{Build: c.Build, Benchmarks: c.Benchmarks, Metrics: c.Metrics}, c.Spec())
 }
 
 func TestComponentsMatchFirstWins(t *testing.T) {
@@ -175,7 +175,7 @@ func TestMetric(t *testing.T) {
 
 	m, err = c.Metric("decode_ms")
 	require.NoError(t, err)
-	assert.Equal(t, bench.Lower, m.Better)
+	assert.Equal(t, record.Lower, m.Better)
 
 	_, err = c.Metric("prefill")
 	require.EqualError(t, err, `unknown metric "prefill" (configured: verify_tok_s, decode_ms)`)
@@ -382,11 +382,11 @@ perfbot.yaml:12: metrics[0].colour: unknown key (want one of name, benchmark, se
 }
 
 func TestInferBetter(t *testing.T) {
-	for unit, want := range map[string]bench.Direction{
-		"tok/s": bench.Higher, "GB/s": bench.Higher, "busbw-GB/s": bench.Higher, "req/s": bench.Higher,
-		"token/s/gpu": bench.Higher, "MB/s": bench.Higher,
-		"ms": bench.Lower, "us": bench.Lower, "s": bench.Lower, "sec/op": bench.Lower, "ns/op": bench.Lower,
-		"B/op": bench.Lower, "ms/verify": bench.Lower, "us/allreduce": bench.Lower, "ttft-ms": bench.Lower,
+	for unit, want := range map[string]record.Better{
+		"tok/s": record.Higher, "GB/s": record.Higher, "busbw-GB/s": record.Higher, "req/s": record.Higher,
+		"token/s/gpu": record.Higher, "MB/s": record.Higher,
+		"ms": record.Lower, "us": record.Lower, "s": record.Lower, "sec/op": record.Lower, "ns/op": record.Lower,
+		"B/op": record.Lower, "ms/verify": record.Lower, "us/allreduce": record.Lower, "ttft-ms": record.Lower,
 		"accept-len": "", "value": "", "%": "", "tokens": "",
 	} {
 		got, ok := inferBetter(unit)

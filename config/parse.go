@@ -20,7 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/perfbot/perfbot/bench"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 )
 
 // Defaults applied to keys the file leaves out.
@@ -249,8 +249,8 @@ func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
 }
 
 // step reads the keys build and benchmark steps share.
-func (d *decoder) step(item *yaml.Node, f map[string]field, p string, timeout time.Duration, names map[string]int) runner.Step {
-	s := runner.Step{
+func (d *decoder) step(item *yaml.Node, f map[string]field, p string, timeout time.Duration, names map[string]int) record.Step {
+	s := record.Step{
 		Name:    d.str(value(f, "name"), p+".name"),
 		Run:     d.str(value(f, "run"), p+".run"),
 		Timeout: timeout,
@@ -281,9 +281,9 @@ func (d *decoder) env(n *yaml.Node, p string) map[string]string {
 	return d.stringMap(n, p)
 }
 
-func (d *decoder) buildSteps(n *yaml.Node, names map[string]int) []runner.Step {
+func (d *decoder) buildSteps(n *yaml.Node, names map[string]int) []record.Step {
 	items := d.sequence(n, "build")
-	var steps []runner.Step
+	var steps []record.Step
 	for i, item := range items {
 		p := fmt.Sprintf("build[%d]", i)
 		f := d.mapping(item, p, "name", "run", "timeout", "env")
@@ -301,18 +301,18 @@ func (d *decoder) buildSteps(n *yaml.Node, names map[string]int) []runner.Step {
 	return steps
 }
 
-func (d *decoder) benchSteps(bf field, root *yaml.Node, names map[string]int) []runner.BenchStep {
+func (d *decoder) benchSteps(bf field, root *yaml.Node, names map[string]int) []record.BenchStep {
 	items := d.sequence(bf.value, "benchmarks")
 	if len(items) == 0 {
 		d.errorf(at(bf.key, root), "benchmarks", "at least one benchmark is required")
 		return nil
 	}
 	formats := bench.Formats()
-	var steps []runner.BenchStep
+	var steps []record.BenchStep
 	for i, item := range items {
 		p := fmt.Sprintf("benchmarks[%d]", i)
 		f := d.mapping(item, p, "name", "run", "timeout", "env", "format", "options")
-		s := runner.BenchStep{
+		s := record.BenchStep{
 			Step:    d.step(item, f, p, defaultBenchTimeout, names),
 			Format:  d.str(value(f, "format"), p+".format"),
 			Options: d.stringMap(value(f, "options"), p+".options"),
@@ -331,7 +331,7 @@ func (d *decoder) benchSteps(bf field, root *yaml.Node, names map[string]int) []
 	return steps
 }
 
-func (d *decoder) metrics(mf field, root *yaml.Node, benches []runner.BenchStep) []runner.Metric {
+func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep) []record.Metric {
 	items := d.sequence(mf.value, "metrics")
 	if len(items) == 0 {
 		d.errorf(at(mf.key, root), "metrics", "at least one metric is required")
@@ -341,18 +341,18 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []runner.BenchStep)
 	for _, b := range benches {
 		benchNames = append(benchNames, b.Name)
 	}
-	var metrics []runner.Metric
+	var metrics []record.Metric
 	names := map[string]int{}
 	primary := -1
 	for i, item := range items {
 		p := fmt.Sprintf("metrics[%d]", i)
 		f := d.mapping(item, p, "name", "benchmark", "select", "unit", "better", "primary")
-		m := runner.Metric{
+		m := record.Metric{
 			Name:      d.str(value(f, "name"), p+".name"),
 			Benchmark: d.str(value(f, "benchmark"), p+".benchmark"),
 			Select:    d.str(value(f, "select"), p+".select"),
 			Unit:      d.str(value(f, "unit"), p+".unit"),
-			Better:    bench.Direction(d.str(value(f, "better"), p+".better")),
+			Better:    record.Better(d.str(value(f, "better"), p+".better")),
 		}
 		switch {
 		case m.Name == "":
@@ -378,7 +378,7 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []runner.BenchStep)
 			d.errorf(at(f["unit"].key, item), p+".unit", "missing (for example tok/s or ms)")
 		}
 		switch m.Better {
-		case bench.Higher, bench.Lower:
+		case record.Higher, record.Lower:
 		case "":
 			if m.Unit == "" {
 				break
@@ -410,21 +410,21 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []runner.BenchStep)
 // inferBetter guesses a metric's direction from its unit: rates are better
 // higher, times and per-operation costs lower. Anything else ("accept-len",
 // "%") must be stated.
-func inferBetter(unit string) (bench.Direction, bool) {
+func inferBetter(unit string) (record.Better, bool) {
 	u := strings.ToLower(strings.TrimSpace(unit))
 	// "tok/s", "GB/s", "busbw-GB/s", "token/s/gpu": a per-second rate.
 	if parts := strings.Split(u, "/"); len(parts) > 1 && slices.ContainsFunc(parts[1:], isSecond) {
-		return bench.Higher, true
+		return record.Higher, true
 	}
 	if strings.HasSuffix(u, "/op") {
-		return bench.Lower, true // sec/op, ns/op, B/op, allocs/op
+		return record.Lower, true // sec/op, ns/op, B/op, allocs/op
 	}
 	// "ms", "ms/verify", "ttft-ms", "time_us": the leading word of a
 	// ratio, or the last word of a compound, is a time.
 	num, _, _ := strings.Cut(u, "/")
 	words := strings.FieldsFunc(num, func(r rune) bool { return r == '-' || r == '_' || r == ' ' })
 	if len(words) > 0 && (isTime(words[0]) || isTime(words[len(words)-1])) {
-		return bench.Lower, true
+		return record.Lower, true
 	}
 	return "", false
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // IssueIndex remembers which issue each fingerprint was filed as. The store
@@ -41,7 +43,7 @@ type Filer struct {
 // below the cut-off, filed with Issue and IssueURL on success, and unfiled
 // with FileError when the tracker failed, whose error is returned too. Filing a finding that is already filed does
 // nothing, so a retried job never comments twice.
-func (f *Filer) File(ctx context.Context, fd *Finding) error {
+func (f *Filer) File(ctx context.Context, fd *record.Finding) error {
 	if fd == nil {
 		return errors.New("file finding: nil finding")
 	}
@@ -52,11 +54,11 @@ func (f *Filer) File(ctx context.Context, fd *Finding) error {
 	log := f.logger().With("finding", fp)
 	fd.PublishConfidence = f.cutOff()
 	if reason := f.keepReason(fd); reason != "" {
-		fd.State = StateKept
+		fd.State = record.StateKept
 		log.Info("finding kept, not filed", "reason", reason)
 		return nil
 	}
-	if fd.State == StateFiled && fd.Issue != 0 {
+	if fd.State == record.StateFiled && fd.Issue != 0 {
 		return nil
 	}
 	title, body, err := Render(fd)
@@ -76,7 +78,7 @@ func (f *Filer) File(ctx context.Context, fd *Finding) error {
 	if err != nil {
 		return f.fail(fd, err)
 	}
-	fd.State, fd.Issue, fd.IssueURL, fd.FileError = StateFiled, iss.Number, iss.URL, ""
+	fd.State, fd.Issue, fd.IssueURL, fd.FileError = record.StateFiled, iss.Number, iss.URL, ""
 	return nil
 }
 
@@ -88,8 +90,8 @@ func (f *Filer) cutOff() float64 {
 }
 
 // keepReason says why fd is not filed, or "".
-func (f *Filer) keepReason(fd *Finding) string {
-	if fd.Outcome == OutcomeNotReproduced {
+func (f *Filer) keepReason(fd *record.Finding) string {
+	if fd.Outcome == record.OutcomeNotReproduced {
 		return "not reproduced"
 	}
 	if cut := f.cutOff(); fd.Confidence < cut {
@@ -131,7 +133,7 @@ func (f *Filer) existing(ctx context.Context, fp string, log *slog.Logger) (Issu
 }
 
 // update puts the new evidence on an existing issue.
-func (f *Filer) update(ctx context.Context, fd *Finding, iss Issue, body string) error {
+func (f *Filer) update(ctx context.Context, fd *record.Finding, iss Issue, body string) error {
 	note := "perfbot found this regression again"
 	switch {
 	case iss.State == IssueClosed && f.Reopen:
@@ -152,7 +154,7 @@ func (f *Filer) update(ctx context.Context, fd *Finding, iss Issue, body string)
 	return f.Tracker.Comment(ctx, iss.Number, "**"+note+"**\n\n"+body)
 }
 
-func (f *Filer) create(ctx context.Context, fd *Finding, fp, title, body string, log *slog.Logger) (Issue, error) {
+func (f *Filer) create(ctx context.Context, fd *record.Finding, fp, title, body string, log *slog.Logger) (Issue, error) {
 	labels := append([]string(nil), f.Labels...)
 	for _, c := range components(fd) {
 		labels = append(labels, "component:"+c)
@@ -177,8 +179,8 @@ func (f *Filer) record(fp string, number int, log *slog.Logger) {
 	}
 }
 
-func (f *Filer) fail(fd *Finding, err error) error {
-	fd.State = StateUnfiled
+func (f *Filer) fail(fd *record.Finding, err error) error {
+	fd.State = record.StateUnfiled
 	fd.FileError = err.Error()
 	return fmt.Errorf("file finding %s: %w", fd.Fingerprint(), err)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +40,7 @@ var _ IssueIndex = (*memIndex)(nil)
 
 // redetect is the same regression found again a day later: a new Finding
 // value with the same fingerprint.
-func redetect(f *Finding) *Finding {
+func redetect(f *record.Finding) *record.Finding {
 	g := *f
 	g.Created = f.Created.Add(24 * time.Hour)
 	g.State, g.Issue, g.IssueURL, g.FileError = "", 0, "", ""
@@ -74,7 +75,7 @@ func TestFilerOneIssuePerRegression(t *testing.T) {
 			first := culpritWithHunks()
 
 			require.NoError(t, filer.File(ctx, first))
-			assert.Equal(t, StateFiled, first.State)
+			assert.Equal(t, record.StateFiled, first.State)
 			assert.Equal(t, 1, first.Issue)
 			assert.Equal(t, "https://github.example.com/perfbot/infer/issues/1", first.IssueURL)
 			assert.Equal(t, []string{"perf-regression", "component:communicator"}, fake.issue(1).Labels)
@@ -88,7 +89,7 @@ func TestFilerOneIssuePerRegression(t *testing.T) {
 
 			again := redetect(first)
 			require.NoError(t, filer.File(ctx, again))
-			assert.Equal(t, StateFiled, again.State)
+			assert.Equal(t, record.StateFiled, again.State)
 			assert.Equal(t, 1, again.Issue)
 
 			assert.Equal(t, 1, fake.issueCount(), "one issue")
@@ -134,7 +135,7 @@ func TestFilerKeeps(t *testing.T) {
 	lowConfidence.Confidence = 0.8
 	for _, tc := range []struct {
 		name    string
-		finding *Finding
+		finding *record.Finding
 	}{
 		{"not reproduced", notReproduced()},
 		{"below the publish cut-off", lowConfidence},
@@ -144,7 +145,7 @@ func TestFilerKeeps(t *testing.T) {
 			fake := newFakeGitHub(t)
 			filer := newTestFiler(t, fake, newMemIndex())
 			require.NoError(t, filer.File(context.Background(), tc.finding))
-			assert.Equal(t, StateKept, tc.finding.State)
+			assert.Equal(t, record.StateKept, tc.finding.State)
 			assert.Zero(t, tc.finding.Issue)
 			assert.Zero(t, fake.total(), "nothing is sent")
 		})
@@ -158,7 +159,7 @@ func TestFilerPublishCutOff(t *testing.T) {
 	f := culpritWithHunks()
 	f.Confidence = 0.7
 	require.NoError(t, filer.File(context.Background(), f))
-	assert.Equal(t, StateFiled, f.State)
+	assert.Equal(t, record.StateFiled, f.State)
 	assert.Equal(t, 0.66, f.PublishConfidence)
 }
 
@@ -173,13 +174,13 @@ func TestFilerUnfiled(t *testing.T) {
 	var fe *FileError
 	require.True(t, errors.As(err, &fe))
 	assert.Equal(t, http.StatusUnauthorized, fe.Status)
-	assert.Equal(t, StateUnfiled, f.State)
+	assert.Equal(t, record.StateUnfiled, f.State)
 	assert.Contains(t, f.FileError, "401 Unauthorized: Bad credentials")
 	assert.Zero(t, fake.issueCount())
 
 	// The retry of an unfiled finding files it.
 	require.NoError(t, filer.File(context.Background(), f))
-	assert.Equal(t, StateFiled, f.State)
+	assert.Equal(t, record.StateFiled, f.State)
 	assert.Empty(t, f.FileError)
 }
 

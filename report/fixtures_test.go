@@ -2,6 +2,8 @@ package report
 
 import (
 	"time"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // Realistic findings for the golden tests: the verify step of speculative
@@ -10,14 +12,14 @@ import (
 func day(d, h int) time.Time { return time.Date(2026, 11, d, h, 3, 0, 0, time.UTC) }
 
 var (
-	goodCommit = Commit{Hash: "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", Subject: "attention: tune flashinfer MLA split-kv for 3 draft tokens", Author: "Ravi Shah", Email: "ravi@example.com", Date: day(18, 9), Parents: 1}
-	badCommit  = Commit{Hash: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807", Subject: "topk: use a stable sort for draft token ranks", Author: "Ana Ruiz", Email: "41234+anaruiz@users.noreply.github.com", Date: day(22, 17), Parents: 1}
-	culprit1   = Commit{Hash: "3f2a9c1e00d4b5a6978877665544332211aabbcc", Subject: "communicator: prefer symmetric memory allreduce on every topology", Author: "Mei Lin", Email: "mlin@example.com", Login: "meilin", Date: day(20, 14), Parents: 1,
+	goodCommit = record.Commit{Hash: "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", Subject: "attention: tune flashinfer MLA split-kv for 3 draft tokens", Author: "Ravi Shah", Email: "ravi@example.com", Date: day(18, 9), Parents: 1}
+	badCommit  = record.Commit{Hash: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807", Subject: "topk: use a stable sort for draft token ranks", Author: "Ana Ruiz", Email: "41234+anaruiz@users.noreply.github.com", Date: day(22, 17), Parents: 1}
+	culprit1   = record.Commit{Hash: "3f2a9c1e00d4b5a6978877665544332211aabbcc", Subject: "communicator: prefer symmetric memory allreduce on every topology", Author: "Mei Lin", Email: "mlin@example.com", Login: "meilin", Date: day(20, 14), Parents: 1,
 		Files: []string{"engine/communicator/allreduce.go", "engine/communicator/allreduce_test.go"}}
-	culprit2 = Commit{Hash: "5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f", Subject: "moe: route shared experts before top-k gating", Author: "Jonas Berg", Email: "jonas@example.com", Date: day(21, 11), Parents: 1,
+	culprit2 = record.Commit{Hash: "5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f", Subject: "moe: route shared experts before top-k gating", Author: "Jonas Berg", Email: "jonas@example.com", Date: day(21, 11), Parents: 1,
 		Files: []string{"engine/moe/router.go"}}
-	probeA = Commit{Hash: "b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d", Subject: "spec: count accepted draft tokens per verify step", Author: "Ravi Shah", Date: day(19, 10), Parents: 1}
-	probeB = Commit{Hash: "c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7", Subject: "build: bump flashinfer to 0.2.14", Author: "Ana Ruiz", Date: day(21, 8), Parents: 1}
+	probeA = record.Commit{Hash: "b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d", Subject: "spec: count accepted draft tokens per verify step", Author: "Ravi Shah", Date: day(19, 10), Parents: 1}
+	probeB = record.Commit{Hash: "c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7", Subject: "build: bump flashinfer to 0.2.14", Author: "Ana Ruiz", Date: day(21, 8), Parents: 1}
 )
 
 const allreduceDiff = `@@ -41,9 +41,10 @@ func (c *Communicator) AllReduce(buf []float32) error {
@@ -44,16 +46,16 @@ const routerDiff = `@@ -88,6 +88,9 @@ func (r *Router) Route(tokens []Token) []A
  }
 `
 
-func baseFinding() *Finding {
-	return &Finding{
+func baseFinding() *record.Finding {
+	return &record.Finding{
 		Created:   day(23, 2),
 		Repo:      "https://github.com/example/infer",
 		CommitURL: "https://github.com/example/infer/commit/%s",
 		Metric:    "verify_tok_s",
 		Unit:      "tok/s",
 		Direction: "regression",
-		Good:      End{Commit: goodCommit, N: 24, Median: 88.80, Lo: 88.12, Hi: 89.41},
-		Bad:       End{Commit: badCommit, N: 24, Median: 75.66, Lo: 74.93, Hi: 76.30},
+		Good:      record.End{Commit: goodCommit, N: 24, Median: 88.80, Lo: 88.12, Hi: 89.41},
+		Bad:       record.End{Commit: badCommit, N: 24, Median: 75.66, Lo: 74.93, Hi: 76.30},
 		EnvGood: map[string]string{
 			"NCCL_PROTO":           "LL",
 			"NCCL_ALGO":            "Ring",
@@ -75,26 +77,26 @@ func baseFinding() *Finding {
 	}
 }
 
-func probes(verdicts ...Probe) []Probe { return verdicts }
+func probes(verdicts ...record.Probe) []record.Probe { return verdicts }
 
-func culpritWithHunks() *Finding {
+func culpritWithHunks() *record.Finding {
 	f := baseFinding()
-	f.Outcome = OutcomeCulprit
-	f.Culprits = []Culprit{{Commit: culprit1, Confidence: 0.9931, DeltaPct: -14.8, CILoPct: -15.9, CIHiPct: -13.6}}
+	f.Outcome = record.OutcomeCulprit
+	f.Culprits = []record.Culprit{{Commit: culprit1, Confidence: 0.9931, DeltaPct: -14.8, CILoPct: -15.9, CIHiPct: -13.6}}
 	f.Confidence = 0.9931
-	f.Hunks = []Hunk{{
+	f.Culprits[0].Hunks = []record.Hunk{{
 		ID: "h3", File: "engine/communicator/allreduce.go", Component: "communicator",
 		Function: "(*Communicator).AllReduce", OldStart: 41, OldLines: 9, NewStart: 41, NewLines: 10,
 		Diff: allreduceDiff,
 	}}
 	f.Components = []string{"communicator"}
-	f.HunkEffect = &Effect{AppliedPct: -14.1, AppliedCIPct: 1.2, RevertedPct: 15.3, RevertedCIPct: 1.4}
+	f.Culprits[0].HunkEffect = &record.Effect{AppliedPct: -14.1, AppliedLoPct: -15.3, AppliedHiPct: -12.9, RevertedPct: 15.3, RevertedLoPct: 13.9, RevertedHiPct: 16.7}
 	f.Probes = probes(
-		Probe{Commit: goodCommit, N: 24, Median: 88.80, Status: "ok", Verdict: "end"},
-		Probe{Commit: badCommit, N: 24, Median: 75.66, Status: "ok", Verdict: "end"},
-		Probe{Commit: probeA, N: 8, Median: 88.71, Status: "ok", Verdict: "good"},
-		Probe{Commit: culprit1, N: 12, Median: 75.61, Status: "ok", Verdict: "bad"},
-		Probe{Commit: probeB, N: 6, Median: 75.80, Status: "ok", Verdict: "bad"},
+		record.Probe{Commit: goodCommit, N: 24, Median: 88.80, Status: "ok", Verdict: "end"},
+		record.Probe{Commit: badCommit, N: 24, Median: 75.66, Status: "ok", Verdict: "end"},
+		record.Probe{Commit: probeA, N: 8, Median: 88.71, Status: "ok", Verdict: "good"},
+		record.Probe{Commit: culprit1, N: 12, Median: 75.61, Status: "ok", Verdict: "bad"},
+		record.Probe{Commit: probeB, N: 6, Median: 75.80, Status: "ok", Verdict: "bad"},
 	)
 	f.Reproduce = []string{
 		"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --hunks",
@@ -104,54 +106,53 @@ func culpritWithHunks() *Finding {
 	return f
 }
 
-func culpritWithoutHunks() *Finding {
+func culpritWithoutHunks() *record.Finding {
 	f := culpritWithHunks()
-	f.Hunks, f.HunkEffect, f.Components = nil, nil, nil
+	f.Culprits[0].Hunks, f.Culprits[0].HunkEffect, f.Components = nil, nil, nil
 	f.Reproduce = f.Reproduce[:1]
 	f.ID = f.Fingerprint()
 	return f
 }
 
-func twoCulprits() *Finding {
+func twoCulprits() *record.Finding {
 	f := culpritWithHunks()
-	f.Culprits = []Culprit{
-		{Commit: culprit1, Confidence: 0.991, DeltaPct: -3.1, CILoPct: -4.0, CIHiPct: -2.2},
+	f.Culprits = []record.Culprit{
+		{Commit: culprit1, Confidence: 0.991, DeltaPct: -3.1, CILoPct: -4.0, CIHiPct: -2.2, Hunks: f.Culprits[0].Hunks},
 		{Commit: culprit2, Confidence: 0.987, DeltaPct: -2.8, CILoPct: -3.7, CIHiPct: -1.9},
 	}
 	f.Bad.Median, f.Bad.Lo, f.Bad.Hi = 83.42, 82.90, 83.95
 	f.Confidence = 0.987
-	f.Hunks = append(f.Hunks, Hunk{
+	f.Culprits[1].Hunks = []record.Hunk{{
 		ID: "h1", File: "engine/moe/router.go", Component: "moe", Function: "(*Router).Route",
-		OldStart: 88, OldLines: 6, NewStart: 88, NewLines: 9, Diff: routerDiff, Commit: culprit2.Hash,
-	})
+		OldStart: 88, OldLines: 6, NewStart: 88, NewLines: 9, Diff: routerDiff,
+	}}
 	f.Components = []string{"communicator", "moe"}
-	f.HunkEffect = nil
 	f.History = []float64{88.9, 88.6, 89.1, 86.1, 86.3, 86.0, 83.5, 83.3, 83.6}
 	f.Probes = probes(
-		Probe{Commit: goodCommit, N: 24, Median: 88.80, Status: "ok", Verdict: "end"},
-		Probe{Commit: badCommit, N: 24, Median: 83.42, Status: "ok", Verdict: "end"},
-		Probe{Commit: probeA, N: 10, Median: 88.64, Status: "ok", Verdict: "good"},
-		Probe{Commit: culprit1, N: 16, Median: 86.05, Status: "ok", Verdict: "bad"},
-		Probe{Commit: probeB, N: 16, Median: 86.21, Status: "ok", Verdict: "good"},
-		Probe{Commit: culprit2, N: 16, Median: 83.55, Status: "ok", Verdict: "bad"},
+		record.Probe{Commit: goodCommit, N: 24, Median: 88.80, Status: "ok", Verdict: "end"},
+		record.Probe{Commit: badCommit, N: 24, Median: 83.42, Status: "ok", Verdict: "end"},
+		record.Probe{Commit: probeA, N: 10, Median: 88.64, Status: "ok", Verdict: "good"},
+		record.Probe{Commit: culprit1, N: 16, Median: 86.05, Status: "ok", Verdict: "bad"},
+		record.Probe{Commit: probeB, N: 16, Median: 86.21, Status: "ok", Verdict: "good"},
+		record.Probe{Commit: culprit2, N: 16, Median: 83.55, Status: "ok", Verdict: "bad"},
 	)
 	f.Runs, f.Builds = 126, 12
 	f.ID = f.Fingerprint()
 	return f
 }
 
-func candidates() *Finding {
+func candidates() *record.Finding {
 	f := baseFinding()
-	f.Outcome = OutcomeCandidates
-	f.Candidates = []Commit{culprit1, probeB}
-	f.Skipped = []Commit{probeB}
+	f.Outcome = record.OutcomeCandidates
+	f.Candidates = []record.Commit{culprit1, probeB}
+	f.Skipped = []record.Commit{probeB}
 	f.Confidence = 0.992
 	f.Probes = probes(
-		Probe{Commit: goodCommit, N: 24, Median: 88.80, Status: "ok", Verdict: "end"},
-		Probe{Commit: badCommit, N: 24, Median: 75.66, Status: "ok", Verdict: "end"},
-		Probe{Commit: probeA, N: 8, Median: 88.71, Status: "ok", Verdict: "good"},
-		Probe{Commit: probeB, Status: "build_failed", Verdict: "skipped"},
-		Probe{Commit: culprit2, N: 8, Median: 75.70, Status: "ok", Verdict: "bad"},
+		record.Probe{Commit: goodCommit, N: 24, Median: 88.80, Status: "ok", Verdict: "end"},
+		record.Probe{Commit: badCommit, N: 24, Median: 75.66, Status: "ok", Verdict: "end"},
+		record.Probe{Commit: probeA, N: 8, Median: 88.71, Status: "ok", Verdict: "good"},
+		record.Probe{Commit: probeB, Status: "build_failed", Verdict: "skipped"},
+		record.Probe{Commit: culprit2, N: 8, Median: 75.70, Status: "ok", Verdict: "bad"},
 	)
 	f.Reproduce = []string{"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s"}
 	f.Logs = "go build ./...\n# engine/kernels\nkernels/flashinfer.go:17:2: undefined: flashinfer.PlanMLA\n"
@@ -159,10 +160,10 @@ func candidates() *Finding {
 	return f
 }
 
-func inconclusive() *Finding {
+func inconclusive() *record.Finding {
 	f := candidates()
-	f.Outcome = OutcomeInconclusive
-	f.Candidates = []Commit{probeA, culprit1, probeB}
+	f.Outcome = record.OutcomeInconclusive
+	f.Candidates = []record.Commit{probeA, culprit1, probeB}
 	f.Skipped = nil
 	f.Confidence = 0.71
 	f.Probes = f.Probes[:3]
@@ -170,13 +171,13 @@ func inconclusive() *Finding {
 	return f
 }
 
-func notReproduced() *Finding {
+func notReproduced() *record.Finding {
 	f := baseFinding()
-	f.Outcome = OutcomeNotReproduced
+	f.Outcome = record.OutcomeNotReproduced
 	f.Bad.Median, f.Bad.Lo, f.Bad.Hi = 88.41, 87.70, 89.20
 	f.Probes = probes(
-		Probe{Commit: goodCommit, N: 16, Median: 88.80, Status: "ok", Verdict: "end"},
-		Probe{Commit: badCommit, N: 16, Median: 88.41, Status: "ok", Verdict: "end"},
+		record.Probe{Commit: goodCommit, N: 16, Median: 88.80, Status: "ok", Verdict: "end"},
+		record.Probe{Commit: badCommit, N: 16, Median: 88.41, Status: "ok", Verdict: "end"},
 	)
 	f.Good.N, f.Bad.N = 16, 16
 	f.History = nil
@@ -188,16 +189,16 @@ func notReproduced() *Finding {
 }
 
 // suspicious is a culprit that every warning applies to.
-func suspicious() *Finding {
+func suspicious() *record.Finding {
 	f := culpritWithoutHunks()
 	c := culprit2
 	c.Parents = 2
 	c.Login = ""
 	c.Subject = "Merge @bob's branch 'docs' | fix #12 <b>now</b>"
 	c.Files = []string{"docs/tuning.md", "engine/moe/router_test.go", "README.md"}
-	f.Culprits = []Culprit{{Commit: c, Confidence: 0.82, DeltaPct: -6.2, CILoPct: -9.9, CIHiPct: -2.4, BuildIdentical: true}}
+	f.Culprits = []record.Culprit{{Commit: c, Confidence: 0.82, DeltaPct: -6.2, CILoPct: -9.9, CIHiPct: -2.4, BuildIdentical: true}}
 	f.Confidence = 0.82
-	f.EnvDiffs = []EnvDiff{{Name: "NCCL_PROTO", Good: "LL", Bad: ""}, {Name: "NCCL_ALGO", Good: "Ring", Bad: "Tree|Ring"}}
+	f.EnvDiffs = []record.EnvDiff{{Name: "NCCL_PROTO", Good: "LL", Bad: ""}, {Name: "NCCL_ALGO", Good: "Ring", Bad: "Tree|Ring"}}
 	f.Warnings = []string{"3 of 24 runs at the bad end were retried after infra errors."}
 	f.ID = f.Fingerprint()
 	return f

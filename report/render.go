@@ -12,6 +12,8 @@ import (
 	"text/template"
 	"time"
 	"unicode/utf8"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // MaxBodyRunes is the longest issue body Render produces. GitHub refuses
@@ -35,7 +37,6 @@ var templates = template.Must(template.New("report").Funcs(template.FuncMap{
 	"spark": sparkline,
 	"lines": hunkLines,
 	"dur":   formatSeconds,
-	"pp":    func(p float64) string { return fmt.Sprintf("%.1f", p) },
 	"inc":   func(i int) int { return i + 1 },
 }).ParseFS(templateFS, "templates/*.md.tmpl"))
 
@@ -45,7 +46,7 @@ var templates = template.Must(template.New("report").Funcs(template.FuncMap{
 // one issue per regression. Render does not modify f. Long logs are cut to
 // their tail, and then long diffs to their head, so that the body stays
 // under MaxBodyRunes.
-func Render(f *Finding) (title, body string, err error) {
+func Render(f *record.Finding) (title, body string, err error) {
 	if err := validate(f); err != nil {
 		return "", "", err
 	}
@@ -67,7 +68,7 @@ func Render(f *Finding) (title, body string, err error) {
 }
 
 // render executes the template, cutting long diffs until the body fits.
-func (v *view) render(name string, f *Finding) (title, body string, err error) {
+func (v *view) render(name string, f *record.Finding) (title, body string, err error) {
 	for _, lines := range []int{0, 80, 20} {
 		v.DiffLines = lines
 		if body, err = v.execute(name); err != nil {
@@ -80,7 +81,7 @@ func (v *view) render(name string, f *Finding) (title, body string, err error) {
 	return "", "", fmt.Errorf("render finding %s: body has %d characters with diffs cut, more than %d", f.Fingerprint(), utf8.RuneCountInString(body), MaxBodyRunes)
 }
 
-func validate(f *Finding) error {
+func validate(f *record.Finding) error {
 	if f == nil {
 		return errors.New("render finding: nil finding")
 	}
@@ -88,15 +89,15 @@ func validate(f *Finding) error {
 		return errors.New("render finding: metric is empty")
 	}
 	switch f.Outcome {
-	case OutcomeCulprit:
+	case record.OutcomeCulprit:
 		if len(f.Culprits) == 0 {
 			return fmt.Errorf("render finding %s: outcome %q without culprits", f.Fingerprint(), f.Outcome)
 		}
-	case OutcomeCandidates:
+	case record.OutcomeCandidates:
 		if len(f.Candidates) == 0 {
 			return fmt.Errorf("render finding %s: outcome %q without candidates", f.Fingerprint(), f.Outcome)
 		}
-	case OutcomeInconclusive, OutcomeNotReproduced:
+	case record.OutcomeInconclusive, record.OutcomeNotReproduced:
 	default:
 		return fmt.Errorf("render finding %s: unknown outcome %q", f.Fingerprint(), f.Outcome)
 	}
@@ -104,14 +105,14 @@ func validate(f *Finding) error {
 }
 
 // templateFor picks the template of f's outcome.
-func templateFor(f *Finding) string {
+func templateFor(f *record.Finding) string {
 	switch f.Outcome {
-	case OutcomeCulprit:
-		if len(f.Hunks) > 0 {
+	case record.OutcomeCulprit:
+		if len(f.Hunks()) > 0 {
 			return "culprit_hunks.md.tmpl"
 		}
 		return "culprit.md.tmpl"
-	case OutcomeNotReproduced:
+	case record.OutcomeNotReproduced:
 		return "not_reproduced.md.tmpl"
 	default: // candidates, inconclusive
 		return "candidates.md.tmpl"
@@ -120,7 +121,7 @@ func templateFor(f *Finding) string {
 
 // view is what the templates see: the finding and what is derived from it.
 type view struct {
-	*Finding
+	*record.Finding
 	Title       string
 	Fingerprint string
 	Marker      string
@@ -135,7 +136,7 @@ type view struct {
 	DiffLines int
 }
 
-func newView(f *Finding) *view {
+func newView(f *record.Finding) *view {
 	fp := f.Fingerprint()
 	v := &view{
 		Finding:     f,
@@ -159,7 +160,7 @@ func (v *view) execute(name string) (string, error) {
 
 // Link is the commit's abbreviated hash as inline code, linked to the
 // commit's page when its URL or the finding's CommitURL pattern is known.
-func (v *view) Link(c Commit) string {
+func (v *view) Link(c record.Commit) string {
 	short := "`" + c.Short() + "`"
 	url := c.URL
 	if url == "" && v.CommitURL != "" && c.Hash != "" {
@@ -173,7 +174,7 @@ func (v *view) Link(c Commit) string {
 
 // Author names the commit's author, @-mentioning them only when the login
 // is known: a guessed handle would notify a stranger.
-func (v *view) Author(c Commit) string {
+func (v *view) Author(c record.Commit) string {
 	name := escapeText(c.Author)
 	login := c.Login
 	if login == "" {
@@ -192,18 +193,16 @@ func (v *view) Author(c Commit) string {
 
 // hunkView is a hunk with the diff text to show.
 type hunkView struct {
-	Hunk
+	record.Hunk
 	Text string
 }
 
 // CulpritHunks are the hunks localized inside culprit c, their diffs cut
 // to DiffLines lines when the body is too long.
-func (v *view) CulpritHunks(c Culprit) []hunkView {
+func (v *view) CulpritHunks(c record.Culprit) []hunkView {
 	var hs []hunkView
-	for _, h := range v.Hunks {
-		if h.Commit == c.Commit.Hash || (h.Commit == "" && c.Commit.Hash == v.Culprits[0].Commit.Hash) {
-			hs = append(hs, hunkView{Hunk: h, Text: cutLines(h.Diff, v.DiffLines)})
-		}
+	for _, h := range c.Hunks {
+		hs = append(hs, hunkView{Hunk: h, Text: cutLines(h.Diff, v.DiffLines)})
 	}
 	return hs
 }
@@ -227,7 +226,7 @@ func (v *view) ComponentList() string {
 }
 
 // SkipStatus is why skipped commit c was not measured, from its probe.
-func (v *view) SkipStatus(c Commit) string {
+func (v *view) SkipStatus(c record.Commit) string {
 	for _, p := range v.Probes {
 		if p.Commit.Hash == c.Hash && p.Status != "" && p.Status != "ok" {
 			return p.Status
@@ -276,13 +275,13 @@ func cutLines(s string, n int) string {
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… %d more lines", len(lines)-n)
 }
 
-// EffectShare is the hunks' applied-alone effect as a share of the culprit's
+// EffectShare is the applied-alone effect of c's hunks as a share of c's
 // effect, or 0 when that comparison means nothing.
-func (v *view) EffectShare() float64 {
-	if v.HunkEffect == nil || len(v.Culprits) != 1 || v.Culprits[0].DeltaPct == 0 {
+func (v *view) EffectShare(c record.Culprit) float64 {
+	if c.HunkEffect == nil || c.DeltaPct == 0 {
 		return 0
 	}
-	share := v.HunkEffect.AppliedPct / v.Culprits[0].DeltaPct * 100
+	share := c.HunkEffect.AppliedPct / c.DeltaPct * 100
 	if share <= 0 {
 		return 0
 	}
@@ -300,9 +299,9 @@ func (v *view) EnvNames() []string {
 }
 
 // title names the metric, the change and where it is.
-func title(f *Finding, deltaPct float64) string {
+func title(f *record.Finding, deltaPct float64) string {
 	switch f.Outcome {
-	case OutcomeCulprit:
+	case record.OutcomeCulprit:
 		if len(f.Culprits) == 1 {
 			c := f.Culprits[0]
 			return fmt.Sprintf("%s %s at %s%s", f.Metric, formatPct(c.DeltaPct), c.Commit.Short(), componentSuffix(f))
@@ -312,16 +311,16 @@ func title(f *Finding, deltaPct float64) string {
 			parts[i] = formatPct(c.DeltaPct) + " at " + c.Commit.Short()
 		}
 		return fmt.Sprintf("%s %d culprits: %s%s", f.Metric, len(f.Culprits), strings.Join(parts, ", "), componentSuffix(f))
-	case OutcomeCandidates:
+	case record.OutcomeCandidates:
 		return fmt.Sprintf("%s %s in %d candidate commits %s..%s", f.Metric, formatPct(deltaPct), len(f.Candidates), f.Good.Commit.Short(), f.Bad.Commit.Short())
-	case OutcomeInconclusive:
+	case record.OutcomeInconclusive:
 		return fmt.Sprintf("%s %s between %s and %s (inconclusive)", f.Metric, formatPct(deltaPct), f.Good.Commit.Short(), f.Bad.Commit.Short())
 	default:
 		return fmt.Sprintf("%s: change between %s and %s not reproduced", f.Metric, f.Good.Commit.Short(), f.Bad.Commit.Short())
 	}
 }
 
-func componentSuffix(f *Finding) string {
+func componentSuffix(f *record.Finding) string {
 	cs := components(f)
 	if len(cs) == 0 {
 		return ""
@@ -331,10 +330,10 @@ func componentSuffix(f *Finding) string {
 
 // components are f.Components, else the components of its hunks, in order
 // and without repeats.
-func components(f *Finding) []string {
+func components(f *record.Finding) []string {
 	src := f.Components
 	if len(src) == 0 {
-		for _, h := range f.Hunks {
+		for _, h := range f.Hunks() {
 			src = append(src, h.Component)
 		}
 	}
@@ -566,7 +565,7 @@ func sparkline(values []float64) string {
 }
 
 // hunkLines is the hunk's line range in the culprit's version of the file.
-func hunkLines(h Hunk) string {
+func hunkLines(h record.Hunk) string {
 	switch {
 	case h.NewLines == 0:
 		return fmt.Sprintf("lines %d–%d removed", h.OldStart, h.OldStart+max(h.OldLines, 1)-1)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,7 +34,7 @@ func golden(t *testing.T, name, got string) {
 func TestRenderGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		finding *Finding
+		finding *record.Finding
 	}{
 		{"culprit_hunks", culpritWithHunks()},
 		{"culprit_no_hunks", culpritWithoutHunks()},
@@ -59,7 +60,7 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderTitles(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		finding *Finding
+		finding *record.Finding
 		want    string
 	}{
 		{"one culprit", culpritWithHunks(), "verify_tok_s −14.8% at 3f2a9c1e00 (communicator)"},
@@ -87,7 +88,7 @@ func TestRenderRejectsBadFindings(t *testing.T) {
 	odd.Outcome = "maybe"
 	for _, tc := range []struct {
 		name    string
-		finding *Finding
+		finding *record.Finding
 		want    string
 	}{
 		{"nil", nil, "nil finding"},
@@ -124,7 +125,7 @@ func TestRenderKeepsBodyUnderGitHubLimit(t *testing.T) {
 	log.WriteString("FATAL: NCCL error: unhandled system error (last line)\n")
 	f.Logs = log.String()
 	big := strings.Repeat("+\tc.symm.AllReduce(buf) // unrolled\n", 3000)
-	f.Hunks[0].Diff = "@@ -41,9 +41,3009 @@\n" + big
+	f.Culprits[0].Hunks[0].Diff = "@@ -41,9 +41,3009 @@\n" + big
 
 	_, body, err := Render(f)
 	require.NoError(t, err)
@@ -138,7 +139,7 @@ func TestRenderKeepsBodyUnderGitHubLimit(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
-	withCulprit := func(edit func(c *Culprit)) *Finding {
+	withCulprit := func(edit func(c *record.Culprit)) *record.Finding {
 		f := culpritWithoutHunks()
 		edit(&f.Culprits[0])
 		return f
@@ -148,20 +149,22 @@ func TestWarnings(t *testing.T) {
 	customCut := culpritWithoutHunks()
 	customCut.PublishConfidence = 0.995
 	envDiff := culpritWithoutHunks()
-	envDiff.EnvDiffs = []EnvDiff{{Name: "NCCL_P2P_LEVEL", Good: "SYS", Bad: "NVL"}}
+	envDiff.EnvDiffs = []record.EnvDiff{{Name: "NCCL_P2P_LEVEL", Good: "SYS", Bad: "NVL"}}
 	for _, tc := range []struct {
 		name    string
-		finding *Finding
+		finding *record.Finding
 		want    []string // substrings, one per expected warning
 	}{
 		{"clean culprit", culpritWithoutHunks(), nil},
-		{"merge commit", withCulprit(func(c *Culprit) { c.Commit.Parents = 2 }), []string{"is a merge commit (2 parents)"}},
-		{"docs only", withCulprit(func(c *Culprit) { c.Commit.Files = []string{"docs/nccl.md", "README.md"} }), []string{"changes only documentation or tests"}},
-		{"tests only", withCulprit(func(c *Culprit) {
+		{"merge commit", withCulprit(func(c *record.Culprit) { c.Commit.Parents = 2 }), []string{"is a merge commit (2 parents)"}},
+		{"docs only", withCulprit(func(c *record.Culprit) { c.Commit.Files = []string{"docs/nccl.md", "README.md"} }), []string{"changes only documentation or tests"}},
+		{"tests only", withCulprit(func(c *record.Culprit) {
 			c.Commit.Files = []string{"engine/moe/router_test.go", "python/tests/test_topk.py", "engine/testdata/x.json"}
 		}), []string{"changes only documentation or tests"}},
-		{"code and tests", withCulprit(func(c *Culprit) { c.Commit.Files = []string{"engine/moe/router.go", "engine/moe/router_test.go"} }), nil},
-		{"build identical", withCulprit(func(c *Culprit) { c.BuildIdentical = true }), []string{"builds to the same output as its parent"}},
+		{"code and tests", withCulprit(func(c *record.Culprit) {
+			c.Commit.Files = []string{"engine/moe/router.go", "engine/moe/router_test.go"}
+		}), nil},
+		{"build identical", withCulprit(func(c *record.Culprit) { c.BuildIdentical = true }), []string{"builds to the same output as its parent"}},
 		{"low confidence", lowConfidence, []string{"Confidence 85.0% is below the publish cut-off 90.0%"}},
 		{"custom cut-off", customCut, []string{"Confidence 99.3% is below the publish cut-off 99.5%"}},
 		{"environment differs", envDiff, []string{"different environments (NCCL_P2P_LEVEL)"}},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // DefaultPublishConfidence is the publish cut-off of a finding whose
@@ -18,7 +20,7 @@ const DefaultPublishConfidence = 0.9
 // publish cut-off, and environments that differ between the two ends. Like
 // syzbot's unreliable-bisection flags, they come from the result, not from
 // the measurements. Render shows them after f.Warnings.
-func Warnings(f *Finding) []string {
+func Warnings(f *record.Finding) []string {
 	var ws []string
 	for _, c := range f.Culprits {
 		short := c.Commit.Short()
@@ -36,7 +38,7 @@ func Warnings(f *Finding) []string {
 	if cut == 0 {
 		cut = DefaultPublishConfidence
 	}
-	if f.Outcome != OutcomeNotReproduced && f.Confidence < cut {
+	if f.Outcome != record.OutcomeNotReproduced && f.Confidence < cut {
 		ws = append(ws, fmt.Sprintf("Confidence %s is below the publish cut-off %s.", formatConfidence(f.Confidence), formatConfidence(cut)))
 	}
 	if len(f.EnvDiffs) > 0 {

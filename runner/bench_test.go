@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfbot/perfbot/bench"
+	"github.com/perfbot/perfbot/record"
 )
 
 // BenchmarkMeasureOverhead measures perfbot's own cost per run on the
@@ -14,13 +14,13 @@ import (
 // cleanup and the bookkeeping. overhead-ns/run is the part of each run's
 // duration spent outside the commands themselves.
 func BenchmarkMeasureOverhead(b *testing.B) {
-	spec := Spec{
-		Build: []Step{{Name: "build", Run: "true", Timeout: time.Minute}},
-		Benchmarks: []BenchStep{{
-			Step:   Step{Name: "engine", Run: `printf 'BenchmarkVerifyStep-2 1 123.5 tok/s\n'`, Timeout: time.Minute},
+	spec := record.Spec{
+		Build: []record.Step{{Name: "build", Run: "true", Timeout: time.Minute}},
+		Benchmarks: []record.BenchStep{{
+			Step:   record.Step{Name: "engine", Run: `printf 'BenchmarkVerifyStep-2 1 123.5 tok/s\n'`, Timeout: time.Minute},
 			Format: "gobench",
 		}},
-		Metrics: []Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: bench.Higher, Primary: true}},
+		Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher, Primary: true}},
 	}
 	r := &Runner{Host: &Local{}, Spec: spec}
 	ctx := context.Background()
@@ -31,8 +31,8 @@ func BenchmarkMeasureOverhead(b *testing.B) {
 	var overhead time.Duration
 	runs := 0
 	b.ResetTimer()
-	err := r.Measure(ctx, dir, Target{Commit: "c1"}, b.N, func(run Run) error {
-		if run.Status != StatusOK {
+	err := r.Measure(ctx, dir, record.Target{Commit: "c1"}, b.N, func(run record.Run) error {
+		if run.Status != record.StatusOK {
 			b.Fatalf("run %s: %s", run.Status, run.Error)
 		}
 		overhead += run.Overhead

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // GPUQueryFields are the nvidia-smi --query-gpu fields recorded with every
@@ -32,13 +34,13 @@ const factTimeout = 30 * time.Second
 // Facts describes this machine. It is computed on the first call and
 // cached; an error (nvidia-smi present but failing, which means a broken
 // driver) is not cached.
-func (l *Local) Facts(ctx context.Context) (Fingerprint, error) {
+func (l *Local) Facts(ctx context.Context) (record.Fingerprint, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.facts == nil {
 		fp, err := localFacts(ctx)
 		if err != nil {
-			return Fingerprint{}, l.infra("collect host facts", err)
+			return record.Fingerprint{}, l.infra("collect host facts", err)
 		}
 		l.facts = &fp
 	}
@@ -47,8 +49,8 @@ func (l *Local) Facts(ctx context.Context) (Fingerprint, error) {
 	return fp, nil
 }
 
-func localFacts(ctx context.Context) (Fingerprint, error) {
-	fp := Fingerprint{
+func localFacts(ctx context.Context) (record.Fingerprint, error) {
+	fp := record.Fingerprint{
 		OS:       runtime.GOOS + "/" + runtime.GOARCH,
 		CPUs:     runtime.NumCPU(),
 		CPUModel: cpuModel(),
@@ -127,20 +129,20 @@ func osRelease() string {
 // suffix, to the GPU field they fill. The header spells some fields
 // differently from the query (clocks.sm is "clocks.current.sm"), and
 // newer drivers renamed throttle reasons to event reasons.
-var gpuColumns = map[string]func(g *GPU, v string) error{
-	"index": func(g *GPU, v string) (err error) { g.Index, err = strconv.Atoi(v); return err },
-	"name":  func(g *GPU, v string) error { g.Name = v; return nil },
+var gpuColumns = map[string]func(g *record.GPU, v string) error{
+	"index": func(g *record.GPU, v string) (err error) { g.Index, err = strconv.Atoi(v); return err },
+	"name":  func(g *record.GPU, v string) error { g.Name = v; return nil },
 
-	"driver_version":                 func(g *GPU, v string) error { g.Driver = v; return nil },
-	"clocks.current.sm":              func(g *GPU, v string) error { return number(&g.SMClockMHz, v) },
-	"clocks.sm":                      func(g *GPU, v string) error { return number(&g.SMClockMHz, v) },
-	"clocks.current.memory":          func(g *GPU, v string) error { return number(&g.MemClockMHz, v) },
-	"clocks.mem":                     func(g *GPU, v string) error { return number(&g.MemClockMHz, v) },
-	"temperature.gpu":                func(g *GPU, v string) error { return number(&g.TemperatureC, v) },
-	"power.draw":                     func(g *GPU, v string) error { return number(&g.PowerW, v) },
-	"power.draw.instant":             func(g *GPU, v string) error { return number(&g.PowerW, v) },
-	"clocks_throttle_reasons.active": func(g *GPU, v string) error { g.ThrottleReasons = v; return nil },
-	"clocks_event_reasons.active":    func(g *GPU, v string) error { g.ThrottleReasons = v; return nil },
+	"driver_version":                 func(g *record.GPU, v string) error { g.Driver = v; return nil },
+	"clocks.current.sm":              func(g *record.GPU, v string) error { return number(&g.SMClockMHz, v) },
+	"clocks.sm":                      func(g *record.GPU, v string) error { return number(&g.SMClockMHz, v) },
+	"clocks.current.memory":          func(g *record.GPU, v string) error { return number(&g.MemClockMHz, v) },
+	"clocks.mem":                     func(g *record.GPU, v string) error { return number(&g.MemClockMHz, v) },
+	"temperature.gpu":                func(g *record.GPU, v string) error { return number(&g.TemperatureC, v) },
+	"power.draw":                     func(g *record.GPU, v string) error { return number(&g.PowerW, v) },
+	"power.draw.instant":             func(g *record.GPU, v string) error { return number(&g.PowerW, v) },
+	"clocks_throttle_reasons.active": func(g *record.GPU, v string) error { g.ThrottleReasons = v; return nil },
+	"clocks_event_reasons.active":    func(g *record.GPU, v string) error { g.ThrottleReasons = v; return nil },
 }
 
 var (
@@ -168,7 +170,7 @@ func number(dst *float64, v string) error {
 // columns, so any field order or subset is accepted; columns perfbot does
 // not record are skipped. Lines starting with '#' are ignored. Without an
 // index column, GPUs are numbered in row order.
-func ParseGPUQuery(r io.Reader) ([]GPU, error) {
+func ParseGPUQuery(r io.Reader) ([]record.GPU, error) {
 	cr := csv.NewReader(r)
 	cr.Comment = '#'
 	cr.TrimLeadingSpace = true
@@ -180,7 +182,7 @@ func ParseGPUQuery(r io.Reader) ([]GPU, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpu query: header: %w", err)
 	}
-	set := make([]func(*GPU, string) error, len(header))
+	set := make([]func(*record.GPU, string) error, len(header))
 	known := 0
 	for i, h := range header {
 		if set[i] = gpuColumns[unitSuffix.ReplaceAllString(strings.TrimSpace(h), "")]; set[i] != nil {
@@ -190,7 +192,7 @@ func ParseGPUQuery(r io.Reader) ([]GPU, error) {
 	if known == 0 {
 		return nil, fmt.Errorf("gpu query: first line %q names no known column (query with --format=csv, not noheader)", strings.Join(header, ", "))
 	}
-	var gpus []GPU
+	var gpus []record.GPU
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -203,7 +205,7 @@ func ParseGPUQuery(r io.Reader) ([]GPU, error) {
 		if len(rec) != len(header) {
 			return nil, fmt.Errorf("gpu query: line %d has %d fields, the header %d: %q", line, len(rec), len(header), strings.Join(rec, ", "))
 		}
-		g := GPU{Index: len(gpus)}
+		g := record.GPU{Index: len(gpus)}
 		for i, v := range rec {
 			if set[i] == nil {
 				continue

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +18,7 @@ func TestParseGPUQuerySample(t *testing.T) {
 	defer f.Close()
 	gpus, err := ParseGPUQuery(f)
 	require.NoError(t, err)
-	assert.Equal(t, []GPU{{
+	assert.Equal(t, []record.GPU{{
 		Index:           0,
 		Name:            "NVIDIA H200",
 		Driver:          "580.159.04",
@@ -36,7 +37,7 @@ func TestParseGPUQueryRealOutput(t *testing.T) {
 	defer f.Close()
 	gpus, err := ParseGPUQuery(f)
 	require.NoError(t, err)
-	assert.Equal(t, []GPU{{
+	assert.Equal(t, []record.GPU{{
 		Index:           0,
 		Name:            "NVIDIA H200",
 		Driver:          "580.159.04",
@@ -52,7 +53,7 @@ func TestParseGPUQuery(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		input   string
-		want    []GPU
+		want    []record.GPU
 		wantErr string
 	}{
 		{
@@ -61,7 +62,7 @@ func TestParseGPUQuery(t *testing.T) {
 0, NVIDIA H100 80GB HBM3, 570.124.06, 1980, 2619, 41, 118.20, 0x0000000000000000
 1, NVIDIA H100 80GB HBM3, 570.124.06, 1755, 2619, 83, 699.10, 0x0000000000000020
 `,
-			want: []GPU{
+			want: []record.GPU{
 				{Index: 0, Name: "NVIDIA H100 80GB HBM3", Driver: "570.124.06", SMClockMHz: 1980, MemClockMHz: 2619, TemperatureC: 41, PowerW: 118.2, ThrottleReasons: "0x0000000000000000"},
 				{Index: 1, Name: "NVIDIA H100 80GB HBM3", Driver: "570.124.06", SMClockMHz: 1755, MemClockMHz: 2619, TemperatureC: 83, PowerW: 699.1, ThrottleReasons: "0x0000000000000020"},
 			},
@@ -69,7 +70,7 @@ func TestParseGPUQuery(t *testing.T) {
 		{
 			name:  "unsupported values stay zero",
 			input: "index, name, power.draw [W], clocks_throttle_reasons.active\n3, Tesla T4, [N/A], [Not Supported]\n",
-			want:  []GPU{{Index: 3, Name: "Tesla T4", ThrottleReasons: "[Not Supported]"}},
+			want:  []record.GPU{{Index: 3, Name: "Tesla T4", ThrottleReasons: "[Not Supported]"}},
 		},
 		{
 			name:    "noheader output",

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // Fake is a Host for tests of the packages that drive a Runner (the
@@ -34,7 +36,7 @@ type Fake struct {
 	// Default scripts every target missing from Targets and Commits.
 	Default *FakeCommit
 	// Machine is what Facts returns; its Host defaults to HostName.
-	Machine Fingerprint
+	Machine record.Fingerprint
 	// FactsErr, when set, makes Facts fail with an *InfraError.
 	FactsErr error
 
@@ -82,9 +84,9 @@ func (f *Fake) Name() string {
 }
 
 // Facts returns Machine.
-func (f *Fake) Facts(ctx context.Context) (Fingerprint, error) {
+func (f *Fake) Facts(ctx context.Context) (record.Fingerprint, error) {
 	if f.FactsErr != nil {
-		return Fingerprint{}, &InfraError{Host: f.Name(), Op: "collect host facts", Err: f.FactsErr}
+		return record.Fingerprint{}, &InfraError{Host: f.Name(), Op: "collect host facts", Err: f.FactsErr}
 	}
 	fp := f.Machine
 	if fp.Host == "" {

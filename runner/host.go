@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // Host is a machine that runs build and benchmark commands.
@@ -16,7 +18,7 @@ type Host interface {
 	// is then an *InfraError.
 	Exec(ctx context.Context, cmd Command) (Result, error)
 	// Facts describes the machine (no Env); hosts compute it once.
-	Facts(ctx context.Context) (Fingerprint, error)
+	Facts(ctx context.Context) (record.Fingerprint, error)
 }
 
 // Command is one shell script run on a host.

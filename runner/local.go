@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // DefaultOutputCap bounds the output a Local host keeps of one command.
@@ -39,7 +41,7 @@ type Local struct {
 	OutputCap int
 
 	mu    sync.Mutex
-	facts *Fingerprint
+	facts *record.Fingerprint
 }
 
 var _ Host = (*Local)(nil)

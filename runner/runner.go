@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/bench"
+	"github.com/perfbot/perfbot/record"
 )
 
 // DefaultLogCap bounds the output of one step kept in a Run's logs. Runs
@@ -39,7 +40,7 @@ const (
 // Runner measures targets with one Spec on one Host.
 type Runner struct {
 	Host Host
-	Spec Spec
+	Spec record.Spec
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 	// LogCap bounds each step's stored log; DefaultLogCap when zero.
@@ -59,17 +60,17 @@ type Runner struct {
 // infrastructure failure records a run with StatusInfraError and returns
 // the *InfraError. When ctx ends, the run in flight is not recorded and
 // ctx's error is returned.
-func (r *Runner) Measure(ctx context.Context, dir string, t Target, repeats int, record func(Run) error) error {
+func (r *Runner) Measure(ctx context.Context, dir string, t record.Target, repeats int, record func(record.Run) error) error {
 	return r.measure(ctx, dir, t, repeats, record, true)
 }
 
 // Bench is Measure without the build: the checkout in dir must already
 // hold t built with this Spec (the caller keeps track of its slots).
-func (r *Runner) Bench(ctx context.Context, dir string, t Target, repeats int, record func(Run) error) error {
+func (r *Runner) Bench(ctx context.Context, dir string, t record.Target, repeats int, record func(record.Run) error) error {
 	return r.measure(ctx, dir, t, repeats, record, false)
 }
 
-func (r *Runner) measure(ctx context.Context, dir string, t Target, repeats int, record func(Run) error, build bool) error {
+func (r *Runner) measure(ctx context.Context, dir string, t record.Target, repeats int, record func(record.Run) error, build bool) error {
 	if repeats < 1 {
 		return fmt.Errorf("measure %s: %d repeats, want at least 1", t.Short(), repeats)
 	}
@@ -113,26 +114,26 @@ func (r *Runner) logCap() int {
 type measurement struct {
 	r         *Runner
 	dir       string
-	target    Target
+	target    record.Target
 	targetKey string
 	specHash  string
-	record    func(Run) error
+	record    func(record.Run) error
 	build     bool // run the build steps before the first repeat
 	log       *slog.Logger
 	scratch   string // local directory for environment dumps
-	facts     Fingerprint
+	facts     record.Fingerprint
 }
 
 // pending is a run being assembled.
 type pending struct {
-	Run
+	record.Run
 	inCommands time.Duration
 }
 
 func (m *measurement) newRun(started time.Time) *pending {
 	fp := m.facts
 	fp.Env = map[string]string{}
-	return &pending{Run: Run{
+	return &pending{Run: record.Run{
 		TargetKey:   m.targetKey,
 		SpecHash:    m.specHash,
 		Target:      m.target,
@@ -162,7 +163,7 @@ func (m *measurement) run(ctx context.Context, repeats int) error {
 		}
 		if res.TimedOut || res.ExitCode != 0 {
 			m.log.Info("build failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
-			return m.finish(p, StatusBuildFailed, stepFailure("build", s, res))
+			return m.finish(p, record.StatusBuildFailed, stepFailure("build", s, res))
 		}
 	}
 	for i := range repeats {
@@ -194,20 +195,20 @@ func (m *measurement) bench(ctx context.Context, p *pending) (failed bool, err e
 		}
 		if res.TimedOut || res.ExitCode != 0 {
 			m.log.Info("benchmark failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
-			return true, m.finish(p, StatusBenchFailed, stepFailure("benchmark", s.Step, res))
+			return true, m.finish(p, record.StatusBenchFailed, stepFailure("benchmark", s.Step, res))
 		}
 		if msg := m.collect(p, s, res.Output); msg != "" {
 			m.log.Info("benchmark output unusable", "step", s.Name, "error", msg)
-			return true, m.finish(p, StatusBenchFailed, msg)
+			return true, m.finish(p, record.StatusBenchFailed, msg)
 		}
 	}
 	m.log.Debug("run done", "values", p.Values)
-	return false, m.finish(p, StatusOK, "")
+	return false, m.finish(p, record.StatusOK, "")
 }
 
 // collect parses one benchmark step's output into p's samples and the
 // values of the step's metrics; it returns why it could not.
-func (m *measurement) collect(p *pending, s BenchStep, output []byte) string {
+func (m *measurement) collect(p *pending, s record.BenchStep, output []byte) string {
 	opts := maps.Clone(s.Options)
 	if opts == nil {
 		opts = map[string]string{}
@@ -234,7 +235,7 @@ func (m *measurement) collect(p *pending, s BenchStep, output []byte) string {
 }
 
 // exec runs one step for p, adding its log, time and environment to p.
-func (m *measurement) exec(ctx context.Context, p *pending, phase string, s Step, override map[string]string) (Result, error) {
+func (m *measurement) exec(ctx context.Context, p *pending, phase string, s record.Step, override map[string]string) (Result, error) {
 	env := maps.Clone(s.Env)
 	if env == nil {
 		env = map[string]string{}
@@ -258,7 +259,7 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s Step
 		return res, err
 	}
 	out, truncated := capLog(res.Output, m.r.logCap())
-	p.Logs = append(p.Logs, Log{Step: s.Name, Output: out, Truncated: truncated || res.Truncated, ExitCode: res.ExitCode})
+	p.Logs = append(p.Logs, record.Log{Step: s.Name, Output: out, Truncated: truncated || res.Truncated, ExitCode: res.ExitCode})
 	if phase == PhaseBench {
 		m.addEnv(p, s, res.Env, override)
 	}
@@ -268,7 +269,7 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s Step
 // addEnv records the variables a benchmark step's process received. When
 // two steps of one run saw different values, each is kept under
 // "NAME@step" so the fingerprint does not pick one silently.
-func (m *measurement) addEnv(p *pending, s Step, seen, override map[string]string) {
+func (m *measurement) addEnv(p *pending, s record.Step, seen, override map[string]string) {
 	for k, v := range keptEnv(seen, m.r.EnvKeep, s.Env, override) {
 		prev, ok := p.Fingerprint.Env[k]
 		switch {
@@ -281,12 +282,12 @@ func (m *measurement) addEnv(p *pending, s Step, seen, override map[string]strin
 }
 
 // finish completes p and records it.
-func (m *measurement) finish(p *pending, status Status, msg string) error {
+func (m *measurement) finish(p *pending, status record.Status, msg string) error {
 	p.Status = status
 	p.Error = msg
 	p.Duration = time.Since(p.Started)
 	p.Overhead = max(p.Duration-p.inCommands, 0)
-	if status != StatusOK || len(p.Values) == 0 {
+	if status != record.StatusOK || len(p.Values) == 0 {
 		// A failed run's partial values must not be mistaken for a
 		// measurement; its samples stay as evidence.
 		p.Values = nil
@@ -304,14 +305,14 @@ func (m *measurement) failInfra(ctx context.Context, p *pending, err error) erro
 		return err
 	}
 	m.log.Warn("infrastructure failure", "error", err)
-	if rerr := m.finish(p, StatusInfraError, err.Error()); rerr != nil {
+	if rerr := m.finish(p, record.StatusInfraError, err.Error()); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return err
 }
 
 // stepFailure says why a step failed, quoting the end of its output.
-func stepFailure(kind string, s Step, res Result) string {
+func stepFailure(kind string, s record.Step, res Result) string {
 	var msg string
 	if res.TimedOut {
 		msg = fmt.Sprintf("%s step %q timed out after %s", kind, s.Name, s.Timeout)

@@ -8,22 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/perfbot/perfbot/bench"
 )
 
 // testSpec builds once and runs one Go benchmark step with two metrics.
-var testSpec = Spec{
-	Build: []Step{{Name: "compile", Run: "go test -c", Timeout: time.Minute}},
-	Benchmarks: []BenchStep{{
-		Step:   Step{Name: "engine", Run: "./engine.test -test.bench .", Timeout: time.Minute, Env: map[string]string{"NCCL_PROTO": "LL", "NCCL_ALGO": "Ring"}},
+var testSpec = record.Spec{
+	Build: []record.Step{{Name: "compile", Run: "go test -c", Timeout: time.Minute}},
+	Benchmarks: []record.BenchStep{{
+		Step:   record.Step{Name: "engine", Run: "./engine.test -test.bench .", Timeout: time.Minute, Env: map[string]string{"NCCL_PROTO": "LL", "NCCL_ALGO": "Ring"}},
 		Format: "gobench",
 	}},
-	Metrics: []Metric{
-		{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: bench.Higher, Primary: true},
-		{Name: "decode_tok_s", Benchmark: "engine", Select: "BenchmarkDecode", Unit: "tok/s", Better: bench.Higher},
+	Metrics: []record.Metric{
+		{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher, Primary: true},
+		{Name: "decode_tok_s", Benchmark: "engine", Select: "BenchmarkDecode", Unit: "tok/s", Better: record.Higher},
 	},
 }
 
@@ -32,11 +31,11 @@ func goBench(verify, decode float64) string {
 }
 
 // measure runs Measure against host and returns every recorded run.
-func measure(t *testing.T, ctx context.Context, host Host, target Target, repeats int) ([]Run, error) {
+func measure(t *testing.T, ctx context.Context, host Host, target record.Target, repeats int) ([]record.Run, error) {
 	t.Helper()
 	r := &Runner{Host: host, Spec: testSpec, EnvKeep: []string{"SGLANG_*"}}
-	var runs []Run
-	err := r.Measure(ctx, t.TempDir(), target, repeats, func(run Run) error {
+	var runs []record.Run
+	err := r.Measure(ctx, t.TempDir(), target, repeats, func(run record.Run) error {
 		runs = append(runs, run)
 		return nil
 	})
@@ -47,13 +46,13 @@ func TestMeasureRecordsEveryRun(t *testing.T) {
 	host := &Fake{Commits: map[string]FakeCommit{
 		"c1": {Outputs: []string{goBench(100, 50), goBench(101, 51), goBench(99, 49)}},
 	}}
-	target := Target{Commit: "c1"}
+	target := record.Target{Commit: "c1"}
 	runs, err := measure(t, context.Background(), host, target, 4)
 	require.NoError(t, err)
 	require.Len(t, runs, 4)
 
 	for i, run := range runs {
-		assert.Equal(t, StatusOK, run.Status, "run %d", i)
+		assert.Equal(t, record.StatusOK, run.Status, "run %d", i)
 		assert.Empty(t, run.Error)
 		assert.Equal(t, target.Key(), run.TargetKey)
 		assert.Equal(t, testSpec.Hash(), run.SpecHash)
@@ -74,7 +73,7 @@ func TestMeasureRecordsEveryRun(t *testing.T) {
 	assert.Equal(t, 4, host.BenchRuns("c1"))
 }
 
-func logSteps(run Run) []string {
+func logSteps(run record.Run) []string {
 	var steps []string
 	for _, l := range run.Logs {
 		steps = append(steps, l.Step)
@@ -86,64 +85,64 @@ func TestMeasureFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		script     FakeCommit
-		wantStatus []Status
+		wantStatus []record.Status
 		wantError  string // in the last run's Error
 		wantInfra  bool   // Measure returns an *InfraError
 	}{
 		{
 			name:       "build fails",
 			script:     FakeCommit{BuildFails: true},
-			wantStatus: []Status{StatusBuildFailed},
+			wantStatus: []record.Status{record.StatusBuildFailed},
 			wantError:  `build step "compile" exited with status 1: fake: build fails at c1`,
 		},
 		{
 			name:       "benchmark exits non-zero",
 			script:     FakeCommit{Outputs: []string{"panic: index out of range\n"}, ExitCode: 2},
-			wantStatus: []Status{StatusBenchFailed},
+			wantStatus: []record.Status{record.StatusBenchFailed},
 			wantError:  `benchmark step "engine" exited with status 2: panic: index out of range`,
 		},
 		{
 			name:       "benchmark times out",
 			script:     FakeCommit{TimesOut: true},
-			wantStatus: []Status{StatusBenchFailed},
+			wantStatus: []record.Status{record.StatusBenchFailed},
 			wantError:  `benchmark step "engine" timed out after 1m0s`,
 		},
 		{
 			name:       "unreadable output",
 			script:     FakeCommit{Outputs: []string{"no benchmarks here\n"}},
-			wantStatus: []Status{StatusBenchFailed},
+			wantStatus: []record.Status{record.StatusBenchFailed},
 			wantError:  `"no benchmarks here"`,
 		},
 		{
 			name:       "metric missing from output",
 			script:     FakeCommit{Outputs: []string{"BenchmarkVerifyStep-8 10 100 tok/s\n"}},
-			wantStatus: []Status{StatusBenchFailed},
+			wantStatus: []record.Status{record.StatusBenchFailed},
 			wantError:  `metric decode_tok_s: select "BenchmarkDecode"`,
 		},
 		{
 			name:       "second run fails after a good one",
 			script:     FakeCommit{Outputs: []string{goBench(100, 50), "BenchmarkVerifyStep-8 10 100 tok/s\n"}},
-			wantStatus: []Status{StatusOK, StatusBenchFailed},
+			wantStatus: []record.Status{record.StatusOK, record.StatusBenchFailed},
 			wantError:  `metric decode_tok_s`,
 		},
 		{
 			name:       "host unreachable",
 			script:     FakeCommit{InfraErr: errors.New("connection refused")},
-			wantStatus: []Status{StatusInfraError},
+			wantStatus: []record.Status{record.StatusInfraError},
 			wantError:  "host fake: fake exec: connection refused",
 			wantInfra:  true,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			host := &Fake{Commits: map[string]FakeCommit{"c1": tc.script}}
-			runs, err := measure(t, context.Background(), host, Target{Commit: "c1"}, 3)
+			runs, err := measure(t, context.Background(), host, record.Target{Commit: "c1"}, 3)
 			var infra *InfraError
 			if tc.wantInfra {
 				require.ErrorAs(t, err, &infra)
 			} else {
 				require.NoError(t, err, "a broken revision is a recorded status, not an error")
 			}
-			var statuses []Status
+			var statuses []record.Status
 			for _, r := range runs {
 				statuses = append(statuses, r.Status)
 			}
@@ -157,11 +156,11 @@ func TestMeasureFailures(t *testing.T) {
 
 func TestMeasureFactsFailure(t *testing.T) {
 	host := &Fake{FactsErr: errors.New("nvidia-smi: driver gone"), Default: &FakeCommit{}}
-	runs, err := measure(t, context.Background(), host, Target{Commit: "c1"}, 3)
+	runs, err := measure(t, context.Background(), host, record.Target{Commit: "c1"}, 3)
 	var infra *InfraError
 	require.ErrorAs(t, err, &infra)
 	require.Len(t, runs, 1)
-	assert.Equal(t, StatusInfraError, runs[0].Status)
+	assert.Equal(t, record.StatusInfraError, runs[0].Status)
 	assert.Empty(t, host.Calls(), "nothing runs on a host that cannot describe itself")
 }
 
@@ -169,7 +168,7 @@ func TestMeasureCancelledRecordsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	host := &Fake{Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
-	runs, err := measure(t, ctx, host, Target{Commit: "c1"}, 3)
+	runs, err := measure(t, ctx, host, record.Target{Commit: "c1"}, 3)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, runs)
 }
@@ -178,7 +177,7 @@ func TestMeasureStopsWhenRecordFails(t *testing.T) {
 	host := &Fake{Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
 	r := &Runner{Host: host, Spec: testSpec}
 	n := 0
-	err := r.Measure(context.Background(), t.TempDir(), Target{Commit: "c1"}, 5, func(Run) error {
+	err := r.Measure(context.Background(), t.TempDir(), record.Target{Commit: "c1"}, 5, func(record.Run) error {
 		n++
 		if n == 2 {
 			return errors.New("disk full")
@@ -192,7 +191,7 @@ func TestMeasureStopsWhenRecordFails(t *testing.T) {
 
 func TestMeasureEnvironment(t *testing.T) {
 	host := &Fake{Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
-	target := Target{Commit: "c1", Env: map[string]string{"NCCL_PROTO": "Simple", "HF_TOKEN": "hf_secret"}}
+	target := record.Target{Commit: "c1", Env: map[string]string{"NCCL_PROTO": "Simple", "HF_TOKEN": "hf_secret"}}
 	runs, err := measure(t, context.Background(), host, target, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
@@ -217,19 +216,19 @@ func TestMeasureEnvironment(t *testing.T) {
 }
 
 func TestFakeTargetsOverrideCommits(t *testing.T) {
-	withHunk := Target{Commit: "c1", Patch: "c0..c1", Hunks: []string{"h2"}}
+	withHunk := record.Target{Commit: "c1", Patch: "c0..c1", Hunks: []string{"h2"}}
 	host := &Fake{
 		Commits: map[string]FakeCommit{"c1": {Outputs: []string{goBench(80, 40)}}},
 		Targets: map[string]FakeCommit{withHunk.Key(): {Outputs: []string{goBench(100, 50)}}},
 	}
-	plain, err := measure(t, context.Background(), host, Target{Commit: "c1"}, 1)
+	plain, err := measure(t, context.Background(), host, record.Target{Commit: "c1"}, 1)
 	require.NoError(t, err)
 	patched, err := measure(t, context.Background(), host, withHunk, 1)
 	require.NoError(t, err)
 	assert.Equal(t, 80.0, plain[0].Values["verify_tok_s"])
 	assert.Equal(t, 100.0, patched[0].Values["verify_tok_s"])
 
-	_, err = measure(t, context.Background(), host, Target{Commit: "c9"}, 1)
+	_, err = measure(t, context.Background(), host, record.Target{Commit: "c9"}, 1)
 	require.ErrorContains(t, err, `no script for commit "c9"`)
 }
 
@@ -240,10 +239,10 @@ var box = &Local{HostName: "box"}
 func TestMeasureOnLocalHost(t *testing.T) {
 	t.Setenv("SGLANG_ENABLE_SPEC_V2", "True")
 	t.Setenv("UNRELATED_SETTING", "x")
-	spec := Spec{
-		Build: []Step{{Name: "build", Run: "echo compiled > built", Timeout: time.Minute}},
-		Benchmarks: []BenchStep{{
-			Step: Step{
+	spec := record.Spec{
+		Build: []record.Step{{Name: "build", Run: "echo compiled > built", Timeout: time.Minute}},
+		Benchmarks: []record.BenchStep{{
+			Step: record.Step{
 				Name:    "engine",
 				Run:     `test -f built && printf 'BenchmarkVerifyStep-2 1 %s tok/s\n' "$SPEED"`,
 				Timeout: time.Minute,
@@ -251,18 +250,18 @@ func TestMeasureOnLocalHost(t *testing.T) {
 			},
 			Format: "gobench",
 		}},
-		Metrics: []Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: bench.Higher, Primary: true}},
+		Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher, Primary: true}},
 	}
 	r := &Runner{Host: box, Spec: spec, EnvKeep: []string{"SGLANG_*"}}
-	var runs []Run
-	err := r.Measure(context.Background(), t.TempDir(), Target{Commit: "c1", Env: map[string]string{"SPEED": "99"}}, 2, func(run Run) error {
+	var runs []record.Run
+	err := r.Measure(context.Background(), t.TempDir(), record.Target{Commit: "c1", Env: map[string]string{"SPEED": "99"}}, 2, func(run record.Run) error {
 		runs = append(runs, run)
 		return nil
 	})
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
 	for _, run := range runs {
-		require.Equal(t, StatusOK, run.Status, run.Error)
+		require.Equal(t, record.StatusOK, run.Status, run.Error)
 		assert.Equal(t, map[string]float64{"verify_tok_s": 99}, run.Values)
 		assert.Equal(t, "box", run.Host)
 		assert.Positive(t, run.Overhead)
@@ -281,15 +280,15 @@ func TestMeasureOnLocalHost(t *testing.T) {
 
 func TestMeasureOnLocalHostMissingDir(t *testing.T) {
 	r := &Runner{Host: box, Spec: testSpec}
-	var runs []Run
-	err := r.Measure(context.Background(), "/nonexistent/perfbot/checkout", Target{Commit: "c1"}, 2, func(run Run) error {
+	var runs []record.Run
+	err := r.Measure(context.Background(), "/nonexistent/perfbot/checkout", record.Target{Commit: "c1"}, 2, func(run record.Run) error {
 		runs = append(runs, run)
 		return nil
 	})
 	var infra *InfraError
 	require.ErrorAs(t, err, &infra)
 	require.Len(t, runs, 1)
-	assert.Equal(t, StatusInfraError, runs[0].Status)
+	assert.Equal(t, record.StatusInfraError, runs[0].Status)
 	assert.Contains(t, runs[0].Error, "open working directory")
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 )
 
 // commitOracle measures plain commits for the commit bisection.
@@ -18,7 +18,7 @@ type commitOracle struct {
 var _ bisect.Oracle = commitOracle{}
 
 func (c commitOracle) Samples(ctx context.Context, commit string, n int) ([]float64, error) {
-	return c.o.Values(ctx, runner.Target{Commit: commit}, c.metric, n)
+	return c.o.Values(ctx, record.Target{Commit: commit}, c.metric, n)
 }
 
 // hunkOracle measures the base of a patch plus a subset of its hunks. The
@@ -43,9 +43,9 @@ func newHunkOracle(o *Oracle, metric string, p *gitops.Patch, full string) *hunk
 	return &hunkOracle{o: o, metric: metric, patch: p, full: full, all: all}
 }
 
-func (h *hunkOracle) target(set []string) runner.Target {
+func (h *hunkOracle) target(set []string) record.Target {
 	if len(set) == 0 {
-		return runner.Target{Commit: h.patch.Base}
+		return record.Target{Commit: h.patch.Base}
 	}
 	if h.full != "" && len(set) == len(h.all) {
 		covered := true
@@ -53,12 +53,12 @@ func (h *hunkOracle) target(set []string) runner.Target {
 			covered = covered && h.all[id]
 		}
 		if covered {
-			return runner.Target{Commit: h.full}
+			return record.Target{Commit: h.full}
 		}
 	}
 	hs := append([]string(nil), set...)
 	sort.Strings(hs)
-	return runner.Target{Commit: h.patch.Base, Patch: h.patch.ID, Hunks: hs}
+	return record.Target{Commit: h.patch.Base, Patch: h.patch.ID, Hunks: hs}
 }
 
 func (h *hunkOracle) Samples(ctx context.Context, set []string, n int) ([]float64, error) {
@@ -78,5 +78,5 @@ var _ bisect.SetOracle = (*envOracle)(nil)
 
 func (e *envOracle) Samples(ctx context.Context, set []string, n int) ([]float64, error) {
 	env := bisect.EnvConfiguration(e.good, e.bad, set)
-	return e.o.Values(ctx, runner.Target{Commit: e.commit, Env: env}, e.metric, n)
+	return e.o.Values(ctx, record.Target{Commit: e.commit, Env: env}, e.metric, n)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 	"github.com/perfbot/perfbot/store"
 )
@@ -22,7 +22,7 @@ type BisectRequest struct {
 	// Metric is the metric followed; "" is the configured primary.
 	Metric string
 	// Direction is regression (default), improvement or any.
-	Direction bisect.Direction
+	Direction record.Direction
 	// Hunks continues from each culprit into its hunks.
 	Hunks bool
 	// MinEffect overrides bisect.min_effect (a fraction) when positive:
@@ -36,10 +36,10 @@ type BisectRequest struct {
 
 // BisectReport is the outcome of a bisection as `perfbot bisect` prints it.
 type BisectReport struct {
-	Verdict     bisect.Verdict   `json:"verdict"`
+	Verdict     record.Outcome   `json:"verdict"`
 	Metric      string           `json:"metric"`
 	Unit        string           `json:"unit"`
-	Direction   bisect.Direction `json:"direction"`
+	Direction   record.Direction `json:"direction"`
 	Good        EndReport        `json:"good"`
 	Bad         EndReport        `json:"bad"`
 	Culprits    []CulpritReport  `json:"culprits"`
@@ -77,7 +77,7 @@ type CulpritReport struct {
 	Confidence float64          `json:"confidence"`
 	DeltaPct   float64          `json:"delta_pct"`
 	CIPct      [2]float64       `json:"ci_pct"`
-	Direction  bisect.Direction `json:"direction"`
+	Direction  record.Direction `json:"direction"`
 	// Confirmed reports whether fresh interleaved runs of the culprit and
 	// its parent, taken after the search, show the change again;
 	// Confirmation says what they showed (or why there are none).
@@ -132,7 +132,7 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 		return nil, err
 	}
 	if req.Direction == "" {
-		req.Direction = bisect.Regression
+		req.Direction = record.Regression
 	}
 	good, err := b.resolve(ctx, req.Good)
 	if err != nil {
@@ -156,7 +156,7 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 			return nil, err
 		}
 	}
-	job := b.startJob("bisect", map[string]any{"good": good.Hash, "bad": bad.Hash, "metric": metric.Name, "direction": req.Direction, "scan": req.Scan, "min_effect": req.MinEffect, "spec": b.Oracle.SpecHash()})
+	job := b.startJob(record.JobBisect, map[string]any{"good": good.Hash, "bad": bad.Hash, "metric": metric.Name, "direction": req.Direction, "scan": req.Scan, "min_effect": req.MinEffect, "spec": b.Oracle.SpecHash()})
 	b.progressf("bisect %s..%s (%d commits) on %s, direction %s, job %s", good.Short(), bad.Short(), len(chain)-1, metric.Name, req.Direction, job.ID)
 
 	state := bisectState{Confirmations: map[string]confirmation{}}
@@ -172,7 +172,7 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 		Confidence:  b.Config.Bisect.Confidence,
 		MinEffect:   b.Config.Bisect.MinEffect,
 		MaxRuns:     b.Config.Bisect.MaxRuns,
-		Better:      bisect.Better(metric.Better),
+		Better:      record.Better(metric.Better),
 		Direction:   req.Direction,
 		Parallel:    max(1, len(b.Config.Hosts)),
 		InitialRuns: b.Config.Bisect.Repeats,
@@ -184,7 +184,7 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 				line += fmt.Sprintf("  best %s p=%.3f", short(e.Best), e.Posterior)
 			}
 			b.progressf("%s", line)
-			b.saveJob(job, "running", state)
+			b.saveJob(job, record.JobRunning, state)
 		},
 	}
 	if req.MinEffect > 0 {
@@ -201,14 +201,14 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 			res, err = bisect.Bisect(ctx, hashes, oracle, opts)
 		}
 		if err != nil {
-			b.saveJob(job, "failed", state)
+			b.saveJob(job, record.JobFailed, state)
 			return nil, fmt.Errorf("bisect %s..%s: %w", good.Short(), bad.Short(), err)
 		}
 		rep = b.bisectReport(res, chain, metric)
 		unconfirmed, err := b.confirmCulprits(ctx, rep, metric.Name, state.Confirmations)
-		b.saveJob(job, "running", state)
+		b.saveJob(job, record.JobRunning, state)
 		if err != nil {
-			b.saveJob(job, "failed", state)
+			b.saveJob(job, record.JobFailed, state)
 			return nil, err
 		}
 		if unconfirmed == 0 || attempt == bisectAttempts {
@@ -221,14 +221,14 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 		for _, c := range res.Culprits {
 			hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name})
 			if err != nil {
-				b.saveJob(job, "failed", state)
+				b.saveJob(job, record.JobFailed, state)
 				return nil, err
 			}
 			rep.Hunks = append(rep.Hunks, hr)
 		}
 	}
 	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
-	b.saveJob(job, "done", state)
+	b.saveJob(job, record.JobDone, state)
 	return rep, nil
 }
 
@@ -271,7 +271,7 @@ func (b *Bot) confirmCulprits(ctx context.Context, rep *BisectReport, metric str
 	return unconfirmed, nil
 }
 
-func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric runner.Metric) *BisectReport {
+func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric record.Metric) *BisectReport {
 	byHash := map[string]gitops.Commit{}
 	for _, c := range chain {
 		byHash[c.Hash] = c
@@ -307,10 +307,10 @@ func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric run
 
 // startJob loads or creates the job record for the given parameters; its
 // id is a hash of them, so the same command finds the same job.
-func (b *Bot) startJob(kind string, params map[string]any) store.Job {
+func (b *Bot) startJob(kind record.JobKind, params map[string]any) store.Job {
 	raw, _ := json.Marshal(params) // plain strings
-	sum := sha256.Sum256(append([]byte(kind+"|"), raw...))
-	id := kind + "-" + hex.EncodeToString(sum[:6])
+	sum := sha256.Sum256(append([]byte(string(kind)+"|"), raw...))
+	id := string(kind) + "-" + hex.EncodeToString(sum[:6])
 	if j, ok, err := b.Store.Job(id); err == nil && ok {
 		b.progressf("resuming job %s (last state %s, updated %s)", id, j.Status, j.Updated.Format(time.RFC3339))
 		return j
@@ -320,7 +320,7 @@ func (b *Bot) startJob(kind string, params map[string]any) store.Job {
 
 // saveJob persists the job's probes so far. A failure to persist is logged,
 // not fatal: every measurement is already in the store.
-func (b *Bot) saveJob(j store.Job, status string, state any) {
+func (b *Bot) saveJob(j store.Job, status record.JobState, state any) {
 	raw, err := json.Marshal(state)
 	if err == nil {
 		j.State, j.Status, j.Updated = raw, status, now()
@@ -332,7 +332,7 @@ func (b *Bot) saveJob(j store.Job, status string, state any) {
 }
 
 // summarize summarizes the stored values of metric for t.
-func (b *Bot) summarize(t runner.Target, metric string) (stats.Summary, []float64, error) {
+func (b *Bot) summarize(t record.Target, metric string) (stats.Summary, []float64, error) {
 	vals, err := b.Store.Values(b.Oracle.SpecHash(), t.Key(), metric)
 	if err != nil {
 		return stats.Summary{}, nil, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/store"
 )
@@ -120,10 +121,10 @@ func (b *Bot) putCommit(c gitops.Commit) error {
 
 // metric returns the configured metric by name ("" is the primary); an
 // unknown name is the user's mistake.
-func (b *Bot) metric(name string) (runner.Metric, error) {
+func (b *Bot) metric(name string) (record.Metric, error) {
 	m, err := b.Config.Metric(name)
 	if err != nil {
-		return runner.Metric{}, &InputError{Err: err}
+		return record.Metric{}, &InputError{Err: err}
 	}
 	return m, nil
 }

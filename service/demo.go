@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/testbed"
 )
@@ -37,13 +37,13 @@ type DemoOptions struct {
 type DemoSummary struct {
 	Repo     string            `json:"repo"`
 	Commits  int               `json:"commits"`
-	Verdict  bisect.Verdict    `json:"verdict"`
+	Verdict  record.Outcome    `json:"verdict"`
 	Rows     []DemoRow         `json:"rows"`
 	Issues   []string          `json:"issues"`
 	Runs     int               `json:"runs"`
 	Builds   int               `json:"builds"`
 	Wall     float64           `json:"wall_seconds"`
-	Findings []*report.Finding `json:"-"`
+	Findings []*record.Finding `json:"-"`
 }
 
 // DemoRow is one ground-truth change, or one culprit that matches none.
@@ -109,12 +109,12 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 		return nil, err
 	}
 	fmt.Fprintf(opts.Progress, "searching %d commits %s..%s for every change of %s\n", n, root.Short(), head.Short(), cfg.Primary().Name)
-	rep, err := bot.Bisect(ctx, BisectRequest{Good: root.Hash, Bad: head.Hash, Direction: bisect.Any, Scan: demoScanStep, MinEffect: cfg.Detect.MinEffect})
+	rep, err := bot.Bisect(ctx, BisectRequest{Good: root.Hash, Bad: head.Hash, Direction: record.Any, Scan: demoScanStep, MinEffect: cfg.Detect.MinEffect})
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range rep.Culprits {
-		if c.Direction != bisect.Regression {
+		if c.Direction != record.Regression {
 			rep.Hunks = append(rep.Hunks, nil)
 			continue
 		}
@@ -142,7 +142,7 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 	filer := &report.Filer{Tracker: tracker, Index: bot.Store, PublishConfidence: cfg.Report.PublishConfidence, Reopen: cfg.Report.Reopen, Logger: opts.Logger}
 	sum := &DemoSummary{Repo: repoDir, Commits: n, Verdict: rep.Verdict, Findings: findings}
 	for _, f := range findings {
-		if f.Direction != string(bisect.Regression) {
+		if f.Direction != record.Regression {
 			continue
 		}
 		if err := filer.File(ctx, f); err != nil {
@@ -151,7 +151,7 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 		if err := bot.Store.PutFinding(*f); err != nil {
 			return nil, err
 		}
-		if f.State == report.StateFiled {
+		if f.State == record.StateFiled {
 			sum.Issues = append(sum.Issues, f.IssueURL)
 		}
 	}
@@ -185,8 +185,8 @@ func firstParentRoot(ctx context.Context, repo *gitops.Repo, head gitops.Commit)
 // compareWithManifest sets each ground-truth change beside the finding
 // whose culprit is its commit; culprits that match no change get rows of
 // their own.
-func compareWithManifest(m *testbed.Manifest, findings []*report.Finding) []DemoRow {
-	byCommit := map[string]*report.Finding{}
+func compareWithManifest(m *testbed.Manifest, findings []*record.Finding) []DemoRow {
+	byCommit := map[string]*record.Finding{}
 	for _, f := range findings {
 		for _, c := range f.Culprits {
 			byCommit[c.Commit.Hash] = f
@@ -203,7 +203,7 @@ func compareWithManifest(m *testbed.Manifest, findings []*report.Finding) []Demo
 			matched[ch.Commit] = true
 			fillFound(&row, f)
 			row.CommitMatch = true
-			row.HunkMatch = ch.Hunk != nil && hunkMatches(ch.Hunk, f.Hunks)
+			row.HunkMatch = ch.Hunk != nil && hunkMatches(ch.Hunk, f.Hunks())
 		}
 		rows = append(rows, row)
 	}
@@ -220,12 +220,12 @@ func compareWithManifest(m *testbed.Manifest, findings []*report.Finding) []Demo
 	return rows
 }
 
-func fillFound(row *DemoRow, f *report.Finding) {
+func fillFound(row *DemoRow, f *record.Finding) {
 	c := f.Culprits[0]
 	row.FoundCommit, row.DeltaPct, row.Confidence = c.Commit.Hash, c.DeltaPct, c.Confidence
 	row.Unconfirmed = f.Unconfirmed != ""
 	var hunks []string
-	for _, h := range f.Hunks {
+	for _, h := range f.Hunks() {
 		name := h.File
 		if h.Function != "" {
 			name += "::" + h.Function
@@ -241,7 +241,7 @@ func fillFound(row *DemoRow, f *report.Finding) {
 
 // hunkMatches reports whether a found hunk covers the lines that carry
 // the change.
-func hunkMatches(want *testbed.Hunk, found []report.Hunk) bool {
+func hunkMatches(want *testbed.Hunk, found []record.Hunk) bool {
 	for _, h := range found {
 		if h.File != want.File {
 			continue

@@ -8,8 +8,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
-	"github.com/perfbot/perfbot/report"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 	"github.com/perfbot/perfbot/store"
 )
@@ -36,7 +35,7 @@ const historyWindow = 20
 // the hunk search of each culprit in order, or nil. What the evidence
 // costs (the runs that give each side of a culprit endRuns values) is
 // added to the report's runs, builds and wall time.
-func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*report.Finding, error) {
+func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*record.Finding, error) {
 	metric, err := b.Config.Metric(rep.Metric)
 	if err != nil {
 		return nil, err
@@ -48,7 +47,7 @@ func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*report.Findin
 		rep.Builds += builds
 		rep.WallSeconds += wall
 	}()
-	var out []*report.Finding
+	var out []*record.Finding
 	switch {
 	case len(rep.Culprits) > 0:
 		for i, c := range rep.Culprits {
@@ -78,7 +77,7 @@ func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*report.Findin
 	return out, nil
 }
 
-func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritReport, hr *HunksReport, metric runner.Metric) (*report.Finding, error) {
+func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritReport, hr *HunksReport, metric record.Metric) (*record.Finding, error) {
 	culprit, err := b.Repo.Commit(ctx, c.Commit)
 	if err != nil {
 		return nil, err
@@ -110,8 +109,8 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		f.Unconfirmed = c.Confirmation
 		f.Warnings = append(f.Warnings, "Not confirmed: "+c.Confirmation+".")
 	}
-	f.Outcome = report.OutcomeCulprit
-	f.Direction = string(c.Direction)
+	f.Outcome = record.OutcomeCulprit
+	f.Direction = c.Direction
 	f.Good, f.Bad = good, bad
 	rc := b.reportCommit(culprit)
 	if p, err := b.Repo.Diff(ctx, parent.Hash, culprit.Hash); err == nil {
@@ -119,19 +118,20 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 			rc.Files = append(rc.Files, pathOf(fd))
 		}
 	}
-	f.Culprits = []report.Culprit{{Commit: rc, Confidence: c.Confidence, DeltaPct: c.DeltaPct, CILoPct: c.CIPct[0], CIHiPct: c.CIPct[1]}}
+	f.Culprits = []record.Culprit{{Commit: rc, Confidence: c.Confidence, DeltaPct: c.DeltaPct, CILoPct: c.CIPct[0], CIHiPct: c.CIPct[1]}}
 	f.Confidence = c.Confidence
 	if hr != nil {
+		fc := &f.Culprits[0]
 		for _, h := range hr.Hunks {
-			f.Hunks = append(f.Hunks, report.Hunk{ID: h.ID, File: h.File, Component: h.Component, Function: h.Function,
+			fc.Hunks = append(fc.Hunks, record.Hunk{ID: h.ID, File: h.File, Component: h.Component, Function: h.Function,
 				OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Diff: h.Diff})
 			if h.Component != "" && !contains(f.Components, h.Component) {
 				f.Components = append(f.Components, h.Component)
 			}
 		}
-		f.HunkEffect = &report.Effect{
-			AppliedPct: hr.Effect.Applied.DeltaPct, AppliedCIPct: halfWidth(hr.Effect.Applied.CIPct),
-			RevertedPct: hr.Effect.Reverted.DeltaPct, RevertedCIPct: halfWidth(hr.Effect.Reverted.CIPct),
+		fc.HunkEffect = &record.Effect{
+			AppliedPct: hr.Effect.Applied.DeltaPct, AppliedLoPct: hr.Effect.Applied.CIPct[0], AppliedHiPct: hr.Effect.Applied.CIPct[1],
+			RevertedPct: hr.Effect.Reverted.DeltaPct, RevertedLoPct: hr.Effect.Reverted.CIPct[0], RevertedHiPct: hr.Effect.Reverted.CIPct[1],
 		}
 		f.Warnings = append(f.Warnings, hr.Warnings...)
 	} else {
@@ -141,9 +141,9 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 			}
 		}
 	}
-	f.EnvGood, f.EnvDiffs = b.envEvidence(runner.Target{Commit: parent.Hash}, runner.Target{Commit: culprit.Hash})
+	f.EnvGood, f.EnvDiffs = b.envEvidence(record.Target{Commit: parent.Hash}, record.Target{Commit: culprit.Hash})
 	f.History = b.historyAround(rep, culprit.Hash, metric.Name)
-	f.Logs = b.lastLog(runner.Target{Commit: culprit.Hash})
+	f.Logs = b.lastLog(record.Target{Commit: culprit.Hash})
 	f.Reproduce = []string{
 		fmt.Sprintf("perfbot measure %s %s --repeats 10", parent.Short(), culprit.Short()),
 		fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s --direction %s", short(rep.Good.Commit), short(rep.Bad.Commit), metric.Name, rep.Direction),
@@ -154,18 +154,18 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 }
 
 // rangeFinding records a bisection that ended without a single culprit.
-func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric runner.Metric) (*report.Finding, error) {
+func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record.Metric) (*record.Finding, error) {
 	f := b.newFinding(rep, metric)
-	f.Outcome = report.Outcome(rep.Verdict)
+	f.Outcome = record.Outcome(rep.Verdict)
 	for _, e := range []struct {
-		dst *report.End
+		dst *record.End
 		src EndReport
 	}{{&f.Good, rep.Good}, {&f.Bad, rep.Bad}} {
 		c, err := b.Repo.Commit(ctx, e.src.Commit)
 		if err != nil {
 			return nil, err
 		}
-		*e.dst = report.End{Commit: b.reportCommit(c), N: e.src.N, Median: e.src.Median, Lo: e.src.CI[0], Hi: e.src.CI[1]}
+		*e.dst = record.End{Commit: b.reportCommit(c), N: e.src.N, Median: e.src.Median, Lo: e.src.CI[0], Hi: e.src.CI[1]}
 	}
 	for _, cand := range rep.Candidates {
 		c, err := b.Repo.Commit(ctx, cand.Commit)
@@ -174,20 +174,20 @@ func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric runner
 		}
 		f.Candidates = append(f.Candidates, b.reportCommit(c))
 	}
-	f.EnvGood, f.EnvDiffs = b.envEvidence(runner.Target{Commit: rep.Good.Commit}, runner.Target{Commit: rep.Bad.Commit})
+	f.EnvGood, f.EnvDiffs = b.envEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
 	f.Reproduce = []string{fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s", short(rep.Good.Commit), short(rep.Bad.Commit), metric.Name)}
 	f.ID = f.Fingerprint()
-	if f.Outcome == report.OutcomeNotReproduced {
+	if f.Outcome == record.OutcomeNotReproduced {
 		f.ID += "-nr"
 	}
 	return f, nil
 }
 
-func (b *Bot) newFinding(rep *BisectReport, metric runner.Metric) *report.Finding {
-	f := &report.Finding{
+func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Finding {
+	f := &record.Finding{
 		Created: now(), Repo: b.Config.Repo.URL, Metric: metric.Name, Unit: metric.Unit,
-		Direction: string(rep.Direction), Runs: rep.Runs, Builds: rep.Builds, WallSeconds: rep.WallSeconds,
-		Warnings: uniqueWarnings(rep.Warnings), State: report.StateKept,
+		Direction: rep.Direction, Runs: rep.Runs, Builds: rep.Builds, WallSeconds: rep.WallSeconds,
+		Warnings: uniqueWarnings(rep.Warnings), State: record.StateKept,
 		PublishConfidence: b.Config.Report.PublishConfidence,
 	}
 	if b.Config.GitHub.Repo != "" {
@@ -205,7 +205,7 @@ func (b *Bot) newFinding(rep *BisectReport, metric runner.Metric) *report.Findin
 		if p.Commit == rep.Good.Commit || p.Commit == rep.Bad.Commit {
 			verdict = "end"
 		}
-		f.Probes = append(f.Probes, report.Probe{Commit: b.reportCommit(byHash[p.Commit]), N: p.N, Median: p.Median, Status: p.Status, Verdict: verdict})
+		f.Probes = append(f.Probes, record.Probe{Commit: b.reportCommit(byHash[p.Commit]), N: p.N, Median: p.Median, Status: p.Status, Verdict: verdict})
 	}
 	for _, s := range rep.Skipped {
 		f.Skipped = append(f.Skipped, b.reportCommit(byHash[s.Commit]))
@@ -214,31 +214,31 @@ func (b *Bot) newFinding(rep *BisectReport, metric runner.Metric) *report.Findin
 }
 
 // end makes sure one side of a culprit has endRuns runs and summarizes it.
-func (b *Bot) end(ctx context.Context, c gitops.Commit, metric string) (report.End, error) {
-	t := runner.Target{Commit: c.Hash}
+func (b *Bot) end(ctx context.Context, c gitops.Commit, metric string) (record.End, error) {
+	t := record.Target{Commit: c.Hash}
 	if err := b.Oracle.Ensure(ctx, t, endRuns); err != nil {
-		return report.End{}, fmt.Errorf("measure %s for the evidence: %w", c.Short(), err)
+		return record.End{}, fmt.Errorf("measure %s for the evidence: %w", c.Short(), err)
 	}
 	s, _, err := b.summarize(t, metric)
 	if err != nil {
-		return report.End{}, err
+		return record.End{}, err
 	}
-	return report.End{Commit: b.reportCommit(c), N: s.N, Median: s.Median, Lo: s.Lo, Hi: s.Hi}, nil
+	return record.End{Commit: b.reportCommit(c), N: s.N, Median: s.Median, Lo: s.Lo, Hi: s.Hi}, nil
 }
 
-func (b *Bot) reportCommit(c gitops.Commit) report.Commit {
-	return report.Commit{Hash: c.Hash, Subject: c.Subject, Author: c.Author, Email: c.Email, Date: c.Time, Parents: len(c.Parents)}
+func (b *Bot) reportCommit(c gitops.Commit) record.Commit {
+	return record.Commit{Hash: c.Hash, Subject: c.Subject, Author: c.Author, Email: c.Email, Date: c.Time, Parents: len(c.Parents)}
 }
 
 // envEvidence returns the environment the good target's benchmark saw and
 // the variables that differ on the bad target.
-func (b *Bot) envEvidence(good, bad runner.Target) (map[string]string, []report.EnvDiff) {
+func (b *Bot) envEvidence(good, bad record.Target) (map[string]string, []record.EnvDiff) {
 	ge, gok := b.lastFingerprint(good)
 	be, bok := b.lastFingerprint(bad)
 	if !gok || !bok {
 		return ge.Env, nil
 	}
-	var diffs []report.EnvDiff
+	var diffs []record.EnvDiff
 	names := map[string]bool{}
 	for k := range ge.Env {
 		names[k] = true
@@ -248,14 +248,14 @@ func (b *Bot) envEvidence(good, bad runner.Target) (map[string]string, []report.
 	}
 	for k := range names {
 		if ge.Env[k] != be.Env[k] {
-			diffs = append(diffs, report.EnvDiff{Name: k, Good: ge.Env[k], Bad: be.Env[k]})
+			diffs = append(diffs, record.EnvDiff{Name: k, Good: ge.Env[k], Bad: be.Env[k]})
 		}
 	}
 	for _, d := range []struct{ name, g, b string }{
 		{"host", ge.Host, be.Host}, {"cpu", ge.CPUModel, be.CPUModel}, {"go", ge.GoVersion, be.GoVersion}, {"kernel", ge.Kernel, be.Kernel},
 	} {
 		if d.g != d.b {
-			diffs = append(diffs, report.EnvDiff{Name: "(" + d.name + ")", Good: d.g, Bad: d.b})
+			diffs = append(diffs, record.EnvDiff{Name: "(" + d.name + ")", Good: d.g, Bad: d.b})
 		}
 	}
 	sort.Slice(diffs, func(i, j int) bool { return diffs[i].Name < diffs[j].Name })
@@ -267,20 +267,20 @@ func (b *Bot) envEvidence(good, bad runner.Target) (map[string]string, []report.
 	return env, diffs
 }
 
-func (b *Bot) lastRun(t runner.Target) (runner.Run, bool) {
+func (b *Bot) lastRun(t record.Target) (record.Run, bool) {
 	runs, err := b.Store.Runs(store.RunFilter{TargetKey: t.Key(), SpecHash: b.Oracle.SpecHash(), Limit: 1})
 	if err != nil || len(runs) == 0 {
-		return runner.Run{}, false
+		return record.Run{}, false
 	}
 	return runs[0], true
 }
 
-func (b *Bot) lastFingerprint(t runner.Target) (runner.Fingerprint, bool) {
+func (b *Bot) lastFingerprint(t record.Target) (record.Fingerprint, bool) {
 	r, ok := b.lastRun(t)
 	return r.Fingerprint, ok
 }
 
-func (b *Bot) lastLog(t runner.Target) string {
+func (b *Bot) lastLog(t record.Target) string {
 	r, ok := b.lastRun(t)
 	if !ok {
 		return ""
@@ -306,7 +306,7 @@ func (b *Bot) historyAround(rep *BisectReport, culprit, metric string) []float64
 	}
 	var hist []float64
 	for i := max(0, idx-historyWindow); i < min(len(rep.chain), idx+historyWindow); i++ {
-		s, _, err := b.summarize(runner.Target{Commit: rep.chain[i].Hash}, metric)
+		s, _, err := b.summarize(record.Target{Commit: rep.chain[i].Hash}, metric)
 		if err == nil && s.N > 0 {
 			hist = append(hist, s.Median)
 		}
@@ -320,8 +320,6 @@ func pathOf(fd *gitops.FileDiff) string {
 	}
 	return fd.OldPath
 }
-
-func halfWidth(ci [2]float64) float64 { return (ci[1] - ci[0]) / 2 }
 
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
@@ -343,11 +341,11 @@ func (b *Bot) confirm(ctx context.Context, parent, culprit, metric string, delta
 	confirmed := false
 	for round := 0; round < confirmRounds && !confirmed; round++ {
 		for range confirmPairs {
-			g, err := b.freshRuns(ctx, runner.Target{Commit: parent}, 1)
+			g, err := b.freshRuns(ctx, record.Target{Commit: parent}, 1)
 			if err != nil {
 				return false, "", fmt.Errorf("confirm %s: %w", short(culprit), err)
 			}
-			bd, err := b.freshRuns(ctx, runner.Target{Commit: culprit}, 1)
+			bd, err := b.freshRuns(ctx, record.Target{Commit: culprit}, 1)
 			if err != nil {
 				return false, "", fmt.Errorf("confirm %s: %w", short(culprit), err)
 			}

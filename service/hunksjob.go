@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/record"
 )
 
 // HunksRequest asks which hunks of a change cause its effect.
@@ -154,7 +155,7 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		Groups:      groups,
 		Deps:        patch.Dependencies(),
 		Confidence:  0.999,
-		Better:      bisect.Better(metric.Better),
+		Better:      record.Better(metric.Better),
 		InitialRuns: max(b.Config.Bisect.Repeats, 8),
 		Logger:      b.Logger,
 		OnTest:      b.testProgress,
@@ -249,7 +250,7 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 	iso, err := bisect.Isolate(ctx, o, bisect.DDOptions{
 		Groups:      []bisect.Group{{Name: "env", Elements: names}},
 		Confidence:  0.999,
-		Better:      bisect.Better(metric.Better),
+		Better:      record.Better(metric.Better),
 		InitialRuns: max(b.Config.Bisect.Repeats, 8),
 		Logger:      b.Logger,
 		OnTest:      b.testProgress,

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/perfbot/perfbot/bisect"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
 
@@ -14,7 +14,7 @@ type Measurement struct {
 	Rev     string          `json:"rev"`
 	Commit  string          `json:"commit"`
 	Subject string          `json:"subject"`
-	Status  runner.Status   `json:"status"`
+	Status  record.Status   `json:"status"`
 	Error   string          `json:"error,omitempty"`
 	Metrics []MetricSummary `json:"metrics"`
 }
@@ -39,8 +39,8 @@ func (b *Bot) Measure(ctx context.Context, revs []string, repeats int) ([]Measur
 		if err != nil {
 			return nil, err
 		}
-		m := Measurement{Rev: rev, Commit: c.Hash, Subject: c.Subject, Status: runner.StatusOK}
-		t := runner.Target{Commit: c.Hash}
+		m := Measurement{Rev: rev, Commit: c.Hash, Subject: c.Subject, Status: record.StatusOK}
+		t := record.Target{Commit: c.Hash}
 		b.progressf("measure %s %s (%d runs)", c.Short(), c.Subject, repeats)
 		if err := b.Oracle.Ensure(ctx, t, repeats); err != nil {
 			if !errors.Is(err, bisect.ErrBroken) {
@@ -59,20 +59,20 @@ func (b *Bot) Measure(ctx context.Context, revs []string, repeats int) ([]Measur
 	return out, nil
 }
 
-func (b *Bot) lastStatus(t runner.Target) runner.Status {
+func (b *Bot) lastStatus(t record.Target) record.Status {
 	entry, err := b.Store.Cached(b.Oracle.SpecHash(), t.Key())
 	if err != nil || len(entry.Failed) == 0 {
-		return runner.StatusInfraError
+		return record.StatusInfraError
 	}
 	r, ok, err := b.Store.Run(entry.Failed[len(entry.Failed)-1].ID)
 	if err != nil || !ok {
-		return runner.StatusInfraError
+		return record.StatusInfraError
 	}
 	return r.Status
 }
 
 // summaries summarizes every configured metric of t from the store.
-func (b *Bot) summaries(t runner.Target) ([]MetricSummary, error) {
+func (b *Bot) summaries(t record.Target) ([]MetricSummary, error) {
 	var out []MetricSummary
 	for _, m := range b.Config.Metrics {
 		vals, err := b.Store.Values(b.Oracle.SpecHash(), t.Key(), m.Name)

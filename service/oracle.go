@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/store"
 )
@@ -95,7 +96,7 @@ func (o *Oracle) Counts() (runs, builds int) {
 // there are at least n ok runs. A target that fails to build or to
 // benchmark is broken: the error wraps bisect.ErrBroken and the failure is
 // recorded, so it is never built again for the same spec.
-func (o *Oracle) Values(ctx context.Context, t runner.Target, metric string, n int) ([]float64, error) {
+func (o *Oracle) Values(ctx context.Context, t record.Target, metric string, n int) ([]float64, error) {
 	if err := o.Ensure(ctx, t, n); err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func (o *Oracle) Values(ctx context.Context, t runner.Target, metric string, n i
 }
 
 // Ensure makes sure t has at least n ok runs recorded.
-func (o *Oracle) Ensure(ctx context.Context, t runner.Target, n int) error {
+func (o *Oracle) Ensure(ctx context.Context, t record.Target, n int) error {
 	key := t.Key()
 	lock := o.targetLock(key)
 	lock.Lock()
@@ -126,7 +127,7 @@ func (o *Oracle) Ensure(ctx context.Context, t runner.Target, n int) error {
 	return o.measure(ctx, t, missing)
 }
 
-func (o *Oracle) brokenError(t runner.Target, runID uint64) error {
+func (o *Oracle) brokenError(t record.Target, runID uint64) error {
 	r, ok, err := o.store.Run(runID)
 	if err != nil || !ok {
 		return fmt.Errorf("%s: %w", t.Short(), bisect.ErrBroken)
@@ -147,7 +148,7 @@ func (o *Oracle) targetLock(key string) *sync.Mutex {
 
 // measure runs missing more benchmark invocations of t on a slot, building
 // first unless the slot still holds t built.
-func (o *Oracle) measure(ctx context.Context, t runner.Target, missing int) error {
+func (o *Oracle) measure(ctx context.Context, t record.Target, missing int) error {
 	s, err := o.acquire(ctx, t.Key())
 	if err != nil {
 		return err
@@ -162,7 +163,7 @@ func (o *Oracle) measure(ctx context.Context, t runner.Target, missing int) erro
 		if err != nil {
 			var ae *gitops.ApplyError
 			if errors.As(err, &ae) {
-				return o.recordBroken(t, runner.StatusBuildFailed, err)
+				return o.recordBroken(t, record.StatusBuildFailed, err)
 			}
 			return &bisect.InfraError{Commit: t.Commit, Err: err}
 		}
@@ -171,10 +172,10 @@ func (o *Oracle) measure(ctx context.Context, t runner.Target, missing int) erro
 		o.count(0, 1)
 		run = o.runner.Measure
 	}
-	var status runner.Status
-	err = run(ctx, s.dir, t, missing, func(r runner.Run) error {
+	var status record.Status
+	err = run(ctx, s.dir, t, missing, func(r record.Run) error {
 		status = r.Status
-		if r.Status == runner.StatusOK || r.Status == runner.StatusBenchFailed {
+		if r.Status == record.StatusOK || r.Status == record.StatusBenchFailed {
 			o.count(1, 0)
 		}
 		return o.record(r)
@@ -186,7 +187,7 @@ func (o *Oracle) measure(ctx context.Context, t runner.Target, missing int) erro
 		}
 		return &bisect.InfraError{Commit: t.Commit, Err: err}
 	}
-	if status != runner.StatusOK {
+	if status != record.StatusOK {
 		s.built = ""
 		return o.brokenFromStore(t)
 	}
@@ -194,7 +195,7 @@ func (o *Oracle) measure(ctx context.Context, t runner.Target, missing int) erro
 	return nil
 }
 
-func (o *Oracle) brokenFromStore(t runner.Target) error {
+func (o *Oracle) brokenFromStore(t record.Target) error {
 	entry, err := o.store.Cached(o.spec, t.Key())
 	if err != nil || len(entry.Failed) == 0 {
 		return fmt.Errorf("%s: %w", t.Short(), bisect.ErrBroken)
@@ -204,8 +205,8 @@ func (o *Oracle) brokenFromStore(t runner.Target) error {
 
 // recordBroken stores a failed run for a target that could not even be
 // prepared (its hunks do not apply), so that it is not tried again.
-func (o *Oracle) recordBroken(t runner.Target, status runner.Status, cause error) error {
-	r := runner.Run{
+func (o *Oracle) recordBroken(t record.Target, status record.Status, cause error) error {
+	r := record.Run{
 		TargetKey: t.Key(),
 		SpecHash:  o.spec,
 		Target:    t,
@@ -220,7 +221,7 @@ func (o *Oracle) recordBroken(t runner.Target, status runner.Status, cause error
 	return fmt.Errorf("%s: %v: %w", t.Short(), cause, bisect.ErrBroken)
 }
 
-func (o *Oracle) record(r runner.Run) error {
+func (o *Oracle) record(r record.Run) error {
 	if _, err := o.store.AddRun(&r); err != nil {
 		return fmt.Errorf("record run of %s: %w", r.Target.Short(), err)
 	}
@@ -270,7 +271,7 @@ func (o *Oracle) acquire(ctx context.Context, key string) (*slot, error) {
 	}
 }
 
-func (o *Oracle) checkout(ctx context.Context, n int, t runner.Target) (string, error) {
+func (o *Oracle) checkout(ctx context.Context, n int, t record.Target) (string, error) {
 	if len(t.Hunks) == 0 {
 		return o.repo.Checkout(ctx, n, t.Commit)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/runner"
 )
@@ -85,17 +86,17 @@ func TestBisectJob(t *testing.T) {
 		n          int
 		level      func(int) float64
 		broken     func(int) bool
-		direction  bisect.Direction
-		want       bisect.Verdict
+		direction  record.Direction
+		want       record.Outcome
 		culprit    int // index, when want is culprit
 		candidates int
 	}{
-		{name: "culprit found", n: 40, level: step(23, 0.08), want: bisect.VerdictCulprit, culprit: 23},
-		{name: "regression at the oldest commit", n: 20, level: step(1, 0.08), want: bisect.VerdictCulprit, culprit: 1},
-		{name: "not reproduced", n: 20, level: step(100, 0), want: bisect.VerdictNotReproduced},
-		{name: "improvement", n: 30, level: step(11, -0.08), direction: bisect.Improvement, want: bisect.VerdictCulprit, culprit: 11},
+		{name: "culprit found", n: 40, level: step(23, 0.08), want: record.OutcomeCulprit, culprit: 23},
+		{name: "regression at the oldest commit", n: 20, level: step(1, 0.08), want: record.OutcomeCulprit, culprit: 1},
+		{name: "not reproduced", n: 20, level: step(100, 0), want: record.OutcomeNotReproduced},
+		{name: "improvement", n: 30, level: step(11, -0.08), direction: record.Improvement, want: record.OutcomeCulprit, culprit: 11},
 		{name: "culprit among broken commits", n: 30, level: step(15, 0.08), broken: func(i int) bool { return i >= 13 && i <= 15 },
-			want: bisect.VerdictCandidates, candidates: 4},
+			want: record.OutcomeCandidates, candidates: 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,14 +107,14 @@ func TestBisectJob(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.want, rep.Verdict)
 			switch tt.want {
-			case bisect.VerdictCulprit:
+			case record.OutcomeCulprit:
 				require.Len(t, rep.Culprits, 1)
 				require.Equal(t, h.commits[tt.culprit], rep.Culprits[0].Commit)
 				require.GreaterOrEqual(t, rep.Culprits[0].Confidence, 0.99)
 				require.Equal(t, fmt.Sprint(tt.culprit+1), rep.Culprits[0].Subject)
 				require.True(t, rep.Culprits[0].Confirmed, rep.Culprits[0].Confirmation)
 				require.Contains(t, rep.Culprits[0].Confirmation, "fresh interleaved runs")
-			case bisect.VerdictCandidates:
+			case record.OutcomeCandidates:
 				require.Len(t, rep.Candidates, tt.candidates)
 			}
 			require.Equal(t, rep.Runs, countOK(t, b), "runs counts the benchmark invocations")
@@ -156,7 +157,7 @@ func TestBisectUnconfirmedCulprit(t *testing.T) {
 	// The first search names the bad end; its fresh runs are back to
 	// normal, and the search over the range again lets the change go.
 	require.Contains(t, progress.String(), "not confirmed by fresh runs; searching the range again")
-	require.Equal(t, bisect.VerdictNotReproduced, rep.Verdict)
+	require.Equal(t, record.OutcomeNotReproduced, rep.Verdict)
 	for _, c := range rep.Culprits {
 		require.False(t, c.Confirmed, "culprit %s: %s", c.Subject, c.Confirmation)
 		require.Contains(t, rep.Warnings, fmt.Sprintf("culprit %s not confirmed: %s", short(c.Commit), c.Confirmation))

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/perfbot/perfbot/bisect"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/testbed"
 )
 
@@ -19,7 +19,7 @@ type testbedMeasurer struct{ b *Bot }
 var _ testbed.Measurer = testbedMeasurer{}
 
 func (m testbedMeasurer) Measure(ctx context.Context, commit string, repeats int) (map[string][]float64, error) {
-	vals, err := m.b.freshRuns(ctx, runner.Target{Commit: commit}, repeats)
+	vals, err := m.b.freshRuns(ctx, record.Target{Commit: commit}, repeats)
 	if errors.Is(err, bisect.ErrBroken) {
 		return nil, fmt.Errorf("%w: %v", testbed.ErrBuildFailed, err)
 	}
@@ -28,7 +28,7 @@ func (m testbedMeasurer) Measure(ctx context.Context, commit string, repeats int
 
 // freshRuns runs n more benchmark invocations of t, whatever the store
 // holds already, and returns the values of those runs by metric.
-func (b *Bot) freshRuns(ctx context.Context, t runner.Target, n int) (map[string][]float64, error) {
+func (b *Bot) freshRuns(ctx context.Context, t record.Target, n int) (map[string][]float64, error) {
 	spec := b.Oracle.SpecHash()
 	before, err := b.Store.Cached(spec, t.Key())
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -17,8 +17,8 @@ var benchMetrics = []string{"verify_tok_s", "decode_tok_s", "verify_ms"}
 
 // benchRun is run i of a history with one run a minute and ten runs per
 // commit.
-func benchRun(i int) *runner.Run {
-	return newRun(i/10, time.Duration(i)*time.Minute, runner.StatusOK, map[string]float64{
+func benchRun(i int) *record.Run {
+	return newRun(i/10, time.Duration(i)*time.Minute, record.StatusOK, map[string]float64{
 		benchMetrics[0]: 80 + float64(i%13),
 		benchMetrics[1]: 140 + float64(i%7),
 		benchMetrics[2]: 12 + float64(i%5)/10,
@@ -74,7 +74,7 @@ func buildStore1M() {
 	runs := (samples1M + len(benchMetrics) - 1) / len(benchMetrics)
 	const batch = 5000
 	for i := 0; i < runs; i += batch {
-		rs := make([]*runner.Run, 0, batch)
+		rs := make([]*record.Run, 0, batch)
 		for j := i; j < min(i+batch, runs); j++ {
 			rs = append(rs, benchRun(j))
 		}

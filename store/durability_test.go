@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -60,7 +60,7 @@ func TestDurabilityUnderKill(t *testing.T) {
 
 	samples := 0
 	for _, r := range runs {
-		if r.Status == runner.StatusOK {
+		if r.Status == record.StatusOK {
 			samples += len(r.Values)
 		}
 	}
@@ -108,19 +108,19 @@ func durabilityChild(path string) int {
 	}
 	log := strings.Repeat("step output line\n", 500) // runs that span pages
 	for i := 0; ; i++ {
-		batch := make([]*runner.Run, 1+i%batchSize)
+		batch := make([]*record.Run, 1+i%batchSize)
 		for j := range batch {
 			n := i*batchSize + j
-			status := runner.StatusOK
+			status := record.StatusOK
 			switch {
 			case n%5 == 4:
-				status = runner.StatusBuildFailed
+				status = record.StatusBuildFailed
 			case n%7 == 6:
-				status = runner.StatusInfraError
+				status = record.StatusInfraError
 			}
 			r := newRun(n%11, time.Duration(n)*time.Minute, status,
 				map[string]float64{"verify_tok_s": 80 + float64(n%9), "decode_tok_s": 140, "verify_ms": 12})
-			r.Logs = []runner.Log{{Step: "engine", Output: log}}
+			r.Logs = []record.Log{{Step: "engine", Output: log}}
 			batch[j] = r
 		}
 		if err := db.AddRuns(batch); err != nil {

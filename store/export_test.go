@@ -6,9 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/perfbot/perfbot/runner"
 )
 
 // WriteSchemaVersion sets the schema version of the closed store at path,
@@ -36,9 +35,9 @@ func CheckConsistency(db *DB) error {
 		if len(errs) > 0 {
 			return fmt.Errorf("bbolt check: %w", errors.Join(errs...))
 		}
-		runs := map[uint64]runner.Run{}
+		runs := map[uint64]record.Run{}
 		err := tx.Bucket(bucketRuns).ForEach(func(k, v []byte) error {
-			var r runner.Run
+			var r record.Run
 			if err := json.Unmarshal(v, &r); err != nil {
 				return err
 			}
@@ -64,13 +63,13 @@ func CheckConsistency(db *DB) error {
 				}
 				derived++
 			}
-			if r.Status != runner.StatusInfraError {
+			if r.Status != record.StatusInfraError {
 				if !has(tx.Bucket(bucketCache), indexKey(prefixKey(r.SpecHash, r.TargetKey), st)) {
 					return fmt.Errorf("run %d has no cache entry", id)
 				}
 				derived++
 			}
-			if r.Status != runner.StatusOK {
+			if r.Status != record.StatusOK {
 				continue
 			}
 			for m, want := range r.Values {
@@ -111,4 +110,26 @@ func CheckConsistency(db *DB) error {
 func has(b *bolt.Bucket, key []byte) bool {
 	k, _ := b.Cursor().Seek(key)
 	return bytes.Equal(k, key)
+}
+
+// WriteRawFinding stores raw JSON under key in the findings bucket and, when
+// issue is not zero, the issue under key, to stand for a finding written by
+// an older perfbot; the schema version is set to version.
+func WriteRawFinding(path, key, raw string, issue int, version string) error {
+	b, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return b.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketFindings).Put([]byte(key), []byte(raw)); err != nil {
+			return err
+		}
+		if issue != 0 {
+			if err := tx.Bucket(bucketIssues).Put([]byte(key), []byte(fmt.Sprint(issue))); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte(version))
+	})
 }

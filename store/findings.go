@@ -8,13 +8,12 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/perfbot/perfbot/report"
 )
 
 // PutFinding records f under f.ID, replacing the finding with the same id.
-func (db *DB) PutFinding(f report.Finding) error {
+func (db *DB) PutFinding(f record.Finding) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error { return putFinding(tx, f) })
 }
 
@@ -22,7 +21,7 @@ func (db *DB) PutFinding(f report.Finding) error {
 // transaction, so that the finding is never stored as filed without the
 // record that stops a second issue (or the reverse). The issue is recorded
 // under f.ID, which is the finding's fingerprint.
-func (db *DB) PutFindingIssue(f report.Finding, number int) error {
+func (db *DB) PutFindingIssue(f record.Finding, number int) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		if err := putFinding(tx, f); err != nil {
 			return err
@@ -34,7 +33,7 @@ func (db *DB) PutFindingIssue(f report.Finding, number int) error {
 // Finding returns the finding whose id is id or, failing that, the only
 // finding whose id starts with id. A prefix that several ids share is an
 // error wrapping ErrAmbiguous.
-func (db *DB) Finding(id string) (f report.Finding, ok bool, err error) {
+func (db *DB) Finding(id string) (f record.Finding, ok bool, err error) {
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		f, ok, err = getFinding(tx, id)
 		return err
@@ -43,7 +42,7 @@ func (db *DB) Finding(id string) (f report.Finding, ok bool, err error) {
 }
 
 // Findings returns every finding, newest first.
-func (db *DB) Findings() (fs []report.Finding, err error) {
+func (db *DB) Findings() (fs []record.Finding, err error) {
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		fs, err = listFindings(tx)
 		return err
@@ -67,7 +66,7 @@ func (db *DB) SetIssue(fingerprint string, number int) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error { return setIssue(tx, fingerprint, number) })
 }
 
-func putFinding(tx *bolt.Tx, f report.Finding) error {
+func putFinding(tx *bolt.Tx, f record.Finding) error {
 	if f.ID == "" {
 		return fmt.Errorf("put finding of %s: no id (set it to the fingerprint)", f.Metric)
 	}
@@ -77,8 +76,8 @@ func putFinding(tx *bolt.Tx, f report.Finding) error {
 	return nil
 }
 
-func getFinding(tx *bolt.Tx, id string) (report.Finding, bool, error) {
-	var f report.Finding
+func getFinding(tx *bolt.Tx, id string) (record.Finding, bool, error) {
+	var f record.Finding
 	if id == "" {
 		return f, false, errors.New("get finding: empty id")
 	}
@@ -115,10 +114,10 @@ func uniqueKey(b *bolt.Bucket, id []byte) ([]byte, error) {
 	}
 }
 
-func listFindings(tx *bolt.Tx) ([]report.Finding, error) {
-	var fs []report.Finding
+func listFindings(tx *bolt.Tx) ([]record.Finding, error) {
+	var fs []record.Finding
 	err := tx.Bucket(bucketFindings).ForEach(func(k, v []byte) error {
-		var f report.Finding
+		var f record.Finding
 		if err := json.Unmarshal(v, &f); err != nil {
 			return fmt.Errorf("list findings: decode %s: %w", k, err)
 		}

@@ -7,18 +7,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/report"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/storetest"
 )
 
-func finding(id string, created time.Duration) report.Finding {
-	return report.Finding{ID: id, Created: t0.Add(created), Metric: "verify_tok_s", Outcome: report.OutcomeCulprit}
+func finding(id string, created time.Duration) record.Finding {
+	return record.Finding{ID: id, Created: t0.Add(created), Metric: "verify_tok_s", Outcome: record.OutcomeCulprit}
 }
 
 func TestFindings(t *testing.T) {
 	db := storetest.Open(t)
-	for _, f := range []report.Finding{
+	for _, f := range []record.Finding{
 		finding("perfbotfpaa11", time.Hour),
 		finding("perfbotfpaa22", 3*time.Hour),
 		finding("perfbotfpbb33", 2*time.Hour),
@@ -66,15 +66,17 @@ func TestFindings(t *testing.T) {
 
 func TestFindingRoundTrip(t *testing.T) {
 	db := storetest.Open(t)
-	f := report.Finding{
-		Created: t0, Metric: "verify_tok_s", Unit: "tok/s", Direction: "regression", Outcome: report.OutcomeCulprit,
-		Good:       report.End{Commit: report.Commit{Hash: commitHash(0)}, N: 5, Median: 88.8, Lo: 88.1, Hi: 89.2},
-		Bad:        report.End{Commit: report.Commit{Hash: commitHash(9)}, N: 5, Median: 82.2, Lo: 81.9, Hi: 82.6},
-		Culprits:   []report.Culprit{{Commit: report.Commit{Hash: commitHash(4), Subject: "communicator: LL"}, Confidence: 0.995, DeltaPct: -7.4}},
-		Hunks:      []report.Hunk{{ID: "h1", File: "communicator/allreduce.go", Component: "communicator", Diff: "@@ -1 +1 @@\n-a\n+b\n"}},
-		HunkEffect: &report.Effect{AppliedPct: -7.1, RevertedPct: 7.0},
-		EnvDiffs:   []report.EnvDiff{{Name: "NCCL_PROTO", Good: "Simple", Bad: "LL"}},
-		State:      report.StateKept,
+	f := record.Finding{
+		Created: t0, Metric: "verify_tok_s", Unit: "tok/s", Direction: "regression", Outcome: record.OutcomeCulprit,
+		Good: record.End{Commit: record.Commit{Hash: commitHash(0)}, N: 5, Median: 88.8, Lo: 88.1, Hi: 89.2},
+		Bad:  record.End{Commit: record.Commit{Hash: commitHash(9)}, N: 5, Median: 82.2, Lo: 81.9, Hi: 82.6},
+		Culprits: []record.Culprit{{
+			Commit: record.Commit{Hash: commitHash(4), Subject: "communicator: LL"}, Confidence: 0.995, DeltaPct: -7.4,
+			Hunks:      []record.Hunk{{ID: "h1", File: "communicator/allreduce.go", Component: "communicator", Diff: "@@ -1 +1 @@\n-a\n+b\n"}},
+			HunkEffect: &record.Effect{AppliedPct: -7.1, RevertedPct: 7.0},
+		}},
+		EnvDiffs: []record.EnvDiff{{Name: "NCCL_PROTO", Good: "Simple", Bad: "LL"}},
+		State:    record.StateKept,
 	}
 	f.ID = f.Fingerprint()
 	require.NoError(t, db.PutFinding(f))
@@ -83,7 +85,7 @@ func TestFindingRoundTrip(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, f, got)
 
-	require.ErrorContains(t, db.PutFinding(report.Finding{Metric: "verify_tok_s"}), "no id")
+	require.ErrorContains(t, db.PutFinding(record.Finding{Metric: "verify_tok_s"}), "no id")
 }
 
 func TestIssues(t *testing.T) {
@@ -119,7 +121,7 @@ func TestIssues(t *testing.T) {
 func TestPutFindingIssue(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		finding   report.Finding
+		finding   record.Finding
 		number    int
 		wantErr   string
 		wantStore bool

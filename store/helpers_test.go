@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 )
 
 // t0 is the start of the test histories.
@@ -23,27 +23,27 @@ func commitHash(n int) string {
 	return hex.EncodeToString(sum[:])
 }
 
-type runOpt func(*runner.Run)
+type runOpt func(*record.Run)
 
-func withSpec(h string) runOpt { return func(r *runner.Run) { r.SpecHash = h } }
-func withHost(h string) runOpt { return func(r *runner.Run) { r.Host = h } }
+func withSpec(h string) runOpt { return func(r *record.Run) { r.SpecHash = h } }
+func withHost(h string) runOpt { return func(r *record.Run) { r.Host = h } }
 
 func withHunks(patch string, hunks ...string) runOpt {
-	return func(r *runner.Run) { r.Target.Patch, r.Target.Hunks = patch, hunks }
+	return func(r *record.Run) { r.Target.Patch, r.Target.Hunks = patch, hunks }
 }
 
-func withEnv(env map[string]string) runOpt { return func(r *runner.Run) { r.Target.Env = env } }
+func withEnv(env map[string]string) runOpt { return func(r *record.Run) { r.Target.Env = env } }
 
 // newRun is a run of commit n started at t0+at under specA on host "gpu0".
-func newRun(n int, at time.Duration, status runner.Status, values map[string]float64, opts ...runOpt) *runner.Run {
-	r := &runner.Run{
+func newRun(n int, at time.Duration, status record.Status, values map[string]float64, opts ...runOpt) *record.Run {
+	r := &record.Run{
 		SpecHash: specA,
-		Target:   runner.Target{Commit: commitHash(n)},
+		Target:   record.Target{Commit: commitHash(n)},
 		Host:     "gpu0",
 		Status:   status,
 		Started:  t0.Add(at),
 		Duration: 90 * time.Second,
-		Fingerprint: runner.Fingerprint{
+		Fingerprint: record.Fingerprint{
 			Host: "gpu0", OS: "linux", CPUModel: "EPYC", CPUs: 64,
 			Env: map[string]string{"NCCL_PROTO": "LL"},
 		},

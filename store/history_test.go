@@ -7,23 +7,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/storetest"
 )
 
 func TestHistory(t *testing.T) {
 	db := storetest.Open(t)
-	for _, r := range []*runner.Run{
-		newRun(1, 1*time.Hour, runner.StatusOK, map[string]float64{"verify_tok_s": 88.8, "decode_tok_s": 140}), // 1
-		newRun(2, 2*time.Hour, runner.StatusOK, map[string]float64{"verify_tok_s": 88.1, "decode_tok_s": 141}), // 2
-		newRun(3, 3*time.Hour, runner.StatusBuildFailed, tok(1)),                                               // 3
-		newRun(4, 4*time.Hour, runner.StatusOK, tok(82.2), withHost("gpu1")),                                   // 4
-		newRun(4, 5*time.Hour, runner.StatusOK, tok(60), withHunks("p", "h1")),                                 // 5
-		newRun(4, 6*time.Hour, runner.StatusOK, tok(94), withEnv(map[string]string{"NCCL_PROTO": "Simple"})),   // 6
-		newRun(4, 7*time.Hour, runner.StatusInfraError, tok(2)),                                                // 7
-		newRun(1, 8*time.Hour, runner.StatusOK, tok(88.5), withSpec(specB)),                                    // 8
-		newRun(4, 30*time.Minute, runner.StatusOK, tok(82.0)),                                                  // 9, imported late
+	for _, r := range []*record.Run{
+		newRun(1, 1*time.Hour, record.StatusOK, map[string]float64{"verify_tok_s": 88.8, "decode_tok_s": 140}), // 1
+		newRun(2, 2*time.Hour, record.StatusOK, map[string]float64{"verify_tok_s": 88.1, "decode_tok_s": 141}), // 2
+		newRun(3, 3*time.Hour, record.StatusBuildFailed, tok(1)),                                               // 3
+		newRun(4, 4*time.Hour, record.StatusOK, tok(82.2), withHost("gpu1")),                                   // 4
+		newRun(4, 5*time.Hour, record.StatusOK, tok(60), withHunks("p", "h1")),                                 // 5
+		newRun(4, 6*time.Hour, record.StatusOK, tok(94), withEnv(map[string]string{"NCCL_PROTO": "Simple"})),   // 6
+		newRun(4, 7*time.Hour, record.StatusInfraError, tok(2)),                                                // 7
+		newRun(1, 8*time.Hour, record.StatusOK, tok(88.5), withSpec(specB)),                                    // 8
+		newRun(4, 30*time.Minute, record.StatusOK, tok(82.0)),                                                  // 9, imported late
 	} {
 		_, err := db.AddRun(r)
 		require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestHistory(t *testing.T) {
 
 func TestHistoryRowFields(t *testing.T) {
 	db := storetest.Open(t)
-	r := newRun(4, time.Hour, runner.StatusOK, tok(82.2), withHost("gpu1"))
+	r := newRun(4, time.Hour, record.StatusOK, tok(82.2), withHost("gpu1"))
 	_, err := db.AddRun(r)
 	require.NoError(t, err)
 	rows, err := db.History(store.HistoryQuery{})

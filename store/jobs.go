@@ -7,21 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
-)
-
-// Job kinds.
-const (
-	JobBisect    = "bisect"
-	JobHunks     = "hunks"
-	JobEnvBisect = "envbisect"
-)
-
-// Job states.
-const (
-	JobRunning = "running"
-	JobDone    = "done"
-	JobFailed  = "failed"
 )
 
 // Job is a search persisted after every probe, so that a killed process
@@ -29,10 +16,10 @@ const (
 // store keeps them as they are.
 type Job struct {
 	ID      string          `json:"id"`
-	Kind    string          `json:"kind"` // JobBisect, JobHunks or JobEnvBisect
+	Kind    record.JobKind  `json:"kind"`
 	Params  json.RawMessage `json:"params,omitempty"`
 	State   json.RawMessage `json:"state,omitempty"`
-	Status  string          `json:"status"` // JobRunning, JobDone or JobFailed
+	Status  record.JobState `json:"status"`
 	Created time.Time       `json:"created"`
 	Updated time.Time       `json:"updated"`
 }
@@ -64,15 +51,11 @@ func validateJob(j Job) error {
 	if j.ID == "" {
 		return errors.New("job has no id")
 	}
-	switch j.Kind {
-	case JobBisect, JobHunks, JobEnvBisect:
-	default:
-		return fmt.Errorf("job %s: unknown kind %q (want %s, %s or %s)", j.ID, j.Kind, JobBisect, JobHunks, JobEnvBisect)
+	if !j.Kind.Valid() {
+		return fmt.Errorf("job %s: unknown kind %q (want %s, %s or %s)", j.ID, j.Kind, record.JobBisect, record.JobHunks, record.JobEnvBisect)
 	}
-	switch j.Status {
-	case JobRunning, JobDone, JobFailed:
-	default:
-		return fmt.Errorf("job %s: unknown status %q (want %s, %s or %s)", j.ID, j.Status, JobRunning, JobDone, JobFailed)
+	if !j.Status.Valid() {
+		return fmt.Errorf("job %s: unknown status %q (want %s, %s or %s)", j.ID, j.Status, record.JobRunning, record.JobDone, record.JobFailed)
 	}
 	for _, f := range []struct {
 		name string

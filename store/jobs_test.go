@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/storetest"
 )
@@ -18,9 +19,9 @@ func TestJobs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, jobs)
 
-	older := store.Job{ID: "bisect-1", Kind: store.JobBisect, Status: store.JobDone, Created: t0, Updated: t0.Add(time.Hour)}
+	older := store.Job{ID: "bisect-1", Kind: record.JobBisect, Status: record.JobDone, Created: t0, Updated: t0.Add(time.Hour)}
 	newer := store.Job{
-		ID: "hunks-2", Kind: store.JobHunks, Status: store.JobRunning, Created: t0.Add(time.Hour), Updated: t0.Add(time.Hour),
+		ID: "hunks-2", Kind: record.JobHunks, Status: record.JobRunning, Created: t0.Add(time.Hour), Updated: t0.Add(time.Hour),
 		Params: json.RawMessage(`{"rev":"abc"}`), State: json.RawMessage(`{"tested":[]}`),
 	}
 	require.NoError(t, db.PutJob(older))
@@ -47,7 +48,7 @@ func TestJobs(t *testing.T) {
 }
 
 func TestPutJobRejects(t *testing.T) {
-	valid := store.Job{ID: "j", Kind: store.JobEnvBisect, Status: store.JobFailed}
+	valid := store.Job{ID: "j", Kind: record.JobEnvBisect, Status: record.JobFailed}
 	for _, tc := range []struct {
 		name    string
 		edit    func(*store.Job)

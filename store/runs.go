@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/perfbot/perfbot/runner"
 )
 
 // runHead is what runs_by_time says about a run: enough to filter runs
@@ -24,7 +23,7 @@ type runHead struct {
 
 // cacheRecord is one attempt at a (spec, target) pair.
 type cacheRecord struct {
-	Status runner.Status      `json:"status"`
+	Status record.Status      `json:"status"`
 	Values map[string]float64 `json:"values,omitempty"`
 }
 
@@ -35,7 +34,7 @@ type sampleRecord struct {
 	TargetKey string        `json:"target"`
 	SpecHash  string        `json:"spec"`
 	Host      string        `json:"host"`
-	Status    runner.Status `json:"status"`
+	Status    record.Status `json:"status"`
 	// Plain is true for a commit measured as it is: no hunks, no
 	// environment overrides. History shows only these by default.
 	Plain bool `json:"plain"`
@@ -45,7 +44,7 @@ type sampleRecord struct {
 type RunRef struct {
 	ID      uint64             `json:"id"`
 	Started time.Time          `json:"started"`
-	Status  runner.Status      `json:"status"`
+	Status  record.Status      `json:"status"`
 	Values  map[string]float64 `json:"values,omitempty"`
 }
 
@@ -84,8 +83,8 @@ type RunFilter struct {
 // returns the id it assigned (also set in r.ID once the transaction has
 // committed; an id r already had is replaced). Only ok runs contribute
 // samples.
-func (db *DB) AddRun(r *runner.Run) (uint64, error) {
-	if err := db.AddRuns([]*runner.Run{r}); err != nil {
+func (db *DB) AddRun(r *record.Run) (uint64, error) {
+	if err := db.AddRuns([]*record.Run{r}); err != nil {
 		return 0, err
 	}
 	return r.ID, nil
@@ -93,7 +92,7 @@ func (db *DB) AddRun(r *runner.Run) (uint64, error) {
 
 // AddRuns records every run in one transaction: all of them or none. It is
 // meant for imports and bulk loads; each run gets a new id as in AddRun.
-func (db *DB) AddRuns(runs []*runner.Run) error {
+func (db *DB) AddRuns(runs []*record.Run) error {
 	if len(runs) == 0 {
 		return nil
 	}
@@ -123,7 +122,7 @@ func (db *DB) AddRuns(runs []*runner.Run) error {
 }
 
 // Run returns the run with the id, and false if there is none.
-func (db *DB) Run(id uint64) (r runner.Run, ok bool, err error) {
+func (db *DB) Run(id uint64) (r record.Run, ok bool, err error) {
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		r, ok, err = getRun(tx, id)
 		return err
@@ -132,7 +131,7 @@ func (db *DB) Run(id uint64) (r runner.Run, ok bool, err error) {
 }
 
 // Runs returns the runs that match f, newest (by start time) first.
-func (db *DB) Runs(f RunFilter) (runs []runner.Run, err error) {
+func (db *DB) Runs(f RunFilter) (runs []record.Run, err error) {
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		runs, err = listRuns(tx, f)
 		return err
@@ -162,7 +161,7 @@ func (db *DB) Values(specHash, targetKey, metric string) ([]float64, error) {
 // Status returns the status of the latest attempt at the target under the
 // spec (build_failed when the latest attempt failed to build), and false
 // when the target was never attempted.
-func (db *DB) Status(specHash, targetKey string) (s runner.Status, ok bool, err error) {
+func (db *DB) Status(specHash, targetKey string) (s record.Status, ok bool, err error) {
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		s, ok, err = latestStatus(tx, specHash, targetKey)
 		return err
@@ -177,7 +176,7 @@ const appendFill = 0.9
 // latestStamp is the largest time a stamp holds.
 var latestStamp = time.Unix(0, math.MaxInt64)
 
-func validateRun(r *runner.Run) error {
+func validateRun(r *record.Run) error {
 	if r == nil {
 		return errors.New("nil run")
 	}
@@ -192,7 +191,7 @@ func validateRun(r *runner.Run) error {
 		}
 	}
 	switch r.Status {
-	case runner.StatusOK, runner.StatusBuildFailed, runner.StatusBenchFailed, runner.StatusInfraError:
+	case record.StatusOK, record.StatusBuildFailed, record.StatusBenchFailed, record.StatusInfraError:
 	default:
 		return fmt.Errorf("run of %s has unknown status %q", r.Target.Short(), r.Status)
 	}
@@ -214,7 +213,7 @@ func validateRun(r *runner.Run) error {
 }
 
 // addRun writes the run and everything derived from it; r must be valid.
-func addRun(tx *bolt.Tx, r *runner.Run) (uint64, error) {
+func addRun(tx *bolt.Tx, r *record.Run) (uint64, error) {
 	runs := tx.Bucket(bucketRuns)
 	id, err := runs.NextSequence()
 	if err != nil {
@@ -232,13 +231,13 @@ func addRun(tx *bolt.Tx, r *runner.Run) (uint64, error) {
 	if err := indexRun(tx, id, st, r); err != nil {
 		return 0, err
 	}
-	if r.Status != runner.StatusInfraError {
+	if r.Status != record.StatusInfraError {
 		key := indexKey(prefixKey(r.SpecHash, r.TargetKey), st)
 		if err := putJSON(tx.Bucket(bucketCache), key, cacheRecord{Status: r.Status, Values: r.Values}); err != nil {
 			return 0, fmt.Errorf("add run %d: cache: %w", id, err)
 		}
 	}
-	if r.Status == runner.StatusOK {
+	if r.Status == record.StatusOK {
 		if err := addSamples(tx, id, st, r); err != nil {
 			return 0, err
 		}
@@ -248,7 +247,7 @@ func addRun(tx *bolt.Tx, r *runner.Run) (uint64, error) {
 
 // indexRun writes the run's entries in runs_by_time, runs_by_target and
 // runs_by_commit.
-func indexRun(tx *bolt.Tx, id uint64, st []byte, r *runner.Run) error {
+func indexRun(tx *bolt.Tx, id uint64, st []byte, r *record.Run) error {
 	byTime := tx.Bucket(bucketRunsByTime)
 	byTime.FillPercent = appendFill
 	head := runHead{TargetKey: r.TargetKey, SpecHash: r.SpecHash, Commit: r.Target.Commit}
@@ -269,7 +268,7 @@ func indexRun(tx *bolt.Tx, id uint64, st []byte, r *runner.Run) error {
 	return nil
 }
 
-func addSamples(tx *bolt.Tx, id uint64, st []byte, r *runner.Run) error {
+func addSamples(tx *bolt.Tx, id uint64, st []byte, r *record.Run) error {
 	samples := tx.Bucket(bucketSamples)
 	plain := len(r.Target.Hunks) == 0 && len(r.Target.Env) == 0
 	for metric, v := range r.Values {
@@ -289,8 +288,8 @@ func addSamples(tx *bolt.Tx, id uint64, st []byte, r *runner.Run) error {
 	return nil
 }
 
-func getRun(tx *bolt.Tx, id uint64) (runner.Run, bool, error) {
-	var r runner.Run
+func getRun(tx *bolt.Tx, id uint64) (record.Run, bool, error) {
+	var r record.Run
 	ok, err := getJSON(tx.Bucket(bucketRuns), runKey(id), &r)
 	if err != nil {
 		return r, false, fmt.Errorf("get run %d: %w", id, err)
@@ -300,7 +299,7 @@ func getRun(tx *bolt.Tx, id uint64) (runner.Run, bool, error) {
 
 // listRuns walks the narrowest index the filter allows, newest first, and
 // decodes only the runs that match.
-func listRuns(tx *bolt.Tx, f RunFilter) ([]runner.Run, error) {
+func listRuns(tx *bolt.Tx, f RunFilter) ([]record.Run, error) {
 	bucket, prefix := bucketRunsByTime, []byte(nil)
 	switch {
 	case f.TargetKey != "":
@@ -309,7 +308,7 @@ func listRuns(tx *bolt.Tx, f RunFilter) ([]runner.Run, error) {
 		bucket, prefix = bucketRunsByCommit, prefixKey(f.Commit)
 	}
 	byTime := tx.Bucket(bucketRunsByTime)
-	var runs []runner.Run
+	var runs []record.Run
 	err := walkNewest(tx.Bucket(bucket), prefix, nil, func(k, _ []byte) (bool, error) {
 		st := k[len(k)-stampLen:]
 		var h runHead
@@ -348,7 +347,7 @@ func cached(tx *bolt.Tx, specHash, targetKey string) (CacheEntry, error) {
 		if err != nil {
 			return e, fmt.Errorf("cache of %s under spec %s: %w", targetKey, specHash, err)
 		}
-		if ref.Status == runner.StatusOK {
+		if ref.Status == record.StatusOK {
 			e.OK = append(e.OK, ref)
 		} else {
 			e.Failed = append(e.Failed, ref)
@@ -357,7 +356,7 @@ func cached(tx *bolt.Tx, specHash, targetKey string) (CacheEntry, error) {
 	return e, nil
 }
 
-func latestStatus(tx *bolt.Tx, specHash, targetKey string) (runner.Status, bool, error) {
+func latestStatus(tx *bolt.Tx, specHash, targetKey string) (record.Status, bool, error) {
 	var (
 		ref   RunRef
 		found bool

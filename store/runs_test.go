@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/storetest"
 )
@@ -16,20 +16,20 @@ import (
 func TestAddRunRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		run     *runner.Run
+		run     *record.Run
 		wantErr string
 	}{
 		{name: "nil run", run: nil, wantErr: "nil run"},
-		{name: "no target key", run: edit(newRun(1, 0, runner.StatusOK, tok(1)), func(r *runner.Run) { r.TargetKey = "" }), wantErr: "no target key"},
-		{name: "no spec hash", run: newRun(1, 0, runner.StatusOK, tok(1), withSpec("")), wantErr: "no spec hash"},
-		{name: "no commit", run: edit(newRun(1, 0, runner.StatusOK, tok(1)), func(r *runner.Run) { r.Target.Commit = "" }), wantErr: "no target commit"},
-		{name: "NUL in a key", run: newRun(1, 0, runner.StatusOK, tok(1), withSpec("a\x00b")), wantErr: "NUL byte"},
+		{name: "no target key", run: edit(newRun(1, 0, record.StatusOK, tok(1)), func(r *record.Run) { r.TargetKey = "" }), wantErr: "no target key"},
+		{name: "no spec hash", run: newRun(1, 0, record.StatusOK, tok(1), withSpec("")), wantErr: "no spec hash"},
+		{name: "no commit", run: edit(newRun(1, 0, record.StatusOK, tok(1)), func(r *record.Run) { r.Target.Commit = "" }), wantErr: "no target commit"},
+		{name: "NUL in a key", run: newRun(1, 0, record.StatusOK, tok(1), withSpec("a\x00b")), wantErr: "NUL byte"},
 		{name: "unknown status", run: newRun(1, 0, "crashed", tok(1)), wantErr: `unknown status "crashed"`},
-		{name: "no start time", run: edit(newRun(1, 0, runner.StatusOK, tok(1)), func(r *runner.Run) { r.Started = time.Time{} }), wantErr: "no start time"},
-		{name: "start before 1970", run: edit(newRun(1, 0, runner.StatusOK, tok(1)), func(r *runner.Run) { r.Started = time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC) }), wantErr: "outside 1970..2262"},
-		{name: "NaN value", run: newRun(1, 0, runner.StatusOK, tok(math.NaN())), wantErr: "verify_tok_s value NaN is not a finite number"},
-		{name: "infinite value", run: newRun(1, 0, runner.StatusOK, tok(math.Inf(1))), wantErr: "is not a finite number"},
-		{name: "empty metric name", run: newRun(1, 0, runner.StatusOK, map[string]float64{"": 1}), wantErr: "without a metric name"},
+		{name: "no start time", run: edit(newRun(1, 0, record.StatusOK, tok(1)), func(r *record.Run) { r.Started = time.Time{} }), wantErr: "no start time"},
+		{name: "start before 1970", run: edit(newRun(1, 0, record.StatusOK, tok(1)), func(r *record.Run) { r.Started = time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC) }), wantErr: "outside 1970..2262"},
+		{name: "NaN value", run: newRun(1, 0, record.StatusOK, tok(math.NaN())), wantErr: "verify_tok_s value NaN is not a finite number"},
+		{name: "infinite value", run: newRun(1, 0, record.StatusOK, tok(math.Inf(1))), wantErr: "is not a finite number"},
+		{name: "empty metric name", run: newRun(1, 0, record.StatusOK, map[string]float64{"": 1}), wantErr: "without a metric name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := storetest.Open(t)
@@ -43,19 +43,19 @@ func TestAddRunRejects(t *testing.T) {
 	}
 }
 
-func edit(r *runner.Run, fn func(*runner.Run)) *runner.Run { fn(r); return r }
+func edit(r *record.Run, fn func(*record.Run)) *record.Run { fn(r); return r }
 
 func TestAddRunsIsAllOrNothing(t *testing.T) {
 	db := storetest.Open(t)
-	good := newRun(1, 0, runner.StatusOK, tok(80))
-	bad := newRun(2, time.Minute, runner.StatusOK, tok(math.NaN()))
-	require.ErrorContains(t, db.AddRuns([]*runner.Run{good, bad}), "add run 2 of 2")
+	good := newRun(1, 0, record.StatusOK, tok(80))
+	bad := newRun(2, time.Minute, record.StatusOK, tok(math.NaN()))
+	require.ErrorContains(t, db.AddRuns([]*record.Run{good, bad}), "add run 2 of 2")
 	assert.Zero(t, good.ID, "no id is handed out for a batch that was not stored")
 	runs, err := db.Runs(store.RunFilter{})
 	require.NoError(t, err)
 	assert.Empty(t, runs)
 
-	batch := []*runner.Run{good, newRun(2, time.Minute, runner.StatusOK, tok(81))}
+	batch := []*record.Run{good, newRun(2, time.Minute, record.StatusOK, tok(81))}
 	require.NoError(t, db.AddRuns(batch))
 	assert.Equal(t, []uint64{1, 2}, []uint64{batch[0].ID, batch[1].ID})
 	require.NoError(t, store.CheckConsistency(db))
@@ -63,9 +63,9 @@ func TestAddRunsIsAllOrNothing(t *testing.T) {
 
 func TestRunRoundTrip(t *testing.T) {
 	db := storetest.Open(t)
-	in := newRun(1, 0, runner.StatusOK, map[string]float64{"verify_tok_s": 60, "verify_ms": 30.1},
+	in := newRun(1, 0, record.StatusOK, map[string]float64{"verify_tok_s": 60, "verify_ms": 30.1},
 		withEnv(map[string]string{"NCCL_ALGO": "Ring"}))
-	in.Logs = []runner.Log{{Step: "build", Output: "ok\n", ExitCode: 0}}
+	in.Logs = []record.Log{{Step: "build", Output: "ok\n", ExitCode: 0}}
 	in.ID = 99 // replaced by the store
 	id, err := db.AddRun(in)
 	require.NoError(t, err)
@@ -86,17 +86,17 @@ func TestRuns(t *testing.T) {
 	db := storetest.Open(t)
 	// Ids follow insertion; start times do not (run 4 is an import of an
 	// older run), so "newest first" is by start time.
-	for _, r := range []*runner.Run{
-		newRun(1, 10*time.Minute, runner.StatusOK, tok(88)),                       // 1
-		newRun(2, 20*time.Minute, runner.StatusBuildFailed, nil),                  // 2
-		newRun(1, 30*time.Minute, runner.StatusOK, tok(87), withSpec(specB)),      // 3
-		newRun(1, 5*time.Minute, runner.StatusInfraError, nil),                    // 4
-		newRun(1, 40*time.Minute, runner.StatusOK, tok(70), withHunks("p", "h2")), // 5
+	for _, r := range []*record.Run{
+		newRun(1, 10*time.Minute, record.StatusOK, tok(88)),                       // 1
+		newRun(2, 20*time.Minute, record.StatusBuildFailed, nil),                  // 2
+		newRun(1, 30*time.Minute, record.StatusOK, tok(87), withSpec(specB)),      // 3
+		newRun(1, 5*time.Minute, record.StatusInfraError, nil),                    // 4
+		newRun(1, 40*time.Minute, record.StatusOK, tok(70), withHunks("p", "h2")), // 5
 	} {
 		_, err := db.AddRun(r)
 		require.NoError(t, err)
 	}
-	plain1 := runner.Target{Commit: commitHash(1)}.Key()
+	plain1 := record.Target{Commit: commitHash(1)}.Key()
 	for _, tc := range []struct {
 		name   string
 		filter store.RunFilter
@@ -126,17 +126,17 @@ func TestRuns(t *testing.T) {
 }
 
 func TestCache(t *testing.T) {
-	plain := runner.Target{Commit: commitHash(1)}.Key()
-	withH := runner.Target{Commit: commitHash(1), Patch: "p", Hunks: []string{"h1"}}.Key()
+	plain := record.Target{Commit: commitHash(1)}.Key()
+	withH := record.Target{Commit: commitHash(1), Patch: "p", Hunks: []string{"h1"}}.Key()
 	type want struct {
 		ok, failed []uint64
 		values     []float64 // of verify_tok_s
-		status     runner.Status
+		status     record.Status
 		attempted  bool
 	}
 	for _, tc := range []struct {
 		name   string
-		runs   []*runner.Run
+		runs   []*record.Run
 		spec   string
 		target string
 		want   want
@@ -147,72 +147,72 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name: "ok runs with their values, oldest first",
-			runs: []*runner.Run{
-				newRun(1, 2*time.Minute, runner.StatusOK, tok(87)),
-				newRun(1, time.Minute, runner.StatusOK, tok(88)),
+			runs: []*record.Run{
+				newRun(1, 2*time.Minute, record.StatusOK, tok(87)),
+				newRun(1, time.Minute, record.StatusOK, tok(88)),
 			},
 			spec: specA, target: plain,
-			want: want{ok: []uint64{2, 1}, values: []float64{88, 87}, status: runner.StatusOK, attempted: true},
+			want: want{ok: []uint64{2, 1}, values: []float64{88, 87}, status: record.StatusOK, attempted: true},
 		},
 		{
 			name: "another spec hash is another cache",
-			runs: []*runner.Run{
-				newRun(1, 0, runner.StatusOK, tok(88)),
-				newRun(1, time.Minute, runner.StatusOK, tok(95), withSpec(specB)),
+			runs: []*record.Run{
+				newRun(1, 0, record.StatusOK, tok(88)),
+				newRun(1, time.Minute, record.StatusOK, tok(95), withSpec(specB)),
 			},
 			spec: specB, target: plain,
-			want: want{ok: []uint64{2}, values: []float64{95}, status: runner.StatusOK, attempted: true},
+			want: want{ok: []uint64{2}, values: []float64{95}, status: record.StatusOK, attempted: true},
 		},
 		{
 			name: "hunks on the commit are another target",
-			runs: []*runner.Run{
-				newRun(1, 0, runner.StatusOK, tok(88)),
-				newRun(1, time.Minute, runner.StatusOK, tok(75), withHunks("p", "h1")),
+			runs: []*record.Run{
+				newRun(1, 0, record.StatusOK, tok(88)),
+				newRun(1, time.Minute, record.StatusOK, tok(75), withHunks("p", "h1")),
 			},
 			spec: specA, target: withH,
-			want: want{ok: []uint64{2}, values: []float64{75}, status: runner.StatusOK, attempted: true},
+			want: want{ok: []uint64{2}, values: []float64{75}, status: record.StatusOK, attempted: true},
 		},
 		{
 			name: "latest attempt failed to build",
-			runs: []*runner.Run{
-				newRun(1, 0, runner.StatusOK, tok(88)),
-				newRun(1, time.Minute, runner.StatusBuildFailed, nil),
+			runs: []*record.Run{
+				newRun(1, 0, record.StatusOK, tok(88)),
+				newRun(1, time.Minute, record.StatusBuildFailed, nil),
 			},
 			spec: specA, target: plain,
-			want: want{ok: []uint64{1}, failed: []uint64{2}, values: []float64{88}, status: runner.StatusBuildFailed, attempted: true},
+			want: want{ok: []uint64{1}, failed: []uint64{2}, values: []float64{88}, status: record.StatusBuildFailed, attempted: true},
 		},
 		{
 			name: "build fixed after a failure",
-			runs: []*runner.Run{
-				newRun(1, 0, runner.StatusBuildFailed, nil),
-				newRun(1, time.Minute, runner.StatusOK, tok(88)),
+			runs: []*record.Run{
+				newRun(1, 0, record.StatusBuildFailed, nil),
+				newRun(1, time.Minute, record.StatusOK, tok(88)),
 			},
 			spec: specA, target: plain,
-			want: want{ok: []uint64{2}, failed: []uint64{1}, values: []float64{88}, status: runner.StatusOK, attempted: true},
+			want: want{ok: []uint64{2}, failed: []uint64{1}, values: []float64{88}, status: record.StatusOK, attempted: true},
 		},
 		{
 			name: "benchmark failure is a failed attempt",
-			runs: []*runner.Run{newRun(1, 0, runner.StatusBenchFailed, nil)},
+			runs: []*record.Run{newRun(1, 0, record.StatusBenchFailed, nil)},
 			spec: specA, target: plain,
-			want: want{failed: []uint64{1}, status: runner.StatusBenchFailed, attempted: true},
+			want: want{failed: []uint64{1}, status: record.StatusBenchFailed, attempted: true},
 		},
 		{
 			name: "infrastructure errors are not attempts",
-			runs: []*runner.Run{
-				newRun(1, 0, runner.StatusOK, tok(88)),
-				newRun(1, time.Minute, runner.StatusInfraError, nil),
+			runs: []*record.Run{
+				newRun(1, 0, record.StatusOK, tok(88)),
+				newRun(1, time.Minute, record.StatusInfraError, nil),
 			},
 			spec: specA, target: plain,
-			want: want{ok: []uint64{1}, values: []float64{88}, status: runner.StatusOK, attempted: true},
+			want: want{ok: []uint64{1}, values: []float64{88}, status: record.StatusOK, attempted: true},
 		},
 		{
 			name: "runs without the metric add no value",
-			runs: []*runner.Run{
-				newRun(1, 0, runner.StatusOK, map[string]float64{"decode_tok_s": 140}),
-				newRun(1, time.Minute, runner.StatusOK, tok(88)),
+			runs: []*record.Run{
+				newRun(1, 0, record.StatusOK, map[string]float64{"decode_tok_s": 140}),
+				newRun(1, time.Minute, record.StatusOK, tok(88)),
 			},
 			spec: specA, target: plain,
-			want: want{ok: []uint64{1, 2}, values: []float64{88}, status: runner.StatusOK, attempted: true},
+			want: want{ok: []uint64{1, 2}, values: []float64{88}, status: record.StatusOK, attempted: true},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,13 +238,13 @@ func TestCache(t *testing.T) {
 
 func TestCacheEntryCarriesRunTimes(t *testing.T) {
 	db := storetest.Open(t)
-	r := newRun(1, 42*time.Second, runner.StatusOK, map[string]float64{"verify_tok_s": 88, "verify_ms": 12})
+	r := newRun(1, 42*time.Second, record.StatusOK, map[string]float64{"verify_tok_s": 88, "verify_ms": 12})
 	_, err := db.AddRun(r)
 	require.NoError(t, err)
 	e, err := db.Cached(specA, r.TargetKey)
 	require.NoError(t, err)
 	require.Len(t, e.OK, 1)
-	assert.Equal(t, store.RunRef{ID: 1, Started: t0.Add(42 * time.Second), Status: runner.StatusOK, Values: r.Values}, e.OK[0])
+	assert.Equal(t, store.RunRef{ID: 1, Started: t0.Add(42 * time.Second), Status: record.StatusOK, Values: r.Values}, e.OK[0])
 }
 
 func refIDs(refs []store.RunRef) []uint64 {

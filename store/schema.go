@@ -16,14 +16,14 @@ import (
 //
 //	meta             "schema_version" → decimal version
 //	commits          hash → Commit
-//	runs             BE64(run id) → runner.Run
+//	runs             BE64(run id) → record.Run
 //	runs_by_time     BE64(started) BE64(id) → runHead
 //	runs_by_target   target key 0x00 BE64(started) BE64(id) → empty
 //	runs_by_commit   commit 0x00 BE64(started) BE64(id) → empty
 //	cache            spec hash 0x00 target key 0x00 BE64(started) BE64(id) → cacheRecord
 //	samples/<metric> BE64(started) BE64(id) → sampleRecord   (ok runs only)
 //	jobs             job id → Job
-//	findings         finding id → report.Finding
+//	findings         finding id → record.Finding
 //	issues           finding fingerprint → issue number
 //
 // BE64(started) is the run's start in Unix nanoseconds, big-endian, so that
@@ -50,7 +50,7 @@ var (
 )
 
 // SchemaVersion is the version of the layout this package reads and writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migration brings a store from version-1 to version. Migrations run in
 // order inside the transaction that opens the store, so a store is never
@@ -63,6 +63,7 @@ type migration struct {
 
 var migrations = []migration{
 	{version: 1, name: "create buckets", apply: createBucketsV1},
+	{version: 2, name: "hunks belong to their culprit", apply: attachHunksV2},
 }
 
 func createBucketsV1(tx *bolt.Tx) error {

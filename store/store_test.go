@@ -14,13 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/perfbot/perfbot/report"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/storetest"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/v1.db (only while SchemaVersion is 1)")
+var update = flag.Bool("update", false, "rewrite testdata/v1.db (a version 1 file: only with a perfbot whose SchemaVersion is 1)")
 
 func TestOpen(t *testing.T) {
 	for _, tc := range []struct {
@@ -72,7 +71,7 @@ func TestOpen(t *testing.T) {
 				require.NoError(t, db.Close())
 				require.NoError(t, store.WriteSchemaVersion(path, "7"))
 			},
-			wantErr: "the file has version 7, this perfbot reads up to version 1; upgrade perfbot",
+			wantErr: "the file has version 7, this perfbot reads up to version 2; upgrade perfbot",
 			wantIs:  store.ErrNewerSchema,
 		},
 		{
@@ -161,9 +160,9 @@ func runLockChild(t *testing.T, path string) (string, int) {
 // and t0 beneath it) must not change while the file stays as it is.
 type fixture struct {
 	commit  store.Commit
-	runs    []*runner.Run
+	runs    []*record.Run
 	job     store.Job
-	finding report.Finding
+	finding record.Finding
 	issue   int
 }
 
@@ -173,21 +172,21 @@ func v1Fixture() fixture {
 			Hash: commitHash(1), Subject: "communicator: use ring allreduce", Author: "A. Engineer",
 			Email: "a@example.com", Time: t0.Add(-time.Hour), Parents: []string{commitHash(0)},
 		},
-		runs: []*runner.Run{
-			newRun(0, 0, runner.StatusOK, map[string]float64{"verify_tok_s": 88.8, "decode_tok_s": 140}),
-			newRun(1, time.Minute, runner.StatusOK, map[string]float64{"verify_tok_s": 82.2, "decode_tok_s": 139}),
-			newRun(2, 2*time.Minute, runner.StatusBuildFailed, nil),
-			newRun(1, 3*time.Minute, runner.StatusOK, tok(75.0), withHunks("p", "h1")),
+		runs: []*record.Run{
+			newRun(0, 0, record.StatusOK, map[string]float64{"verify_tok_s": 88.8, "decode_tok_s": 140}),
+			newRun(1, time.Minute, record.StatusOK, map[string]float64{"verify_tok_s": 82.2, "decode_tok_s": 139}),
+			newRun(2, 2*time.Minute, record.StatusBuildFailed, nil),
+			newRun(1, 3*time.Minute, record.StatusOK, tok(75.0), withHunks("p", "h1")),
 		},
 		job: store.Job{
-			ID: "bisect-1", Kind: store.JobBisect, Status: store.JobRunning,
+			ID: "bisect-1", Kind: record.JobBisect, Status: record.JobRunning,
 			Params: json.RawMessage(`{"good":"` + commitHash(0) + `"}`), State: json.RawMessage(`{"probes":2}`),
 			Created: t0, Updated: t0.Add(time.Minute),
 		},
-		finding: report.Finding{
-			Created: t0.Add(time.Hour), Metric: "verify_tok_s", Outcome: report.OutcomeCulprit,
-			Culprits: []report.Culprit{{Commit: report.Commit{Hash: commitHash(1)}, Confidence: 0.995}},
-			State:    report.StateFiled, Issue: 12,
+		finding: record.Finding{
+			Created: t0.Add(time.Hour), Metric: "verify_tok_s", Outcome: record.OutcomeCulprit,
+			Culprits: []record.Culprit{{Commit: record.Commit{Hash: commitHash(1)}, Confidence: 0.995}},
+			State:    record.StateFiled, Issue: 12,
 		},
 		issue: 12,
 	}
@@ -246,7 +245,7 @@ func TestOpenV1File(t *testing.T) {
 	st, ok, err := db.Status(specA, want.runs[2].TargetKey)
 	require.NoError(t, err)
 	require.True(t, ok)
-	assert.Equal(t, runner.StatusBuildFailed, st)
+	assert.Equal(t, record.StatusBuildFailed, st)
 
 	j, ok, err := db.Job(want.job.ID)
 	require.NoError(t, err)
@@ -263,7 +262,7 @@ func TestOpenV1File(t *testing.T) {
 	assert.Equal(t, want.issue, n)
 
 	// The old file takes new runs after the migration.
-	_, err = db.AddRun(newRun(3, time.Hour, runner.StatusOK, tok(80)))
+	_, err = db.AddRun(newRun(3, time.Hour, record.StatusOK, tok(80)))
 	require.NoError(t, err)
 	require.NoError(t, store.CheckConsistency(db))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
+	"github.com/perfbot/perfbot/record"
 )
 
 // scenario is one row group of the table: a way to draw a history and the
@@ -130,7 +131,7 @@ func runPerfbot(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle
 	if err != nil {
 		return outcome{}, err
 	}
-	out := outcome{reproduced: res.Verdict != bisect.VerdictNotReproduced, runs: o.Runs(), build: o.Builds()}
+	out := outcome{reproduced: res.Verdict != record.OutcomeNotReproduced, runs: o.Runs(), build: o.Builds()}
 	for _, c := range res.Culprits {
 		out.culprits = append(out.culprits, c.Index)
 	}

@@ -40,6 +40,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
+	"github.com/perfbot/perfbot/record"
 )
 
 func main() {
@@ -183,7 +184,7 @@ func simulate(ctx context.Context, sc scenario, h int, cv float64, trials int, s
 		iso, err := bisect.Isolate(ctx, w, bisect.DDOptions{
 			Groups: files(ids, rng),
 			Deps:   tr.deps,
-			Better: bisect.HigherBetter,
+			Better: record.Higher,
 		})
 		if errors.Is(err, bisect.ErrEndsAlike) {
 			if misses != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 )
 
@@ -26,9 +26,9 @@ func bisectCmd(g *globals) *cobra.Command {
 			if req.Good == "" || req.Bad == "" {
 				return usagef("bisect needs --good and --bad")
 			}
-			switch bisect.Direction(direction) {
-			case bisect.Regression, bisect.Improvement, bisect.Any:
-				req.Direction = bisect.Direction(direction)
+			switch record.Direction(direction) {
+			case record.Regression, record.Improvement, record.Any:
+				req.Direction = record.Direction(direction)
 			default:
 				return usagef("--direction %q: want regression, improvement or any", direction)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
@@ -76,7 +77,7 @@ func findingsCmd(g *globals) *cobra.Command {
 			}
 			if asJSON {
 				if fs == nil {
-					fs = []report.Finding{}
+					fs = []record.Finding{}
 				}
 				return writeJSON(g.stdout, fs)
 			}
@@ -124,9 +125,9 @@ func reportCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				var todo []*report.Finding
+				var todo []*record.Finding
 				for i := range fs {
-					if fs[i].State == report.StateUnfiled {
+					if fs[i].State == record.StateUnfiled {
 						todo = append(todo, &fs[i])
 					}
 				}
@@ -141,7 +142,7 @@ func reportCmd(g *globals) *cobra.Command {
 				return inputErr(fmt.Errorf("no finding %q (see perfbot findings)", args[0]))
 			}
 			if fileIssue {
-				return fileWith(cmd.Context(), g, cfg, db, []*report.Finding{&f})
+				return fileWith(cmd.Context(), g, cfg, db, []*record.Finding{&f})
 			}
 			title, body, err := report.Render(&f)
 			if err != nil {
@@ -157,14 +158,14 @@ func reportCmd(g *globals) *cobra.Command {
 }
 
 // fileFindings files the findings of a bisection with the bot's store.
-func fileFindings(ctx context.Context, g *globals, bot *service.Bot, fs []*report.Finding) error {
+func fileFindings(ctx context.Context, g *globals, bot *service.Bot, fs []*record.Finding) error {
 	return fileWith(ctx, g, bot.Config, bot.Store, fs)
 }
 
 // fileWith files each finding and stores its new state. A finding that
 // cannot be filed is kept as unfiled; the first such error is returned
 // after all were tried.
-func fileWith(ctx context.Context, g *globals, cfg *config.Config, db *store.DB, fs []*report.Finding) error {
+func fileWith(ctx context.Context, g *globals, cfg *config.Config, db *store.DB, fs []*record.Finding) error {
 	filer, err := newFiler(cfg, db, g)
 	if err != nil {
 		return err
@@ -181,7 +182,7 @@ func fileWith(ctx context.Context, g *globals, cfg *config.Config, db *store.DB,
 			if first == nil {
 				first = err
 			}
-		case f.State == report.StateFiled:
+		case f.State == record.StateFiled:
 			fmt.Fprintf(g.stderr, "finding %s: issue #%d %s\n", short(f.ID), f.Issue, f.IssueURL)
 		default:
 			fmt.Fprintf(g.stderr, "finding %s: kept, not filed\n", short(f.ID))

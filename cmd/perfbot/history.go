@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/bench"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -25,7 +25,7 @@ type historyRow struct {
 	Host        string              `json:"host"`
 	Status      string              `json:"status"`
 	RunID       uint64              `json:"run_id"`
-	Fingerprint *runner.Fingerprint `json:"fingerprint,omitempty"`
+	Fingerprint *record.Fingerprint `json:"fingerprint,omitempty"`
 }
 
 func historyCmd(g *globals) *cobra.Command {
@@ -87,7 +87,7 @@ func historyCmd(g *globals) *cobra.Command {
 			switch {
 			case asJSON:
 				out := make([]historyRow, 0, len(rows))
-				fps := map[uint64]*runner.Fingerprint{}
+				fps := map[uint64]*record.Fingerprint{}
 				for _, r := range rows {
 					fp, ok := fps[r.RunID]
 					if !ok {

@@ -1,8 +1,4 @@
-// Package report renders the evidence of a finding as GitHub Markdown and
-// delivers it: to GitHub through go-github, or to a directory of Markdown
-// files. One finding is one issue: a re-detection comments on the issue
-// that already exists.
-package report
+package record
 
 import (
 	"crypto/sha256"
@@ -11,21 +7,43 @@ import (
 	"time"
 )
 
+// Direction is the kind of change a search looks for, and the kind of change
+// a finding is.
+type Direction string
+
+const (
+	// Regression is a change for the worse.
+	Regression Direction = "regression"
+	// Improvement is a change for the better.
+	Improvement Direction = "improvement"
+	// Any is a change either way (a search only); each culprit carries its
+	// own direction.
+	Any Direction = "any"
+)
+
 // Outcome is what a search concluded.
 type Outcome string
 
 const (
-	OutcomeCulprit       Outcome = "culprit"
+	// OutcomeCulprit: one or more commits were found with the configured
+	// confidence.
+	OutcomeCulprit Outcome = "culprit"
+	// OutcomeNotReproduced: re-measured, the ends do not differ by the minimum
+	// effect in the searched direction; nothing was bisected.
 	OutcomeNotReproduced Outcome = "not_reproduced"
-	OutcomeInconclusive  Outcome = "inconclusive"
-	OutcomeCandidates    Outcome = "candidates"
+	// OutcomeInconclusive: the run budget ran out before any commit reached the
+	// configured confidence.
+	OutcomeInconclusive Outcome = "inconclusive"
+	// OutcomeCandidates: the change lies among commits that could not be measured
+	// (a broken block and the first commit after it).
+	OutcomeCandidates Outcome = "candidates"
 )
 
 // State is where a finding stands with the tracker.
 type State string
 
 const (
-	StateKept    State = "kept"    // not filed: below the confidence cut-off, or not a regression
+	StateKept    State = "kept"    // not filed: below the confidence cut-off, unconfirmed, or not a regression
 	StateFiled   State = "filed"   // an issue exists
 	StateUnfiled State = "unfiled" // filing failed; `perfbot report --retry-unfiled` retries
 )
@@ -48,13 +66,8 @@ type Commit struct {
 	Files []string `json:"files,omitempty"`
 }
 
-// Short is the first 10 characters of the hash.
-func (c Commit) Short() string {
-	if len(c.Hash) > 10 {
-		return c.Hash[:10]
-	}
-	return c.Hash
-}
+// Short is the commit's abbreviated hash.
+func (c Commit) Short() string { return ShortHash(c.Hash) }
 
 // End is a summary of one end of the searched range.
 type End struct {
@@ -65,18 +78,26 @@ type End struct {
 	Hi     float64 `json:"hi"`
 }
 
-// Culprit is a commit found to cause the change.
+// Culprit is a commit found to cause the change, with the hunks of its diff
+// that explain it.
 type Culprit struct {
 	Commit     Commit  `json:"commit"`
 	Confidence float64 `json:"confidence"`
-	DeltaPct   float64 `json:"delta_pct"`
-	// CIPct is the half-width (or [lo,hi]) of the confidence interval of DeltaPct.
-	CILoPct float64 `json:"ci_lo_pct"`
-	CIHiPct float64 `json:"ci_hi_pct"`
+	// DeltaPct is the effect of the commit in percent of its parent's
+	// value; CILoPct and CIHiPct bound its confidence interval.
+	DeltaPct float64 `json:"delta_pct"`
+	CILoPct  float64 `json:"ci_lo_pct"`
+	CIHiPct  float64 `json:"ci_hi_pct"`
 	// BuildIdentical is set by the caller when the commit's build output is
 	// byte-identical to its parent's: the measured change cannot come from
 	// its code.
 	BuildIdentical bool `json:"build_identical,omitempty"`
+	// Hunks are the hunks of the commit's diff localized as the cause;
+	// empty when no hunk search ran.
+	Hunks []Hunk `json:"hunks,omitempty"`
+	// HunkEffect is the effect of Hunks applied alone on the parent and
+	// reverted alone from the culprit.
+	HunkEffect *Effect `json:"hunk_effect,omitempty"`
 }
 
 // Probe is one measured commit of the search.
@@ -84,7 +105,7 @@ type Probe struct {
 	Commit  Commit  `json:"commit"`
 	N       int     `json:"n"`
 	Median  float64 `json:"median"`
-	Status  string  `json:"status"`  // ok, build_failed, ...
+	Status  string  `json:"status"`  // ok, broken
 	Verdict string  `json:"verdict"` // good, bad, skipped, end
 }
 
@@ -99,18 +120,17 @@ type Hunk struct {
 	NewStart  int    `json:"new_start"`
 	NewLines  int    `json:"new_lines"`
 	Diff      string `json:"diff"`
-	// Commit is the hash of the culprit the hunk belongs to, when a finding
-	// has more than one culprit; empty means the first culprit.
-	Commit string `json:"commit,omitempty"`
 }
 
 // Effect is the measured effect of a set of hunks applied alone on the
-// parent, and reverted alone from the culprit.
+// parent, and reverted alone from the culprit, with confidence intervals.
 type Effect struct {
 	AppliedPct    float64 `json:"applied_pct"`
-	AppliedCIPct  float64 `json:"applied_ci_pct"`
+	AppliedLoPct  float64 `json:"applied_lo_pct"`
+	AppliedHiPct  float64 `json:"applied_hi_pct"`
 	RevertedPct   float64 `json:"reverted_pct"`
-	RevertedCIPct float64 `json:"reverted_ci_pct"`
+	RevertedLoPct float64 `json:"reverted_lo_pct"`
+	RevertedHiPct float64 `json:"reverted_hi_pct"`
 }
 
 // EnvDiff is one variable that differs between the two ends.
@@ -129,15 +149,13 @@ type Finding struct {
 	Outcome     Outcome           `json:"outcome"`
 	Metric      string            `json:"metric"`
 	Unit        string            `json:"unit"`
-	Direction   string            `json:"direction"` // regression | improvement
+	Direction   Direction         `json:"direction"` // Regression or Improvement
 	Good        End               `json:"good"`
 	Bad         End               `json:"bad"`
 	Culprits    []Culprit         `json:"culprits,omitempty"`
 	Candidates  []Commit          `json:"candidates,omitempty"`
 	Skipped     []Commit          `json:"skipped,omitempty"`
 	Probes      []Probe           `json:"probes,omitempty"`
-	Hunks       []Hunk            `json:"hunks,omitempty"`
-	HunkEffect  *Effect           `json:"hunk_effect,omitempty"`
 	Components  []string          `json:"components,omitempty"`
 	Confidence  float64           `json:"confidence"`
 	Warnings    []string          `json:"warnings,omitempty"`
@@ -161,13 +179,24 @@ type Finding struct {
 
 	// PublishConfidence is the cut-off below which the finding is kept
 	// rather than filed; Warnings flags a confidence under it. Zero means
-	// DefaultPublishConfidence.
+	// the report's default.
 	PublishConfidence float64 `json:"publish_confidence,omitempty"`
 }
 
-// Fingerprint identifies a regression across re-detections: the metric,
-// the culprit commit and the hunks. It is one alphanumeric token so that
-// GitHub search finds it as a word.
+// Hunks returns the hunks of every culprit, in culprit order.
+func (f *Finding) Hunks() []Hunk {
+	var hs []Hunk
+	for _, c := range f.Culprits {
+		hs = append(hs, c.Hunks...)
+	}
+	return hs
+}
+
+// Fingerprint identifies a regression across re-detections: the metric and
+// the culprit commit(s) (the candidates when no culprit was named). Hunks
+// are not part of it, so bisecting the same regression with and without a
+// hunk search files one issue. It is one alphanumeric token so that GitHub
+// search finds it as a word.
 func (f *Finding) Fingerprint() string {
 	var b strings.Builder
 	b.WriteString(f.Metric + "|")
@@ -179,10 +208,9 @@ func (f *Finding) Fingerprint() string {
 			b.WriteString(c.Hash + ",")
 		}
 	}
+	// The separator that once led to the hunks stays, so that the id of a
+	// finding without hunks is the one older versions gave it.
 	b.WriteString("|")
-	for _, h := range f.Hunks {
-		b.WriteString(h.ID + ",")
-	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return "perfbotfp" + hex.EncodeToString(sum[:10])
 }

@@ -20,28 +20,3 @@
 // Dimensionless values (counts, accept length) have the unit "value".
 // Select picks one value out of the samples of one run.
 package bench
-
-// Direction says which way a metric improves.
-type Direction string
-
-const (
-	// Higher means larger values are better (tok/s, GB/s).
-	Higher Direction = "higher"
-	// Lower means smaller values are better (ms/verify, us/op).
-	Lower Direction = "lower"
-)
-
-// Sample is one value read from one benchmark invocation.
-type Sample struct {
-	// Name is the benchmark, row or field the value comes from, as written
-	// in the output (for Go benchmarks the full name without the
-	// "Benchmark" prefix, e.g. "VerifyStep/k=3-2").
-	Name string `json:"name"`
-	// Unit is the unit as written ("tok/s", "ms/verify", "GB/s", "sec/op").
-	Unit string `json:"unit"`
-	// Value is the measured value in Unit.
-	Value float64 `json:"value"`
-	// Better is the direction declared by the output (Unit metadata), or
-	// empty when the output does not say.
-	Better Direction `json:"better,omitempty"`
-}

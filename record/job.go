@@ -1,0 +1,39 @@
+package record
+
+// JobKind names a job of the service's task table.
+type JobKind string
+
+// The kinds of job.
+const (
+	JobBisect    JobKind = "bisect"
+	JobHunks     JobKind = "hunks"
+	JobEnvBisect JobKind = "envbisect"
+)
+
+// Valid reports whether k is one of the kinds above.
+func (k JobKind) Valid() bool {
+	switch k {
+	case JobBisect, JobHunks, JobEnvBisect:
+		return true
+	}
+	return false
+}
+
+// JobState is where a job stands.
+type JobState string
+
+// The states of a job.
+const (
+	JobRunning JobState = "running"
+	JobDone    JobState = "done"
+	JobFailed  JobState = "failed"
+)
+
+// Valid reports whether s is one of the states above.
+func (s JobState) Valid() bool {
+	switch s {
+	case JobRunning, JobDone, JobFailed:
+		return true
+	}
+	return false
+}

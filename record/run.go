@@ -1,0 +1,98 @@
+package record
+
+import "time"
+
+// Status is the outcome of a run.
+type Status string
+
+// The statuses of a run. A broken revision is a status (build or benchmark
+// failed: the search skips it); infrastructure that failed is an error, and
+// a run that ended in one is recorded as StatusInfraError and never counts
+// as a sample.
+const (
+	StatusOK          Status = "ok"
+	StatusBuildFailed Status = "build_failed"
+	StatusBenchFailed Status = "bench_failed"
+	StatusInfraError  Status = "infra_error"
+)
+
+// Run is one execution of a Spec on a Target on a host: the build (when it
+// had to be done) and one invocation of every benchmark step.
+type Run struct {
+	ID        uint64        `json:"id"` // assigned by the store
+	TargetKey string        `json:"target_key"`
+	SpecHash  string        `json:"spec_hash"`
+	Target    Target        `json:"target"`
+	Host      string        `json:"host"`
+	Status    Status        `json:"status"`
+	Error     string        `json:"error,omitempty"`
+	Started   time.Time     `json:"started"`
+	Duration  time.Duration `json:"duration"`
+	// Overhead is the part of Duration not spent in build or benchmark
+	// commands (perfbot's own cost).
+	Overhead    time.Duration `json:"overhead"`
+	Fingerprint Fingerprint   `json:"fingerprint"`
+	Logs        []Log         `json:"logs,omitempty"`
+	// Values are the metric values this run produced, by metric name.
+	Values map[string]float64 `json:"values,omitempty"`
+	// Samples are every value the benchmark output held.
+	Samples []Sample `json:"samples,omitempty"`
+}
+
+// Log is the captured output of one step, capped in size.
+type Log struct {
+	Step      string `json:"step"`
+	Output    string `json:"output"`
+	Truncated bool   `json:"truncated,omitempty"`
+	ExitCode  int    `json:"exit_code"`
+}
+
+// Fingerprint is the environment a benchmark process actually saw.
+type Fingerprint struct {
+	Host      string            `json:"host"`
+	OS        string            `json:"os"`
+	Kernel    string            `json:"kernel,omitempty"`
+	CPUModel  string            `json:"cpu_model"`
+	CPUs      int               `json:"cpus"`
+	GoVersion string            `json:"go_version,omitempty"`
+	Python    string            `json:"python,omitempty"`
+	Env       map[string]string `json:"env"`
+	GPUs      []GPU             `json:"gpus,omitempty"`
+}
+
+// GPU is what nvidia-smi reported about one device during a run.
+type GPU struct {
+	Index           int     `json:"index"`
+	Name            string  `json:"name"`
+	Driver          string  `json:"driver"`
+	SMClockMHz      float64 `json:"sm_clock_mhz"`
+	MemClockMHz     float64 `json:"mem_clock_mhz"`
+	TemperatureC    float64 `json:"temperature_c"`
+	PowerW          float64 `json:"power_w"`
+	ThrottleReasons string  `json:"throttle_reasons,omitempty"`
+}
+
+// Better says which way a metric improves.
+type Better string
+
+const (
+	// Higher means larger values are better (tok/s, GB/s).
+	Higher Better = "higher"
+	// Lower means smaller values are better (ms/verify, us/op).
+	Lower Better = "lower"
+)
+
+// Sample is one value read from one benchmark invocation.
+type Sample struct {
+	// Name is the benchmark, row or field the value comes from, as written
+	// in the output (for Go benchmarks the full name without the
+	// "Benchmark" prefix, e.g. "VerifyStep/k=3-2").
+	Name string `json:"name"`
+	// Unit is the unit as written ("tok/s", "ms/verify", "GB/s", "sec/op").
+	Unit string `json:"unit"`
+	// Value is the measured value in Unit.
+	Value float64 `json:"value"`
+	// Better is the direction declared by the output (Unit metadata), or
+	// empty when the output does not say.
+	Better Better `json:"better,omitempty"`
+}
