@@ -74,3 +74,28 @@ func TestPutJobRejects(t *testing.T) {
 	_, _, err := storetest.Open(t).Job("")
 	require.ErrorContains(t, err, "empty id")
 }
+
+func TestTrace(t *testing.T) {
+	db := storetest.Open(t)
+	empty, err := db.Trace("bisect-1")
+	require.NoError(t, err)
+	assert.Nil(t, empty, "a job without a trace has no lines")
+
+	lines := []store.TraceLine{
+		{Time: t0, Text: "bisect a..b (64 commits)"},
+		{Time: t0.Add(time.Second), Text: "verify a n=3"},
+		{Time: t0.Add(time.Second), Text: "verify b n=3"},
+	}
+	for _, l := range lines {
+		require.NoError(t, db.AppendTrace("bisect-1", l))
+	}
+	require.NoError(t, db.AppendTrace("hunks-2", store.TraceLine{Time: t0, Text: "other job"}))
+	got, err := db.Trace("bisect-1")
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for i := range lines {
+		assert.True(t, lines[i].Time.Equal(got[i].Time))
+		assert.Equal(t, lines[i].Text, got[i].Text, "lines keep their order")
+	}
+	require.Error(t, db.AppendTrace("", lines[0]))
+}

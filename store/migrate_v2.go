@@ -26,6 +26,15 @@ type findingV1 struct {
 	} `json:"hunk_effect"`
 }
 
+// migrateV2 adds the bucket of job traces and attaches the hunks of every
+// finding to their culprit.
+func migrateV2(tx *bolt.Tx) error {
+	if _, err := tx.CreateBucketIfNotExists(bucketTraces); err != nil {
+		return fmt.Errorf("create bucket %s: %w", bucketTraces, err)
+	}
+	return attachHunksV2(tx)
+}
+
 // attachHunksV2 moves every finding's hunks into the culprit they belong to
 // and re-keys the finding (and its issue) under the fingerprint, which no
 // longer covers the hunks: one regression is one finding whether or not a

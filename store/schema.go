@@ -23,6 +23,7 @@ import (
 //	cache            spec hash 0x00 target key 0x00 BE64(started) BE64(id) → cacheRecord
 //	samples/<metric> BE64(started) BE64(id) → sampleRecord   (ok runs only)
 //	jobs             job id → Job
+//	traces/<job id>  BE64(sequence) → TraceLine                (since version 2)
 //	findings         finding id → record.Finding
 //	issues           finding fingerprint → issue number
 //
@@ -43,6 +44,7 @@ var (
 	bucketCache        = []byte("cache")
 	bucketSamples      = []byte("samples")
 	bucketJobs         = []byte("jobs")
+	bucketTraces       = []byte("traces")
 	bucketFindings     = []byte("findings")
 	bucketIssues       = []byte("issues")
 
@@ -63,7 +65,7 @@ type migration struct {
 
 var migrations = []migration{
 	{version: 1, name: "create buckets", apply: createBucketsV1},
-	{version: 2, name: "hunks belong to their culprit", apply: attachHunksV2},
+	{version: 2, name: "hunks belong to their culprit; job traces", apply: migrateV2},
 }
 
 func createBucketsV1(tx *bolt.Tx) error {
