@@ -49,7 +49,7 @@ type Fake struct {
 	Slots, Trees int
 	// Hold, when set, is received from before each benchmark step is
 	// answered, so that a test can keep steps in flight.
-	Hold <-chan struct{}
+	Hold chan struct{}
 
 	mu        sync.Mutex
 	calls     []FakeCall
