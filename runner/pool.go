@@ -19,7 +19,9 @@ import (
 // that slot is free. Otherwise a lease goes to the host with the fewest
 // busy slots (concurrent requests spread over the hosts), to its slot
 // that was used least recently, and there to the tree used least
-// recently, which is materialized anew. Pool is safe for concurrent use.
+// recently, which is materialized anew. A pool serves one Spec: what it
+// remembers as built was built by the one Runner measuring on it. Pool is
+// safe for concurrent use.
 type Pool struct {
 	mu    sync.Mutex
 	hosts []*poolHost
@@ -166,8 +168,9 @@ func (p *Pool) lease(h *poolHost, s *poolSlot, t *poolTree, key string) *Lease {
 }
 
 // Lease is one slot of one host, held for measuring one target, with the
-// tree of the slot the target is (or is to be) built in. Its methods are
-// for the one goroutine that holds it.
+// tree of the slot the target is (or is to be) built in. Only a Runner
+// materializes and builds in it, and only the Runner says the tree holds
+// the target built. Its methods are for the one goroutine that holds it.
 type Lease struct {
 	pool     *Pool
 	host     *poolHost
@@ -201,10 +204,10 @@ func (l *Lease) Workspace() Workspace {
 	return l.tree.ws
 }
 
-// Materialize makes the lease's tree a clean copy of src, which must be
+// materialize makes the lease's tree a clean copy of src, which must be
 // the target the lease was taken for. The tree counts as built only once
-// MarkBuilt says so.
-func (l *Lease) Materialize(ctx context.Context, src Source) (Workspace, error) {
+// markBuilt says so.
+func (l *Lease) materialize(ctx context.Context, src Source) (Workspace, error) {
 	if k := treeKey(src.Target); k != l.key {
 		return Workspace{}, fmt.Errorf("materialize %s: the lease was taken for another target", src.Target.Short())
 	}
@@ -219,8 +222,8 @@ func (l *Lease) Materialize(ctx context.Context, src Source) (Workspace, error) 
 	return ws, nil
 }
 
-// MarkBuilt records that the tree holds the lease's target built.
-func (l *Lease) MarkBuilt() {
+// markBuilt records that the tree holds the lease's target built.
+func (l *Lease) markBuilt() {
 	l.pool.mu.Lock()
 	defer l.pool.mu.Unlock()
 	l.tree.key = l.key

@@ -31,9 +31,9 @@ func acquire(t *testing.T, p *Pool, target record.Target) *Lease {
 // successful Measure does.
 func build(t *testing.T, l *Lease, target record.Target) {
 	t.Helper()
-	_, err := l.Materialize(context.Background(), Source{Target: target})
+	_, err := l.materialize(context.Background(), Source{Target: target})
 	require.NoError(t, err)
-	l.MarkBuilt()
+	l.markBuilt()
 }
 
 // where names a lease's place as host/slot/tree.
@@ -206,9 +206,9 @@ func TestPool(t *testing.T) {
 				build(t, l, targetA)
 				l.Release()
 				l = acquire(t, p, targetA)
-				_, err := l.Materialize(context.Background(), Source{Target: targetA})
+				_, err := l.materialize(context.Background(), Source{Target: targetA})
 				require.NoError(t, err)
-				l.Release() // the build failed: no MarkBuilt
+				l.Release() // the build failed: no markBuilt
 				assert.False(t, acquireBuilt(t, p, targetA))
 			},
 		},
@@ -230,7 +230,7 @@ func TestPool(t *testing.T) {
 			run: func(t *testing.T, p *Pool) {
 				l := acquire(t, p, targetA)
 				defer l.Release()
-				_, err := l.Materialize(context.Background(), Source{Target: targetB})
+				_, err := l.materialize(context.Background(), Source{Target: targetB})
 				require.ErrorContains(t, err, "taken for another target")
 			},
 		},

@@ -90,7 +90,7 @@ func (r *Runner) Measure(ctx context.Context, lease *Lease, src Source, repeats 
 	if err != nil || !m.ok {
 		lease.forget()
 	} else {
-		lease.MarkBuilt()
+		lease.markBuilt()
 	}
 	if err != nil {
 		return m.effort, fmt.Errorf("measure %s: %w", t.Short(), err)
@@ -182,7 +182,7 @@ func (m *measurement) run(ctx context.Context, repeats int) error {
 // steps into p. built is false when the target turned out broken, which
 // is then recorded.
 func (m *measurement) build(ctx context.Context, p *pending) (built bool, err error) {
-	ws, err := m.lease.Materialize(ctx, m.src)
+	ws, err := m.lease.materialize(ctx, m.src)
 	if err != nil {
 		var ae *gitops.ApplyError
 		if errors.As(err, &ae) {
