@@ -15,6 +15,10 @@ import (
 // checkout and removes all untracked and ignored files, so no output of an
 // earlier build survives. Calls for the same slot serialize; different
 // slots may be used concurrently.
+//
+// A slot here is just a numbered worktree. Which one holds what, and who
+// may use it, is the business of the host pool (package runner): a local
+// host maps each tree of each of its slots to one number.
 func (r *Repo) Checkout(ctx context.Context, slot int, commit string) (string, error) {
 	mu, err := r.slotLock(slot)
 	if err != nil {

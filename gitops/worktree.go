@@ -25,7 +25,7 @@ func (r *Repo) WorkingDiff(ctx context.Context, dir string) (*Patch, Commit, err
 	if err != nil {
 		return nil, Commit{}, fmt.Errorf("working diff of %s: no HEAD commit: %w", top, err)
 	}
-	diff, err := workingDiffText(ctx, top)
+	diff, err := r.workingDiffText(ctx, top)
 	if err != nil {
 		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
 	}
@@ -46,9 +46,14 @@ func (r *Repo) WorkingDiff(ctx context.Context, dir string) (*Patch, Commit, err
 // workingDiffText diffs HEAD against the working tree through a copy of
 // the index in which the untracked files are marked intent-to-add, so git
 // shows them as new files without writing their content anywhere and
-// without touching the real index.
-func workingDiffText(ctx context.Context, top string) ([]byte, error) {
-	scratch, err := os.MkdirTemp("", "perfbot-index-")
+// without touching the real index. The copy lives under the workdir, as
+// every scratch file of perfbot does.
+func (r *Repo) workingDiffText(ctx context.Context, top string) ([]byte, error) {
+	tmp := filepath.Join(r.workdir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	scratch, err := os.MkdirTemp(tmp, "index-")
 	if err != nil {
 		return nil, err
 	}

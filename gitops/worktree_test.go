@@ -123,3 +123,28 @@ func paths(p *gitops.Patch) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestWorkingDiffScratchUnderWorkdir checks that the copy of the user's
+// index lives under perfbot's workdir, not in the temp directory, and is
+// removed.
+func TestWorkingDiffScratchUnderWorkdir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx := context.Background()
+	user := gitopstest.NewBuilder(t)
+	user.Commit("base", map[string]string{"engine.txt": "one\n"})
+	workdir := t.TempDir()
+	r, err := gitops.Open(ctx, user.Dir, workdir)
+	require.NoError(t, err)
+	user.Write(map[string]string{"engine.txt": "two\n", "fresh.txt": "new\n"})
+
+	p, _, err := r.WorkingDiff(ctx, user.Dir)
+	require.NoError(t, err)
+	assert.Len(t, p.Files, 2)
+	left, err := os.ReadDir(filepath.Join(workdir, "tmp"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "the scratch index is removed")
+	inTmp, err := filepath.Glob(filepath.Join(tmp, "perfbot-*"))
+	require.NoError(t, err)
+	assert.Empty(t, inTmp)
+}

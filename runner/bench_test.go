@@ -22,16 +22,28 @@ func BenchmarkMeasureOverhead(b *testing.B) {
 		}},
 		Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher, Primary: true}},
 	}
-	r := &Runner{Host: &Local{}, Spec: spec}
+	host, commit := localHost(b, "local", map[string]string{"README": "engine\n"})
+	pool, err := NewPool(host)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &Runner{Spec: spec}
 	ctx := context.Background()
-	dir := b.TempDir()
-	if _, err := r.Host.Facts(ctx); err != nil { // computed once per host, not per run
+	src := Source{Target: record.Target{Commit: commit}}
+	lease, err := pool.Acquire(ctx, src.Target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lease.Release()
+	// The checkout, the build and the host's facts happen once per
+	// target and host, not per run.
+	if _, err := r.Measure(ctx, lease, src, 1, func(record.Run) error { return nil }); err != nil {
 		b.Fatal(err)
 	}
 	var overhead time.Duration
 	runs := 0
 	b.ResetTimer()
-	err := r.Measure(ctx, dir, record.Target{Commit: "c1"}, b.N, func(run record.Run) error {
+	_, err = r.Measure(ctx, lease, src, b.N, func(run record.Run) error {
 		if run.Status != record.StatusOK {
 			b.Fatalf("run %s: %s", run.Status, run.Error)
 		}

@@ -1,5 +1,19 @@
-// Package runner knows where and how a target is measured: hosts (local,
-// ssh), build steps, benchmark steps, timeouts that kill whole process
-// groups, captured logs and the environment fingerprint of every run.
-// It decides no verdicts.
+// Package runner knows where and how a target is measured. It decides no
+// verdicts.
+//
+// Where: a Pool of Hosts (this machine today; an ssh host and a Slurm
+// cluster implement the same interface) hands out leases, each one slot
+// of one host. A host has Layout().Slots slots, and the pool's Size, the
+// number of targets measured at once, is the sum over its hosts. Each
+// slot keeps a few materialized trees and the pool remembers which target
+// each holds built, so a lease for a target goes back to its built tree
+// whenever that slot is free. Materializing a target (its commit, with
+// its hunks applied) is the host's job, and so are the slot's scratch
+// files, which live under the host's workdir.
+//
+// How: a Runner runs a Spec's build steps and benchmark steps on a lease,
+// with timeouts that kill whole process groups, captured logs capped to
+// their head and tail, and the environment fingerprint of every run. A
+// host that cannot do its part fails with a *record.InfraError; a target
+// that does not apply, build or benchmark is a recorded run status.
 package runner

@@ -2,28 +2,33 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 )
 
 // Fake is a Host for tests of the packages that drive a Runner (the
-// oracle, the jobs). It runs nothing: each command is answered from a
-// script chosen by the target the Runner is measuring, which the Runner
-// announces in EnvCommit and EnvTarget. A typical use:
+// oracle, the jobs). It runs nothing and checks nothing out: each command
+// is answered from a script chosen by the target the Runner is measuring,
+// which the Runner announces in EnvCommit and EnvTarget, and materializing
+// a tree only records which target went where. A typical use:
 //
 //	host := &runner.Fake{Commits: map[string]runner.FakeCommit{
 //		good: {Outputs: []string{"BenchmarkVerify 1 100 tok/s\n", "BenchmarkVerify 1 101 tok/s\n"}},
 //		bad:  {Outputs: []string{"BenchmarkVerify 1 80 tok/s\n"}},
 //		broken: {BuildFails: true},
 //	}}
-//	r := &runner.Runner{Host: host, Spec: spec}
+//	pool, err := runner.NewPool(host)
 //
-// Its zero value answers every command with an *InfraError naming the
-// unscripted commit. Fake is safe for concurrent use.
+// Its zero value has one slot and answers every command with a
+// *record.InfraError naming the unscripted commit. Fake is safe for
+// concurrent use.
 type Fake struct {
 	// HostName is the name reported; "fake" when empty.
 	HostName string
@@ -37,12 +42,27 @@ type Fake struct {
 	Default *FakeCommit
 	// Machine is what Facts returns; its Host defaults to HostName.
 	Machine record.Fingerprint
-	// FactsErr, when set, makes Facts fail with an *InfraError.
+	// FactsErr, when set, makes Facts fail with a *record.InfraError.
 	FactsErr error
+	// Slots and Trees are the host's Layout; 1 slot and DefaultTrees
+	// trees when zero.
+	Slots, Trees int
+	// Hold, when set, is received from before each benchmark step is
+	// answered, so that a test can keep steps in flight.
+	Hold chan struct{}
 
-	mu    sync.Mutex
-	calls []FakeCall
-	runs  map[string]int // benchmark invocations per script key and step
+	mu        sync.Mutex
+	calls     []FakeCall
+	trees     []FakeTree
+	runs      map[string]int // benchmark invocations per script key and step
+	active    int            // benchmark steps in flight
+	maxActive int
+}
+
+// FakeTree is one tree a Fake materialized.
+type FakeTree struct {
+	Slot, Tree int
+	Target     record.Target
 }
 
 // FakeCommit is how a Fake answers the commands of one target.
@@ -57,8 +77,12 @@ type FakeCommit struct {
 	ExitCode int
 	// TimesOut makes benchmark steps time out.
 	TimesOut bool
-	// InfraErr makes every command fail as if the host had gone away.
+	// InfraErr makes every command, and materializing the target, fail
+	// as if the host had gone away.
 	InfraErr error
+	// ApplyFails makes materializing the target fail with a
+	// *gitops.ApplyError, as hunks that do not apply do.
+	ApplyFails bool
 	// Duration is how long each command claims to have taken; nothing
 	// sleeps.
 	Duration time.Duration
@@ -70,6 +94,7 @@ type FakeCall struct {
 	Target string // the target key
 	Phase  string // PhaseBuild or PhaseBench
 	Step   string
+	Slot   int
 	Env    map[string]string
 }
 
@@ -83,10 +108,64 @@ func (f *Fake) Name() string {
 	return f.HostName
 }
 
+// Layout returns Slots and Trees, defaulted.
+func (f *Fake) Layout() Layout {
+	lay := Layout{Slots: f.Slots, Trees: f.Trees}
+	if lay.Slots <= 0 {
+		lay.Slots = 1
+	}
+	if lay.Trees <= 0 {
+		lay.Trees = DefaultTrees
+	}
+	return lay
+}
+
+// Materialize records that src went into (slot, tree) and returns paths
+// that name them; nothing is written.
+func (f *Fake) Materialize(ctx context.Context, slot, tree int, src Source) (Workspace, error) {
+	if err := ctx.Err(); err != nil {
+		return Workspace{}, err
+	}
+	t := src.Target
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, script, ok := f.script(FakeCall{Commit: t.Commit, Target: t.Key()})
+	switch {
+	case !ok:
+		return Workspace{}, f.unscripted(t.Commit, t.Key())
+	case script.InfraErr != nil:
+		return Workspace{}, &record.InfraError{Host: f.Name(), Op: "fake checkout", Err: script.InfraErr}
+	case script.ApplyFails:
+		return Workspace{}, &gitops.ApplyError{File: "fake", Hunk: strings.Join(t.Hunks, ","), Err: errors.New("fake: does not apply")}
+	}
+	f.trees = append(f.trees, FakeTree{Slot: slot, Tree: tree, Target: t})
+	dir := fmt.Sprintf("fake:%s/slots/%d/trees/%d", f.Name(), slot, tree)
+	return Workspace{Dir: dir, Scratch: fmt.Sprintf("fake:%s/scratch/%d", f.Name(), slot)}, nil
+}
+
+// Materialized returns every tree materialized so far, in order.
+func (f *Fake) Materialized() []FakeTree {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]FakeTree(nil), f.trees...)
+}
+
+// MaxConcurrent returns the most benchmark steps that were in flight at
+// once.
+func (f *Fake) MaxConcurrent() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxActive
+}
+
+func (f *Fake) unscripted(commit, target string) error {
+	return &record.InfraError{Host: f.Name(), Op: "fake exec", Err: fmt.Errorf("no script for commit %q (target %s)", commit, target)}
+}
+
 // Facts returns Machine.
 func (f *Fake) Facts(ctx context.Context) (record.Fingerprint, error) {
 	if f.FactsErr != nil {
-		return record.Fingerprint{}, &InfraError{Host: f.Name(), Op: "collect host facts", Err: f.FactsErr}
+		return record.Fingerprint{}, &record.InfraError{Host: f.Name(), Op: "collect host facts", Err: f.FactsErr}
 	}
 	fp := f.Machine
 	if fp.Host == "" {
@@ -96,8 +175,8 @@ func (f *Fake) Facts(ctx context.Context) (record.Fingerprint, error) {
 }
 
 // Exec answers cmd from the script of the target named in its
-// environment.
-func (f *Fake) Exec(ctx context.Context, cmd Command) (Result, error) {
+// environment. A benchmark step waits for Hold first, when it is set.
+func (f *Fake) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
@@ -106,7 +185,13 @@ func (f *Fake) Exec(ctx context.Context, cmd Command) (Result, error) {
 		Target: cmd.Env[EnvTarget],
 		Phase:  cmd.Env[EnvPhase],
 		Step:   cmd.Env[EnvStep],
+		Slot:   slot,
 		Env:    maps.Clone(cmd.Env),
+	}
+	if call.Phase == PhaseBench {
+		if err := f.hold(ctx); err != nil {
+			return Result{}, err
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -114,10 +199,10 @@ func (f *Fake) Exec(ctx context.Context, cmd Command) (Result, error) {
 
 	key, script, ok := f.script(call)
 	if !ok {
-		return Result{}, &InfraError{Host: f.Name(), Op: "fake exec", Err: fmt.Errorf("no script for commit %q (target %s)", call.Commit, call.Target)}
+		return Result{}, f.unscripted(call.Commit, call.Target)
 	}
 	if script.InfraErr != nil {
-		return Result{}, &InfraError{Host: f.Name(), Op: "fake exec", Err: script.InfraErr}
+		return Result{}, &record.InfraError{Host: f.Name(), Op: "fake exec", Err: script.InfraErr}
 	}
 	res := Result{Duration: script.Duration}
 	if cmd.EnvFile != "" {
@@ -146,9 +231,31 @@ func (f *Fake) Exec(ctx context.Context, cmd Command) (Result, error) {
 		}
 		res.ExitCode = script.ExitCode
 	default:
-		return Result{}, &InfraError{Host: f.Name(), Op: "fake exec", Err: fmt.Errorf("command without %s; is it run by a Runner?", EnvPhase)}
+		return Result{}, &record.InfraError{Host: f.Name(), Op: "fake exec", Err: fmt.Errorf("command without %s; is it run by a Runner?", EnvPhase)}
 	}
 	return res, nil
+}
+
+// hold counts a benchmark step in flight while it waits for Hold.
+func (f *Fake) hold(ctx context.Context) error {
+	f.mu.Lock()
+	f.active++
+	f.maxActive = max(f.maxActive, f.active)
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.active--
+		f.mu.Unlock()
+	}()
+	if f.Hold == nil {
+		return nil
+	}
+	select {
+	case <-f.Hold:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // script finds the script for a call and the key its runs are counted by.

@@ -2,23 +2,73 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"time"
 
+	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 )
 
-// Host is a machine that runs build and benchmark commands.
+// Host is a machine that builds and benchmarks targets: a local machine,
+// an ssh host, a Slurm cluster. It gives Layout().Slots leases at once;
+// each slot keeps Layout().Trees materialized trees (checkouts), so a
+// target measured again finds its build in place. A Pool hands the slots
+// out; the Runner uses them.
+//
+// Paths in a Workspace and a Command are paths on the host. Every error
+// of a Host that is not the target's fault (an unreachable host, a full
+// disk, a checkout that git refused) is a *record.InfraError; a hunk that
+// does not apply is a *gitops.ApplyError, the target's fault.
 type Host interface {
 	// Name is the host's configured name, recorded with every run.
 	Name() string
-	// Exec runs cmd to completion, timeout or cancellation. A command that
-	// fails, times out or prints garbage is a Result, not an error: the
-	// error is only for a host that could not run the command at all, and
-	// is then an *InfraError.
-	Exec(ctx context.Context, cmd Command) (Result, error)
+	// Layout is how many slots the host has and how many trees each
+	// slot keeps.
+	Layout() Layout
+	// Materialize makes tree number tree of slot an exact, clean copy of
+	// src (its commit with its hunks applied, nothing else: no output of
+	// an earlier build survives) and returns where it lies, with the
+	// slot's scratch directory.
+	Materialize(ctx context.Context, slot, tree int, src Source) (Workspace, error)
+	// Exec runs cmd in slot to completion, timeout or cancellation. A
+	// command that fails, times out or prints garbage is a Result, not an
+	// error: the error is only for a host that could not run the command
+	// at all, and is then a *record.InfraError (or ctx's error).
+	Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	// Facts describes the machine (no Env); hosts compute it once.
 	Facts(ctx context.Context) (record.Fingerprint, error)
+}
+
+// Layout is the shape of a host: Slots targets are measured on it at
+// once, and each slot keeps up to Trees of them materialized and built.
+// Slots is what the host adds to a Pool's size; Trees spares rebuilding
+// when measurements alternate between targets (both ends of a comparison,
+// A B A B).
+type Layout struct {
+	Slots int
+	Trees int
+}
+
+// DefaultTrees is the number of trees a slot keeps unless its host says
+// otherwise: both ends of a comparison and two probes stay built.
+const DefaultTrees = 4
+
+// Source is what a host materializes: a target's commit, with the hunks
+// of Patch the target names applied on top. The target's environment
+// does not change the tree; it is applied to benchmark steps.
+type Source struct {
+	Target record.Target
+	// Patch holds the hunks Target.Hunks names; nil when it names none.
+	Patch *gitops.Patch
+}
+
+// Workspace is a materialized tree on a host.
+type Workspace struct {
+	// Dir is the tree, where build and benchmark steps run.
+	Dir string
+	// Scratch is a directory of the slot, outside the tree and under the
+	// host's workdir, for perfbot's own files: the environment dumps and
+	// the captured output of commands.
+	Scratch string
 }
 
 // Command is one shell script run on a host.
@@ -36,6 +86,9 @@ type Command struct {
 	// the script's process received is written (NUL-separated KEY=VALUE,
 	// as env -0 writes it); the host also returns it in Result.Env.
 	EnvFile string
+	// Scratch, when set, is the directory on the host for the command's
+	// own files (its captured output); else the host's temp directory.
+	Scratch string
 }
 
 // Result is what a command did.
@@ -54,19 +107,10 @@ type Result struct {
 	Env map[string]string
 }
 
-// InfraError means a host could not run a command at all: the shell did
-// not start, the directory is missing, the host is unreachable. The
-// revision is not to blame, so the job stops and is retried rather than
-// the revision being marked broken.
-type InfraError struct {
-	Host string
-	// Op is what was being done ("start shell", "open working directory").
-	Op  string
-	Err error
+// treeKey names what a tree holds: the target without its environment,
+// which only benchmark steps see. Targets that differ only in their
+// environment share one build.
+func treeKey(t record.Target) string {
+	t.Env = nil
+	return t.Key()
 }
-
-func (e *InfraError) Error() string {
-	return fmt.Sprintf("host %s: %s: %v", e.Host, e.Op, e.Err)
-}
-
-func (e *InfraError) Unwrap() error { return e.Err }

@@ -8,12 +8,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -26,7 +29,11 @@ const DefaultOutputCap = 1 << 20
 // GPU memory freed.
 const groupExitWait = 10 * time.Second
 
-// Local runs commands on this machine. Its zero value is ready to use.
+// Local is this machine as a host. Its trees are worktrees of the clone
+// Repo, numbered FirstTree, FirstTree+1, … (slot by slot); its scratch
+// directories are Workdir/scratch/NAME/SLOT. Local hosts that share a
+// clone must take disjoint tree numbers. A zero Local runs commands but
+// cannot materialize.
 //
 // Each command runs in its own process group. When the script ends,
 // times out or is cancelled, the whole group is killed: a benchmark's
@@ -36,6 +43,19 @@ const groupExitWait = 10 * time.Second
 type Local struct {
 	// HostName is the configured name; "local" when empty.
 	HostName string
+	// Repo is the clone trees are checked out from.
+	Repo *gitops.Repo
+	// Workdir is perfbot's directory on this machine; scratch files go
+	// under it.
+	Workdir string
+	// Slots is the number of targets measured at once; 1 when zero. More
+	// than one makes benchmarks share the machine.
+	Slots int
+	// Trees is the number of trees each slot keeps; DefaultTrees when
+	// zero.
+	Trees int
+	// FirstTree is the number of the host's first worktree in Repo.
+	FirstTree int
 	// OutputCap bounds the output kept of one command; DefaultOutputCap
 	// when zero.
 	OutputCap int
@@ -54,8 +74,60 @@ func (l *Local) Name() string {
 	return l.HostName
 }
 
-// Exec runs cmd.Script with sh -c.
-func (l *Local) Exec(ctx context.Context, cmd Command) (Result, error) {
+// Layout returns the configured slots and trees, defaulted.
+func (l *Local) Layout() Layout {
+	lay := Layout{Slots: l.Slots, Trees: l.Trees}
+	if lay.Slots <= 0 {
+		lay.Slots = 1
+	}
+	if lay.Trees <= 0 {
+		lay.Trees = DefaultTrees
+	}
+	return lay
+}
+
+// Materialize checks src out into the host's worktree for (slot, tree):
+// the commit, forced and cleaned, with the hunks applied. A hunk that
+// does not apply is a *gitops.ApplyError; every other failure is the
+// host's.
+func (l *Local) Materialize(ctx context.Context, slot, tree int, src Source) (Workspace, error) {
+	t := src.Target
+	lay := l.Layout()
+	if slot < 0 || slot >= lay.Slots || tree < 0 || tree >= lay.Trees {
+		return Workspace{}, fmt.Errorf("materialize %s: no tree %d in slot %d of host %s", t.Short(), tree, slot, l.Name())
+	}
+	if l.Repo == nil || l.Workdir == "" {
+		return Workspace{}, fmt.Errorf("materialize %s: host %s has no repository or workdir", t.Short(), l.Name())
+	}
+	op := "check out " + t.Short()
+	scratch := filepath.Join(l.Workdir, "scratch", sanitize(l.Name()), strconv.Itoa(slot))
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		return Workspace{}, l.infra("create scratch directory", err)
+	}
+	n := l.FirstTree + slot*lay.Trees + tree
+	var dir string
+	var err error
+	switch {
+	case len(t.Hunks) == 0:
+		dir, err = l.Repo.Checkout(ctx, n, t.Commit)
+	case src.Patch == nil:
+		return Workspace{}, fmt.Errorf("materialize %s: the hunks of patch %s are not given", t.Short(), t.Patch)
+	default:
+		dir, err = l.Repo.CheckoutPatch(ctx, n, src.Patch, t.Hunks)
+	}
+	var ae *gitops.ApplyError
+	switch {
+	case errors.As(err, &ae):
+		return Workspace{}, err
+	case err != nil:
+		return Workspace{}, l.infra(op, err)
+	}
+	return Workspace{Dir: dir, Scratch: scratch}, nil
+}
+
+// Exec runs cmd.Script with sh -c. Every slot of a local host is this
+// machine.
+func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
@@ -70,13 +142,19 @@ func (l *Local) Exec(ctx context.Context, cmd Command) (Result, error) {
 	// Output goes to a file rather than a pipe: Wait then returns when
 	// the shell exits, not when every process holding the pipe has, and
 	// a long output costs disk instead of memory until it is capped.
-	out, err := os.CreateTemp("", "perfbot-output-*")
+	out, err := os.CreateTemp(cmd.Scratch, "perfbot-output-*")
 	if err != nil {
 		return Result{}, l.infra("create output file", err)
 	}
 	defer os.Remove(out.Name())
 	defer out.Close()
 
+	// A dump left by an earlier command must not pass for this one's.
+	if cmd.EnvFile != "" {
+		if err := os.Remove(cmd.EnvFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return Result{}, l.infra("remove old environment dump", err)
+		}
+	}
 	c := exec.Command("/bin/sh", "-c", withEnvDump(cmd.Script, cmd.EnvFile))
 	c.Dir = cmd.Dir
 	c.Env = mergeEnv(os.Environ(), cmd.Env)
@@ -153,8 +231,8 @@ func exitCode(ps *os.ProcessState) int {
 	return ps.ExitCode()
 }
 
-func (l *Local) infra(op string, err error) *InfraError {
-	return &InfraError{Host: l.Name(), Op: op, Err: err}
+func (l *Local) infra(op string, err error) *record.InfraError {
+	return &record.InfraError{Host: l.Name(), Op: op, Err: err}
 }
 
 func (l *Local) outputCap() int {

@@ -13,6 +13,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/record"
 )
 
 func TestLocalExec(t *testing.T) {
@@ -34,7 +38,7 @@ func TestLocalExec(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "marker"), []byte("here\n"), 0o644))
-			res, err := (&Local{}).Exec(context.Background(), Command{Dir: dir, Script: tc.script, Env: tc.env, Timeout: time.Minute})
+			res, err := (&Local{}).Exec(context.Background(), 0, Command{Dir: dir, Script: tc.script, Env: tc.env, Timeout: time.Minute})
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantOutput, string(res.Output))
 			assert.Equal(t, tc.wantExit, res.ExitCode)
@@ -68,7 +72,7 @@ wait`
 
 func TestLocalTimeoutKillsProcessGroup(t *testing.T) {
 	dir := t.TempDir()
-	res, err := (&Local{}).Exec(context.Background(), Command{Dir: dir, Script: hang, Timeout: 300 * time.Millisecond})
+	res, err := (&Local{}).Exec(context.Background(), 0, Command{Dir: dir, Script: hang, Timeout: 300 * time.Millisecond})
 	require.NoError(t, err)
 	assert.True(t, res.TimedOut)
 	assert.Equal(t, -1, res.ExitCode)
@@ -85,9 +89,9 @@ func TestLocalCancelKillsProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	res, err := (&Local{}).Exec(ctx, Command{Dir: dir, Script: hang})
+	res, err := (&Local{}).Exec(ctx, 0, Command{Dir: dir, Script: hang})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	var infra *InfraError
+	var infra *record.InfraError
 	assert.False(t, errors.As(err, &infra), "a cancelled command is not an infrastructure failure")
 	assert.Equal(t, -1, res.ExitCode)
 	for _, pid := range readPids(t, filepath.Join(dir, "pids")) {
@@ -98,7 +102,7 @@ func TestLocalCancelKillsProcessGroup(t *testing.T) {
 func TestLocalKillsLeftoverBackgroundProcesses(t *testing.T) {
 	dir := t.TempDir()
 	// A benchmark that forgets to stop the server it started.
-	res, err := (&Local{}).Exec(context.Background(), Command{Dir: dir, Script: "sleep 1000 & echo $! > pids; echo done", Timeout: time.Minute})
+	res, err := (&Local{}).Exec(context.Background(), 0, Command{Dir: dir, Script: "sleep 1000 & echo $! > pids; echo done", Timeout: time.Minute})
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.ExitCode)
 	assert.Equal(t, "done\n", string(res.Output))
@@ -110,7 +114,7 @@ func TestLocalKillsLeftoverBackgroundProcesses(t *testing.T) {
 
 func TestLocalOutputCap(t *testing.T) {
 	l := &Local{OutputCap: 1000}
-	res, err := l.Exec(context.Background(), Command{Script: "echo FIRST; i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done; echo LAST"})
+	res, err := l.Exec(context.Background(), 0, Command{Script: "echo FIRST; i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done; echo LAST"})
 	require.NoError(t, err)
 	assert.True(t, res.Truncated)
 	out := string(res.Output)
@@ -128,8 +132,8 @@ func TestLocalInfraErrors(t *testing.T) {
 		"not a directory":   file,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := (&Local{HostName: "gpu1"}).Exec(context.Background(), Command{Dir: dir, Script: "true"})
-			var infra *InfraError
+			_, err := (&Local{HostName: "gpu1"}).Exec(context.Background(), 0, Command{Dir: dir, Script: "true"})
+			var infra *record.InfraError
 			require.ErrorAs(t, err, &infra)
 			assert.Equal(t, "gpu1", infra.Host)
 			assert.Equal(t, "open working directory", infra.Op)
@@ -139,7 +143,7 @@ func TestLocalInfraErrors(t *testing.T) {
 
 func TestLocalEnvFile(t *testing.T) {
 	envFile := filepath.Join(t.TempDir(), "env")
-	res, err := (&Local{}).Exec(context.Background(), Command{
+	res, err := (&Local{}).Exec(context.Background(), 0, Command{
 		Script:  "export LATE=1; echo ran",
 		Env:     map[string]string{"NCCL_ALGO": "Ring", "ODD": "a=b c"},
 		EnvFile: envFile,
@@ -196,7 +200,103 @@ func TestLocalFactsBrokenDriver(t *testing.T) {
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 
 	_, err := (&Local{}).Facts(context.Background())
-	var infra *InfraError
+	var infra *record.InfraError
 	require.ErrorAs(t, err, &infra)
 	assert.Contains(t, err.Error(), "couldn't communicate with the NVIDIA driver")
+}
+
+func TestLocalMaterialize(t *testing.T) {
+	ctx := context.Background()
+	b := gitopstest.NewBuilder(t)
+	c1 := b.Commit("1", map[string]string{"f.txt": "one\n", "g.txt": "g\n"})
+	c2 := b.Commit("2", map[string]string{"f.txt": "two\n", "g.txt": "g2\n"})
+	c3 := b.Commit("3", map[string]string{"f.txt": "three\n"})
+	workdir := t.TempDir()
+	repo, err := gitops.Open(ctx, b.Dir, workdir)
+	require.NoError(t, err)
+	p, err := repo.Diff(ctx, c1, c2)
+	require.NoError(t, err)
+	hunk := map[string]string{}
+	for _, h := range p.Hunks() {
+		hunk[h.File] = h.ID
+	}
+	moved := *p
+	moved.Base = c3
+
+	a := &Local{HostName: "a", Repo: repo, Workdir: workdir, Slots: 2, Trees: 2}
+	other := &Local{HostName: "b", Repo: repo, Workdir: workdir, FirstTree: a.Slots * a.Trees}
+	tests := []struct {
+		name       string
+		host       *Local
+		slot, tree int
+		src        Source
+		wantTree   string            // under workdir/slots
+		wantFiles  map[string]string // in the tree
+		wantApply  bool              // a *gitops.ApplyError
+		wantInfra  string            // the *record.InfraError's Op
+		wantErr    string            // a plain error: the caller's mistake
+	}{
+		{name: "a commit", host: a, slot: 1, tree: 1, src: Source{Target: record.Target{Commit: c2}},
+			wantTree: "3", wantFiles: map[string]string{"f.txt": "two\n", "g.txt": "g2\n"}},
+		{name: "hunks on the base", host: a, slot: 0, tree: 0,
+			src:      Source{Target: record.Target{Commit: c1, Patch: p.ID, Hunks: []string{hunk["g.txt"]}}, Patch: p},
+			wantTree: "0", wantFiles: map[string]string{"f.txt": "one\n", "g.txt": "g2\n"}},
+		{name: "a second host on the clone takes its own trees", host: other, slot: 0, tree: 0, src: Source{Target: record.Target{Commit: c1}},
+			wantTree: "4", wantFiles: map[string]string{"f.txt": "one\n"}},
+		{name: "hunks that do not apply are the target's fault", host: a, slot: 0, tree: 1,
+			src:       Source{Target: record.Target{Commit: c3, Patch: p.ID, Hunks: []string{hunk["f.txt"]}}, Patch: &moved},
+			wantApply: true},
+		{name: "an unknown commit is the host's failure", host: a, slot: 0, tree: 1, src: Source{Target: record.Target{Commit: strings.Repeat("d", 40)}},
+			wantInfra: "check out dddddddddd"},
+		{name: "no such tree", host: a, slot: 2, tree: 0, src: Source{Target: record.Target{Commit: c1}},
+			wantErr: "no tree 0 in slot 2 of host a"},
+		{name: "hunks without their patch", host: a, slot: 0, tree: 0, src: Source{Target: record.Target{Commit: c1, Patch: p.ID, Hunks: []string{hunk["g.txt"]}}},
+			wantErr: "are not given"},
+		{name: "a host without a clone", host: &Local{HostName: "bare"}, src: Source{Target: record.Target{Commit: c1}},
+			wantErr: "host bare has no repository or workdir"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws, err := tt.host.Materialize(ctx, tt.slot, tt.tree, tt.src)
+			var ae *gitops.ApplyError
+			var infra *record.InfraError
+			switch {
+			case tt.wantApply:
+				require.ErrorAs(t, err, &ae)
+				assert.False(t, record.IsInfra(err))
+			case tt.wantInfra != "":
+				require.ErrorAs(t, err, &infra)
+				assert.Equal(t, tt.host.Name(), infra.Host)
+				assert.Equal(t, tt.wantInfra, infra.Op)
+			case tt.wantErr != "":
+				require.ErrorContains(t, err, tt.wantErr)
+				assert.False(t, record.IsInfra(err))
+			default:
+				require.NoError(t, err)
+				assert.Equal(t, filepath.Join(workdir, "slots", tt.wantTree), ws.Dir)
+				for name, want := range tt.wantFiles {
+					got, err := os.ReadFile(filepath.Join(ws.Dir, name))
+					require.NoError(t, err)
+					assert.Equal(t, want, string(got), name)
+				}
+				assert.Equal(t, filepath.Join(workdir, "scratch", tt.host.Name(), strconv.Itoa(tt.slot)), ws.Scratch)
+				assert.DirExists(t, ws.Scratch)
+			}
+		})
+	}
+}
+
+func TestLocalEnvFileIsNeverStale(t *testing.T) {
+	scratch := t.TempDir()
+	envFile := filepath.Join(scratch, "env")
+	require.NoError(t, os.WriteFile(envFile, []byte("STALE=1\x00"), 0o644))
+	// PATH is emptied so that neither env nor cat can write a new dump.
+	res, err := (&Local{}).Exec(context.Background(), 0, Command{Script: "echo ran", Env: map[string]string{"PATH": ""}, EnvFile: envFile, Scratch: scratch})
+	require.NoError(t, err)
+	assert.Nil(t, res.Env, "an earlier dump is not read back as this command's")
+	entries, err := os.ReadDir(scratch)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), "perfbot-output", "the captured output is removed")
+	}
 }

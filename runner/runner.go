@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/bench"
+	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -37,9 +38,8 @@ const (
 	PhaseBench = "bench"
 )
 
-// Runner measures targets with one Spec on one Host.
+// Runner measures targets with one Spec on the leases of a Pool.
 type Runner struct {
-	Host Host
 	Spec record.Spec
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
@@ -50,50 +50,52 @@ type Runner struct {
 	EnvKeep []string
 }
 
-// Measure builds the checkout in dir and runs every benchmark step
-// repeats times, calling record after each run so that a killed process
-// loses at most the run in flight.
+// Effort is what one Measure did: the trees it materialized and built
+// (failed builds included) and the benchmark runs it recorded, failed ones
+// included.
+type Effort struct {
+	Builds int
+	Runs   int
+}
+
+// Measure runs every benchmark step of src's target repeats times on
+// lease, calling record after each run so that a killed process loses at
+// most the run in flight. Unless the lease's tree holds the target built,
+// the tree is materialized and built first; when every run succeeded the
+// tree counts as built for the next lease of the target.
 //
 // A failing build records one run with StatusBuildFailed (its log
 // attached) and returns nil; so does a failing benchmark, which records
-// StatusBenchFailed and stops: the revision is broken, not the host. An
-// infrastructure failure records a run with StatusInfraError and returns
-// the *InfraError. When ctx ends, the run in flight is not recorded and
-// ctx's error is returned.
-func (r *Runner) Measure(ctx context.Context, dir string, t record.Target, repeats int, record func(record.Run) error) error {
-	return r.measure(ctx, dir, t, repeats, record, true)
-}
-
-// Bench is Measure without the build: the checkout in dir must already
-// hold t built with this Spec (the caller keeps track of its slots).
-func (r *Runner) Bench(ctx context.Context, dir string, t record.Target, repeats int, record func(record.Run) error) error {
-	return r.measure(ctx, dir, t, repeats, record, false)
-}
-
-func (r *Runner) measure(ctx context.Context, dir string, t record.Target, repeats int, record func(record.Run) error, build bool) error {
+// StatusBenchFailed and stops, and hunks that do not apply: the target is
+// broken, not the host. An infrastructure failure records a run with
+// StatusInfraError and returns the *record.InfraError. When ctx ends, the
+// run in flight is not recorded and ctx's error is returned.
+func (r *Runner) Measure(ctx context.Context, lease *Lease, src Source, repeats int, record func(record.Run) error) (Effort, error) {
+	t := src.Target
 	if repeats < 1 {
-		return fmt.Errorf("measure %s: %d repeats, want at least 1", t.Short(), repeats)
+		return Effort{}, fmt.Errorf("measure %s: %d repeats, want at least 1", t.Short(), repeats)
 	}
+	host := lease.Host()
 	m := &measurement{
 		r:         r,
-		dir:       dir,
+		lease:     lease,
+		src:       src,
 		target:    t,
 		targetKey: t.Key(),
 		specHash:  r.Spec.Hash(),
 		record:    record,
-		build:     build,
-		log:       r.logger().With("target", t.Short(), "host", r.Host.Name()),
+		log:       r.logger().With("target", t.Short(), "host", host.Name(), "slot", lease.Slot()),
 	}
-	scratch, err := os.MkdirTemp("", "perfbot-env-")
+	err := m.run(ctx, repeats)
+	if err != nil || !m.ok {
+		lease.forget()
+	} else {
+		lease.markBuilt()
+	}
 	if err != nil {
-		return fmt.Errorf("measure %s: %w", t.Short(), err)
+		return m.effort, fmt.Errorf("measure %s: %w", t.Short(), err)
 	}
-	defer os.RemoveAll(scratch)
-	m.scratch = scratch
-	if err := m.run(ctx, repeats); err != nil {
-		return fmt.Errorf("measure %s: %w", t.Short(), err)
-	}
-	return nil
+	return m.effort, nil
 }
 
 func (r *Runner) logger() *slog.Logger {
@@ -113,15 +115,17 @@ func (r *Runner) logCap() int {
 // measurement is one call of Measure.
 type measurement struct {
 	r         *Runner
-	dir       string
+	lease     *Lease
+	src       Source
 	target    record.Target
 	targetKey string
 	specHash  string
 	record    func(record.Run) error
-	build     bool // run the build steps before the first repeat
 	log       *slog.Logger
-	scratch   string // local directory for environment dumps
+	ws        Workspace
 	facts     record.Fingerprint
+	effort    Effort
+	ok        bool // every run recorded was StatusOK
 }
 
 // pending is a run being assembled.
@@ -137,7 +141,7 @@ func (m *measurement) newRun(started time.Time) *pending {
 		TargetKey:   m.targetKey,
 		SpecHash:    m.specHash,
 		Target:      m.target,
-		Host:        m.r.Host.Name(),
+		Host:        m.lease.Host().Name(),
 		Started:     started,
 		Fingerprint: fp,
 	}}
@@ -145,7 +149,7 @@ func (m *measurement) newRun(started time.Time) *pending {
 
 func (m *measurement) run(ctx context.Context, repeats int) error {
 	started := time.Now()
-	facts, err := m.r.Host.Facts(ctx)
+	facts, err := m.lease.Host().Facts(ctx)
 	if err != nil {
 		return m.failInfra(ctx, m.newRun(started), err)
 	}
@@ -153,18 +157,10 @@ func (m *measurement) run(ctx context.Context, repeats int) error {
 
 	// The build belongs to the first run: its log and time go there.
 	p := m.newRun(started)
-	for _, s := range m.r.Spec.Build {
-		if !m.build {
-			break
-		}
-		res, err := m.exec(ctx, p, PhaseBuild, s, nil)
-		if err != nil {
-			return m.failInfra(ctx, p, err)
-		}
-		if res.TimedOut || res.ExitCode != 0 {
-			m.log.Info("build failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
-			return m.finish(p, record.StatusBuildFailed, stepFailure("build", s, res))
-		}
+	if m.lease.Built() {
+		m.ws = m.lease.Workspace()
+	} else if built, err := m.build(ctx, p); err != nil || !built {
+		return err
 	}
 	for i := range repeats {
 		if i > 0 {
@@ -174,14 +170,40 @@ func (m *measurement) run(ctx context.Context, repeats int) error {
 			return err
 		}
 		failed, err := m.bench(ctx, p)
-		if err != nil {
+		if err != nil || failed {
 			return err
 		}
-		if failed {
-			return nil
+	}
+	m.ok = true
+	return nil
+}
+
+// build materializes the target in the lease's tree and runs the build
+// steps into p. built is false when the target turned out broken, which
+// is then recorded.
+func (m *measurement) build(ctx context.Context, p *pending) (built bool, err error) {
+	ws, err := m.lease.materialize(ctx, m.src)
+	if err != nil {
+		var ae *gitops.ApplyError
+		if errors.As(err, &ae) {
+			m.log.Info("hunks do not apply", "error", err)
+			return false, m.finish(p, record.StatusBuildFailed, err.Error())
+		}
+		return false, m.failInfra(ctx, p, err)
+	}
+	m.ws = ws
+	m.effort.Builds++
+	for _, s := range m.r.Spec.Build {
+		res, err := m.exec(ctx, p, PhaseBuild, s, nil)
+		if err != nil {
+			return false, m.failInfra(ctx, p, err)
+		}
+		if res.TimedOut || res.ExitCode != 0 {
+			m.log.Info("build failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
+			return false, m.finish(p, record.StatusBuildFailed, stepFailure("build", s, res))
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // bench runs every benchmark step once into p and records it. failed
@@ -247,12 +269,13 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 	env[EnvStep] = s.Name
 
 	m.log.Debug("step", "phase", phase, "step", s.Name)
-	res, err := m.r.Host.Exec(ctx, Command{
-		Dir:     m.dir,
+	res, err := m.lease.Host().Exec(ctx, m.lease.Slot(), Command{
+		Dir:     m.ws.Dir,
 		Script:  s.Run,
 		Env:     env,
 		Timeout: s.Timeout,
-		EnvFile: filepath.Join(m.scratch, phase+"-"+sanitize(s.Name)),
+		EnvFile: filepath.Join(m.ws.Scratch, phase+"-"+sanitize(s.Name)),
+		Scratch: m.ws.Scratch,
 	})
 	p.inCommands += res.Duration
 	if err != nil {
@@ -295,14 +318,21 @@ func (m *measurement) finish(p *pending, status record.Status, msg string) error
 	if err := m.record(p.Run); err != nil {
 		return fmt.Errorf("record run: %w", err)
 	}
+	if status == record.StatusOK || status == record.StatusBenchFailed {
+		m.effort.Runs++
+	}
 	return nil
 }
 
 // failInfra records p as an infrastructure failure and returns err. A run
-// ended by ctx is not a failure of anything and is not recorded.
+// ended by ctx is not a failure of anything and is not recorded, whatever
+// the host made of the cancellation (a killed git is not a broken host).
 func (m *measurement) failInfra(ctx context.Context, p *pending, err error) error {
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return err
+	if cerr := ctx.Err(); cerr != nil {
+		if errors.Is(err, cerr) {
+			return err
+		}
+		return cerr
 	}
 	m.log.Warn("infrastructure failure", "error", err)
 	if rerr := m.finish(p, record.StatusInfraError, err.Error()); rerr != nil {

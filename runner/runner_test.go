@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/record"
 )
 
 // testSpec builds once and runs one Go benchmark step with two metrics.
@@ -30,12 +35,25 @@ func goBench(verify, decode float64) string {
 	return fmt.Sprintf("goos: linux\nBenchmarkVerifyStep-8 \t 10 \t %g tok/s\nBenchmarkDecode-8 \t 10 \t %g tok/s\nPASS\n", verify, decode)
 }
 
-// measure runs Measure against host and returns every recorded run.
+// measure runs Measure on a lease of a pool of host alone and returns
+// every recorded run.
 func measure(t *testing.T, ctx context.Context, host Host, target record.Target, repeats int) ([]record.Run, error) {
 	t.Helper()
-	r := &Runner{Host: host, Spec: testSpec, EnvKeep: []string{"SGLANG_*"}}
+	pool, err := NewPool(host)
+	require.NoError(t, err)
+	return measureIn(t, ctx, pool, &Runner{Spec: testSpec, EnvKeep: []string{"SGLANG_*"}}, Source{Target: target}, repeats)
+}
+
+// measureIn runs r.Measure on a lease of pool.
+func measureIn(t *testing.T, ctx context.Context, pool *Pool, r *Runner, src Source, repeats int) ([]record.Run, error) {
+	t.Helper()
+	lease, err := pool.Acquire(ctx, src.Target)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release()
 	var runs []record.Run
-	err := r.Measure(ctx, t.TempDir(), target, repeats, func(run record.Run) error {
+	_, err = r.Measure(ctx, lease, src, repeats, func(run record.Run) error {
 		runs = append(runs, run)
 		return nil
 	})
@@ -87,7 +105,7 @@ func TestMeasureFailures(t *testing.T) {
 		script     FakeCommit
 		wantStatus []record.Status
 		wantError  string // in the last run's Error
-		wantInfra  bool   // Measure returns an *InfraError
+		wantInfra  bool   // Measure returns a *record.InfraError
 	}{
 		{
 			name:       "build fails",
@@ -129,14 +147,20 @@ func TestMeasureFailures(t *testing.T) {
 			name:       "host unreachable",
 			script:     FakeCommit{InfraErr: errors.New("connection refused")},
 			wantStatus: []record.Status{record.StatusInfraError},
-			wantError:  "host fake: fake exec: connection refused",
+			wantError:  "host fake: fake checkout: connection refused",
 			wantInfra:  true,
+		},
+		{
+			name:       "hunks do not apply",
+			script:     FakeCommit{ApplyFails: true},
+			wantStatus: []record.Status{record.StatusBuildFailed},
+			wantError:  "fake: does not apply",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			host := &Fake{Commits: map[string]FakeCommit{"c1": tc.script}}
 			runs, err := measure(t, context.Background(), host, record.Target{Commit: "c1"}, 3)
-			var infra *InfraError
+			var infra *record.InfraError
 			if tc.wantInfra {
 				require.ErrorAs(t, err, &infra)
 			} else {
@@ -157,7 +181,7 @@ func TestMeasureFailures(t *testing.T) {
 func TestMeasureFactsFailure(t *testing.T) {
 	host := &Fake{FactsErr: errors.New("nvidia-smi: driver gone"), Default: &FakeCommit{}}
 	runs, err := measure(t, context.Background(), host, record.Target{Commit: "c1"}, 3)
-	var infra *InfraError
+	var infra *record.InfraError
 	require.ErrorAs(t, err, &infra)
 	require.Len(t, runs, 1)
 	assert.Equal(t, record.StatusInfraError, runs[0].Status)
@@ -175,9 +199,13 @@ func TestMeasureCancelledRecordsNothing(t *testing.T) {
 
 func TestMeasureStopsWhenRecordFails(t *testing.T) {
 	host := &Fake{Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
-	r := &Runner{Host: host, Spec: testSpec}
+	pool, err := NewPool(host)
+	require.NoError(t, err)
+	lease, err := pool.Acquire(context.Background(), record.Target{Commit: "c1"})
+	require.NoError(t, err)
+	defer lease.Release()
 	n := 0
-	err := r.Measure(context.Background(), t.TempDir(), record.Target{Commit: "c1"}, 5, func(record.Run) error {
+	_, err = (&Runner{Spec: testSpec}).Measure(context.Background(), lease, Source{Target: record.Target{Commit: "c1"}}, 5, func(record.Run) error {
 		n++
 		if n == 2 {
 			return errors.New("disk full")
@@ -185,6 +213,7 @@ func TestMeasureStopsWhenRecordFails(t *testing.T) {
 		return nil
 	})
 	require.ErrorContains(t, err, "record run: disk full")
+	assert.False(t, lease.Built(), "a tree whose runs were not all recorded is not trusted")
 	assert.Equal(t, 2, n)
 	assert.Equal(t, 2, host.BenchRuns("c1"))
 }
@@ -232,32 +261,45 @@ func TestFakeTargetsOverrideCommits(t *testing.T) {
 	require.ErrorContains(t, err, `no script for commit "c9"`)
 }
 
-// box is the local host of the Measure tests, shared so that its facts
-// (go version, python3 --version) are collected once.
-var box = &Local{HostName: "box"}
+// localHost returns a Local host over a clone of a repository whose one
+// commit holds files, and that commit.
+func localHost(t testing.TB, name string, files map[string]string) (*Local, string) {
+	t.Helper()
+	b := gitopstest.NewBuilder(t)
+	commit := b.Commit("first", files)
+	workdir := t.TempDir()
+	repo, err := gitops.Open(context.Background(), b.Dir, workdir)
+	require.NoError(t, err)
+	return &Local{HostName: name, Repo: repo, Workdir: workdir}, commit
+}
+
+// localSpec builds by writing a file and benchmarks by printing $SPEED
+// when the build's file is there.
+var localSpec = record.Spec{
+	Build: []record.Step{{Name: "build", Run: "echo compiled > built", Timeout: time.Minute}},
+	Benchmarks: []record.BenchStep{{
+		Step: record.Step{
+			Name:    "engine",
+			Run:     `test -f built && printf 'BenchmarkVerifyStep-2 1 %s tok/s\n' "$SPEED"`,
+			Timeout: time.Minute,
+			Env:     map[string]string{"SPEED": "123.5", "NCCL_P2P_LEVEL": "SYS", "API_KEY": "k"},
+		},
+		Format: "gobench",
+	}},
+	Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher, Primary: true}},
+}
 
 func TestMeasureOnLocalHost(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	t.Setenv("SGLANG_ENABLE_SPEC_V2", "True")
 	t.Setenv("UNRELATED_SETTING", "x")
-	spec := record.Spec{
-		Build: []record.Step{{Name: "build", Run: "echo compiled > built", Timeout: time.Minute}},
-		Benchmarks: []record.BenchStep{{
-			Step: record.Step{
-				Name:    "engine",
-				Run:     `test -f built && printf 'BenchmarkVerifyStep-2 1 %s tok/s\n' "$SPEED"`,
-				Timeout: time.Minute,
-				Env:     map[string]string{"SPEED": "123.5", "NCCL_P2P_LEVEL": "SYS", "API_KEY": "k"},
-			},
-			Format: "gobench",
-		}},
-		Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher, Primary: true}},
-	}
-	r := &Runner{Host: box, Spec: spec, EnvKeep: []string{"SGLANG_*"}}
-	var runs []record.Run
-	err := r.Measure(context.Background(), t.TempDir(), record.Target{Commit: "c1", Env: map[string]string{"SPEED": "99"}}, 2, func(run record.Run) error {
-		runs = append(runs, run)
-		return nil
-	})
+	box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
+	pool, err := NewPool(box)
+	require.NoError(t, err)
+	r := &Runner{Spec: localSpec, EnvKeep: []string{"SGLANG_*"}}
+	target := record.Target{Commit: commit, Env: map[string]string{"SPEED": "99"}}
+	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: target}, 2)
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
 	for _, run := range runs {
@@ -276,20 +318,51 @@ func TestMeasureOnLocalHost(t *testing.T) {
 	}
 	assert.Equal(t, "", runs[0].Logs[0].Output)
 	assert.Equal(t, "BenchmarkVerifyStep-2 1 99 tok/s\n", runs[0].Logs[1].Output)
+
+	// The tree, the environment dumps and the captured output are all
+	// under the host's workdir; nothing is left in the temp directory.
+	assert.FileExists(t, filepath.Join(box.Workdir, "slots", "0", "built"))
+	dump, err := os.ReadFile(filepath.Join(box.Workdir, "scratch", "box", "0", "bench-engine"))
+	require.NoError(t, err)
+	assert.Contains(t, string(dump), "SPEED=99\x00")
+	assert.FileExists(t, filepath.Join(box.Workdir, "scratch", "box", "0", "build-build"))
+	left, err := filepath.Glob(filepath.Join(tmp, "perfbot-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left)
+
+	// The same target in another environment runs in the same build.
+	again := record.Target{Commit: commit, Env: map[string]string{"SPEED": "101"}}
+	runs, err = measureIn(t, context.Background(), pool, r, Source{Target: again}, 1)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.Equal(t, []string{"engine"}, logSteps(runs[0]), "no build for an environment change")
+	assert.Equal(t, 101.0, runs[0].Values["verify_tok_s"])
 }
 
-func TestMeasureOnLocalHostMissingDir(t *testing.T) {
-	r := &Runner{Host: box, Spec: testSpec}
-	var runs []record.Run
-	err := r.Measure(context.Background(), "/nonexistent/perfbot/checkout", record.Target{Commit: "c1"}, 2, func(run record.Run) error {
-		runs = append(runs, run)
-		return nil
-	})
-	var infra *InfraError
+func TestMeasureVanishedTree(t *testing.T) {
+	box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
+	pool, err := NewPool(box)
+	require.NoError(t, err)
+	r := &Runner{Spec: localSpec}
+	target := Source{Target: record.Target{Commit: commit}}
+	_, err = measureIn(t, context.Background(), pool, r, target, 1)
+	require.NoError(t, err)
+	require.NoError(t, os.RemoveAll(filepath.Join(box.Workdir, "slots", "0")))
+
+	runs, err := measureIn(t, context.Background(), pool, r, target, 2)
+	var infra *record.InfraError
 	require.ErrorAs(t, err, &infra)
+	assert.Equal(t, "box", infra.Host)
 	require.Len(t, runs, 1)
 	assert.Equal(t, record.StatusInfraError, runs[0].Status)
 	assert.Contains(t, runs[0].Error, "open working directory")
+
+	// The tree is no longer trusted: the next lease builds it again.
+	runs, err = measureIn(t, context.Background(), pool, r, target, 1)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
+	assert.Equal(t, []string{"build", "engine"}, logSteps(runs[0]))
 }
 
 func TestCapLog(t *testing.T) {

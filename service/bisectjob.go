@@ -174,7 +174,7 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 		MaxRuns:     b.Config.Bisect.MaxRuns,
 		Better:      record.Better(metric.Better),
 		Direction:   req.Direction,
-		Parallel:    max(1, len(b.Config.Hosts)),
+		Parallel:    b.Oracle.Parallel(),
 		InitialRuns: b.Config.Bisect.Repeats,
 		Logger:      b.Logger,
 		OnProbe: func(e bisect.ProbeEvent) {

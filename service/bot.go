@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/perfbot/perfbot/config"
@@ -41,7 +42,7 @@ type Options struct {
 	// Progress receives progress lines; nil discards them.
 	Progress io.Writer
 	Logger   *slog.Logger
-	// Host overrides the configured host (tests pass a fake).
+	// Host overrides the configured hosts (tests pass a fake).
 	Host runner.Host
 }
 
@@ -67,20 +68,24 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 		db.Close()
 		return nil, fmt.Errorf("open repository %s: %w", cfg.Repo.URL, err)
 	}
-	host := opts.Host
-	if host == nil {
-		host, err = newHost(cfg)
-		if err != nil {
-			db.Close()
-			return nil, err
-		}
+	hosts := []runner.Host{opts.Host}
+	if opts.Host == nil {
+		hosts, err = newHosts(cfg, repo)
 	}
-	r := &runner.Runner{Host: host, Spec: cfg.Spec(), Logger: opts.Logger, EnvKeep: cfg.Fingerprint.Env}
+	var pool *runner.Pool
+	if err == nil {
+		pool, err = runner.NewPool(hosts...)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	r := &runner.Runner{Spec: cfg.Spec(), Logger: opts.Logger, EnvKeep: cfg.Fingerprint.Env}
 	return &Bot{
 		Config:   cfg,
 		Store:    db,
 		Repo:     repo,
-		Oracle:   NewOracle(db, repo, r, OracleOptions{Logger: opts.Logger}),
+		Oracle:   NewOracle(db, pool, r, OracleOptions{Logger: opts.Logger}),
 		Progress: opts.Progress,
 		Logger:   opts.Logger,
 	}, nil
@@ -89,17 +94,29 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 // Close closes the store.
 func (b *Bot) Close() error { return b.Store.Close() }
 
-func newHost(cfg *config.Config) (runner.Host, error) {
-	if len(cfg.Hosts) == 0 {
-		return &runner.Local{HostName: "local"}, nil
+// newHosts returns the configured hosts. Local hosts check their trees
+// out of repo, the one clone, each taking its own worktree numbers; a kind
+// that cannot measure yet is a configuration mistake named with its host.
+func newHosts(cfg *config.Config, repo *gitops.Repo) ([]runner.Host, error) {
+	specs := cfg.Hosts
+	if len(specs) == 0 {
+		specs = []config.Host{{Name: "local", Kind: config.HostLocal}}
 	}
-	h := cfg.Hosts[0]
-	switch h.Kind {
-	case "", "local":
-		return &runner.Local{HostName: h.Name}, nil
-	default:
-		return nil, fmt.Errorf("host %s: kind %q is not supported yet (use local)", h.Name, h.Kind)
+	var hosts []runner.Host
+	firstTree := 0
+	for _, h := range specs {
+		switch {
+		case h.Kind != "" && h.Kind != config.HostLocal:
+			return nil, &InputError{Err: fmt.Errorf("host %s: kind %q is not supported yet: only local hosts measure so far", h.Name, h.Kind)}
+		case h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir):
+			return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
+		}
+		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree}
+		lay := l.Layout()
+		firstTree += lay.Slots * lay.Trees
+		hosts = append(hosts, l)
 	}
+	return hosts, nil
 }
 
 func (b *Bot) progressf(format string, args ...any) {

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -16,20 +15,19 @@ import (
 
 // Oracle is the one door through which everything is measured. It answers
 // "give me at least n samples of metric M for target T": it looks in the
-// store first, runs only what is missing, on a free worktree slot, and
+// store first, runs only what is missing on a lease of the host pool, and
 // records every run before it returns.
 //
-// A slot keeps the last target it built, so asking again for a target that
-// is still built runs only the benchmark; switching targets checks out a
-// clean tree and builds again.
+// The pool decides where: a target measured again goes back to the slot
+// whose tree holds it built, and then only its benchmarks run. Concurrent
+// requests for different targets run at once on different leases, up to
+// Parallel of them; requests for one target take turns.
 type Oracle struct {
 	store  *store.DB
-	repo   *gitops.Repo
+	pool   *runner.Pool
 	runner *runner.Runner
 	spec   string
 	log    *slog.Logger
-
-	slots chan *slot
 
 	mu      sync.Mutex
 	patches map[string]*gitops.Patch
@@ -38,42 +36,31 @@ type Oracle struct {
 	builds  int
 }
 
-type slot struct {
-	n     int
-	built string // target key the slot holds, built; "" when dirty
-	dir   string
-}
-
 // OracleOptions configures NewOracle.
 type OracleOptions struct {
-	// Slots is the number of worktree slots kept built (default 4).
-	Slots  int
 	Logger *slog.Logger
 }
 
-// NewOracle returns an Oracle over the given store, repository and runner.
-func NewOracle(db *store.DB, repo *gitops.Repo, r *runner.Runner, opts OracleOptions) *Oracle {
-	if opts.Slots <= 0 {
-		opts.Slots = 4
-	}
+// NewOracle returns an Oracle that records in db and measures with r on
+// the leases of pool.
+func NewOracle(db *store.DB, pool *runner.Pool, r *runner.Runner, opts OracleOptions) *Oracle {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	o := &Oracle{
+	return &Oracle{
 		store:   db,
-		repo:    repo,
+		pool:    pool,
 		runner:  r,
 		spec:    r.Spec.Hash(),
 		log:     opts.Logger,
-		slots:   make(chan *slot, opts.Slots),
 		patches: map[string]*gitops.Patch{},
 		pending: map[string]*sync.Mutex{},
 	}
-	for i := 0; i < opts.Slots; i++ {
-		o.slots <- &slot{n: i}
-	}
-	return o
 }
+
+// Parallel is the number of targets the Oracle measures at once: the
+// size of its host pool.
+func (o *Oracle) Parallel() int { return o.pool.Size() }
 
 // SpecHash is the hash of the spec every measurement is keyed by.
 func (o *Oracle) SpecHash() string { return o.spec }
@@ -146,53 +133,50 @@ func (o *Oracle) targetLock(key string) *sync.Mutex {
 	return l
 }
 
-// measure runs missing more benchmark invocations of t on a slot, building
-// first unless the slot still holds t built.
+// measure runs missing more benchmark invocations of t on a lease of the
+// pool, building first unless the lease's tree holds t built.
 func (o *Oracle) measure(ctx context.Context, t record.Target, missing int) error {
-	s, err := o.acquire(ctx, t.Key())
+	src, err := o.source(t)
 	if err != nil {
 		return err
 	}
-	defer func() { o.slots <- s }()
-
-	key := t.Key()
-	run := o.runner.Bench
-	if s.built != key {
-		s.built = ""
-		dir, err := o.checkout(ctx, s.n, t)
-		if err != nil {
-			var ae *gitops.ApplyError
-			if errors.As(err, &ae) {
-				return o.recordBroken(t, record.StatusBuildFailed, err)
-			}
-			return &bisect.InfraError{Commit: t.Commit, Err: err}
-		}
-		s.dir = dir
-		o.log.Debug("build", "target", t.Short(), "slot", s.n)
-		o.count(0, 1)
-		run = o.runner.Measure
+	lease, err := o.pool.Acquire(ctx, t)
+	if err != nil {
+		return err
 	}
+	defer lease.Release()
+	o.log.Debug("measure", "target", t.Short(), "host", lease.Host().Name(), "slot", lease.Slot(), "built", lease.Built(), "runs", missing)
+
 	var status record.Status
-	err = run(ctx, s.dir, t, missing, func(r record.Run) error {
+	effort, err := o.runner.Measure(ctx, lease, src, missing, func(r record.Run) error {
 		status = r.Status
-		if r.Status == record.StatusOK || r.Status == record.StatusBenchFailed {
-			o.count(1, 0)
-		}
 		return o.record(r)
 	})
-	if err != nil {
-		s.built = ""
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &bisect.InfraError{Commit: t.Commit, Err: err}
-	}
-	if status != record.StatusOK {
-		s.built = ""
+	o.count(effort.Runs, effort.Builds)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return err
+	case status != record.StatusOK:
 		return o.brokenFromStore(t)
 	}
-	s.built = key
 	return nil
+}
+
+// source is what the hosts materialize for t: its commit and the patch
+// its hunks come from.
+func (o *Oracle) source(t record.Target) (runner.Source, error) {
+	if len(t.Hunks) == 0 {
+		return runner.Source{Target: t}, nil
+	}
+	o.mu.Lock()
+	p, ok := o.patches[t.Patch]
+	o.mu.Unlock()
+	if !ok {
+		return runner.Source{}, fmt.Errorf("target %s refers to unknown patch %s", t.Short(), t.Patch)
+	}
+	return runner.Source{Target: t, Patch: p}, nil
 }
 
 func (o *Oracle) brokenFromStore(t record.Target) error {
@@ -201,24 +185,6 @@ func (o *Oracle) brokenFromStore(t record.Target) error {
 		return fmt.Errorf("%s: %w", t.Short(), bisect.ErrBroken)
 	}
 	return o.brokenError(t, entry.Failed[len(entry.Failed)-1].ID)
-}
-
-// recordBroken stores a failed run for a target that could not even be
-// prepared (its hunks do not apply), so that it is not tried again.
-func (o *Oracle) recordBroken(t record.Target, status record.Status, cause error) error {
-	r := record.Run{
-		TargetKey: t.Key(),
-		SpecHash:  o.spec,
-		Target:    t,
-		Host:      o.runner.Host.Name(),
-		Status:    status,
-		Error:     cause.Error(),
-		Started:   now(),
-	}
-	if err := o.record(r); err != nil {
-		return err
-	}
-	return fmt.Errorf("%s: %v: %w", t.Short(), cause, bisect.ErrBroken)
 }
 
 func (o *Oracle) record(r record.Run) error {
@@ -233,53 +199,4 @@ func (o *Oracle) count(runs, builds int) {
 	o.runs += runs
 	o.builds += builds
 	o.mu.Unlock()
-}
-
-// acquire takes the slot that holds key built if it is free, else the
-// least recently released one.
-func (o *Oracle) acquire(ctx context.Context, key string) (*slot, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case s := <-o.slots:
-		if s.built == key {
-			return s, nil
-		}
-		// Look for a free slot that already holds the target; put the
-		// others back in the order they were taken.
-		var taken []*slot
-		for {
-			select {
-			case other := <-o.slots:
-				if other.built == key {
-					o.slots <- s
-					for _, t := range taken {
-						o.slots <- t
-					}
-					return other, nil
-				}
-				taken = append(taken, other)
-				continue
-			default:
-			}
-			break
-		}
-		for _, t := range taken {
-			o.slots <- t
-		}
-		return s, nil
-	}
-}
-
-func (o *Oracle) checkout(ctx context.Context, n int, t record.Target) (string, error) {
-	if len(t.Hunks) == 0 {
-		return o.repo.Checkout(ctx, n, t.Commit)
-	}
-	o.mu.Lock()
-	p, ok := o.patches[t.Patch]
-	o.mu.Unlock()
-	if !ok {
-		return "", fmt.Errorf("target %s refers to unknown patch %s", t.Short(), t.Patch)
-	}
-	return o.repo.CheckoutPatch(ctx, n, p, t.Hunks)
 }

@@ -167,7 +167,7 @@ func TestBisectUnconfirmedCulprit(t *testing.T) {
 func countOK(t *testing.T, b *Bot) int {
 	t.Helper()
 	n := 0
-	for _, c := range b.Oracle.runner.Host.(*runner.Fake).Calls() {
+	for _, c := range b.Oracle.pool.Hosts()[0].(*runner.Fake).Calls() {
 		if c.Phase == runner.PhaseBench {
 			n++
 		}

@@ -11,15 +11,21 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/store"
 )
 
 // Exit statuses: a contract with scripts (DESIGN.md §8).
 const (
-	exitOK    = 0
-	exitInput = 1 // bad usage or input
-	exitInfra = 2 // infrastructure failure
+	exitOK          = 0
+	exitInput       = 1   // bad usage, input or configuration
+	exitInfra       = 2   // infrastructure failure: retrying later may help
+	exitBug         = 3   // an error perfbot did not expect: a bug
+	exitInterrupted = 130 // interrupted (SIGINT or SIGTERM), as shells report it
 )
 
 // usageError marks a command-line mistake.
@@ -75,19 +81,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "perfbot: %v\n", err)
-	return exitCode(err)
+	return reportError(stderr, err)
 }
 
+// reportError prints err on stderr and returns its exit status; a bug
+// says that it is one.
+func reportError(stderr io.Writer, err error) int {
+	code := exitCode(err)
+	if code == exitBug {
+		fmt.Fprintf(stderr, "perfbot: internal error (a bug; please report it): %v\n", err)
+	} else {
+		fmt.Fprintf(stderr, "perfbot: %v\n", err)
+	}
+	return code
+}
+
+// exitCode says what kind of failure err is. Only a *record.InfraError
+// (and a store held by another process) is infrastructure; an error no
+// rule names is perfbot's own fault, not the host's.
 func exitCode(err error) int {
 	var ue usageError
 	var ie *service.InputError
 	var ce *config.Error
 	switch {
-	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &ce):
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &ce),
+		errors.Is(err, store.ErrAmbiguous), errors.Is(err, store.ErrNewerSchema),
+		errors.Is(err, gitops.ErrUnknownRevision), errors.Is(err, gitops.ErrAmbiguousRevision),
+		errors.Is(err, bisect.ErrBroken): // an end of the range that does not build
 		return exitInput
-	default:
+	case record.IsInfra(err), errors.Is(err, store.ErrLocked), errors.Is(err, context.DeadlineExceeded):
 		return exitInfra
+	default:
+		return exitBug
 	}
 }
 
