@@ -1,0 +1,53 @@
+# case.sh: the benchmark of the case, shared by gitbisect.sh and
+# perfbot-bisect.sh (sourced, not run). perfbot.yaml spells out the same
+# command; change both together. Every value may be overridden from the
+# environment.
+
+# the package whose test binary holds the benchmark, and where it runs
+: "${RB_PKG:=./zstd}"
+# the one benchmark (go test -bench regexp, one level per /)
+: "${RB_BENCH:=^BenchmarkDecoder_DecodeAll\$/^kppkn\\.gtb\\.zst\$}"
+# the unit column read from its output line
+: "${RB_UNIT:=MB/s}"
+# fixed work per run
+: "${RB_BENCHTIME:=100x}"
+# runs per measured commit (git bisect baseline) and per end
+: "${RB_RUNS:=5}"
+# the perfbot binary (built once: go build -o /tmp/perfbot-real ./cmd/perfbot)
+: "${PERFBOT:=/tmp/perfbot-real}"
+# scratch space
+: "${RB_TMP:=/tmp/realbisect}"
+
+export GOFLAGS=-mod=mod GOPROXY=off
+
+# rb_build DIR: build the benchmark binary DIR/.rb-bench.test
+rb_build() {
+	(cd "$1" && go test -vet=off -c -o .rb-bench.test "$RB_PKG")
+}
+
+# rb_run DIR COUNTER TAG: one benchmark run; prints the value in RB_UNIT and
+# appends TAG to COUNTER
+rb_run() {
+	echo "$3" >> "$2"
+	(cd "$1/$RB_PKG" && "$1/.rb-bench.test" -test.run '^$' -test.bench "$RB_BENCH" \
+		-test.benchtime "$RB_BENCHTIME" -test.count 1) |
+		awk -v u="$RB_UNIT" '/^Benchmark/ { for (i = 3; i < NF; i++) if ($(i+1) == u) { print $i; exit } }'
+}
+
+# rb_median: the median of the numbers on stdin
+rb_median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2] + v[NR/2+1]) / 2 }'
+}
+
+# rb_measure DIR COUNTER TAG: RB_RUNS runs; prints their median
+rb_measure() {
+	local i v out=""
+	for i in $(seq "$RB_RUNS"); do
+		v=$(rb_run "$@") || return 1
+		[ -n "$v" ] || return 1
+		out="$out$v"$'\n'
+	done
+	printf '%s' "$out" | rb_median
+}
+
+rb_now() { date +%s.%N; }

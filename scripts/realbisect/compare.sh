@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# compare.sh REPO [GOOD BAD [PAIRS]]
+#
+# Runs perfbot and the git-bisect-run baseline on the same history, in
+# turn (perfbot, git bisect, perfbot, git bisect, ... PAIRS pairs; default
+# 1), each from scratch (fresh clone; perfbot gets a fresh store, so it
+# reuses no measurement), and prints for each run the benchmark runs it
+# took (counted by the benchmark commands themselves, in
+# $RB_TMP/compare-runs.txt), its builds, its wall time and the commit it
+# named, then the medians per tool.
+#
+# GOOD and BAD default to the case's ends, v1.10.3 and v1.18.7 (tags made
+# by make-history.sh). Wall time is measured by the scripts (date); to time
+# them with another tool, wrap perfbot-bisect.sh and gitbisect.sh directly.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/case.sh"
+
+if [ $# -lt 1 ]; then
+	echo "usage: $0 REPO [GOOD BAD [PAIRS]]" >&2
+	exit 1
+fi
+repo=$1 good=${2:-v1.10.3} bad=${3:-v1.18.7} pairs=${4:-1}
+counter=$RB_TMP/compare-runs.txt
+log=$RB_TMP/compare.log
+mkdir -p "$RB_TMP"
+: > "$counter"
+: > "$log"
+want=$(git -C "$repo" log -1 --format='%h %s' "${RB_EXPECT:-v1.15.2}" 2> /dev/null || echo "?")
+echo "repo $repo: $good..$bad ($(git -C "$repo" rev-list --count "$good..$bad") commits), expected culprit $want"
+echo "benchmark $RB_BENCH in $RB_PKG, $RB_BENCHTIME a run, unit $RB_UNIT; git bisect: $RB_RUNS runs a step"
+echo
+
+results=$RB_TMP/compare-results.txt
+: > "$results"
+for i in $(seq "$pairs"); do
+	for tool in perfbot gitbisect; do
+		if [ $tool = perfbot ]; then
+			line=$("$here/perfbot-bisect.sh" "$repo" "$good" "$bad" "$counter" 2>> "$log") || line="perfbot FAILED"
+		else
+			line=$("$here/gitbisect.sh" "$repo" "$good" "$bad" "$counter" 2>> "$log") || line="gitbisect FAILED"
+		fi
+		echo "$line" | tee -a "$results" | awk -v i="$i" '{
+			printf "pair %s  %-9s", i, $1
+			for (k = 2; k <= NF; k++) {
+				split($k, kv, "=")
+				if (kv[1] == "runs" || kv[1] == "builds" || kv[1] == "wall" || kv[1] == "verdict") printf "  %s=%s", kv[1], kv[2]
+				if (kv[1] == "culprit") printf "  culprit=%s", substr(kv[2], 1, 10)
+				if (kv[1] == "subject") printf " (%s)", kv[2]
+			}
+			print ""
+		}'
+	done
+done
+echo
+awk '
+	{ t = $1; for (k = 2; k <= NF; k++) { split($k, kv, "="); v[kv[1]] = kv[2] }
+	  sub(/s$/, "", v["wall"]); n[t]++; runs[t, n[t]] = v["runs"]; wall[t, n[t]] = v["wall"]; subj[t] = subj[t] " " v["subject"] }
+	function med(a, t, m,   i, j, x, s) {
+		for (i = 1; i <= m; i++) s[i] = a[t, i] + 0
+		for (i = 2; i <= m; i++) for (j = i; j > 1 && s[j-1] > s[j]; j--) { x = s[j]; s[j] = s[j-1]; s[j-1] = x }
+		return (m % 2) ? s[(m+1)/2] : (s[m/2] + s[m/2+1]) / 2
+	}
+	END { for (t in n) printf "%-9s  median runs %s  median wall %.1fs  named:%s\n", t, med(runs, t, n[t]), med(wall, t, n[t]), subj[t] }
+' "$results" | sort
+echo "(logs: $log; perfbot report: $RB_TMP/run-perfbot/report.json; git bisect: $RB_TMP/run-gitbisect/bisect-run.log)"

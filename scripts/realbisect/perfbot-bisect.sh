@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# perfbot-bisect.sh REPO GOOD BAD [COUNTER]
+#
+# One perfbot bisection from scratch: a fresh store and clone under
+# $RB_TMP/run-perfbot, the configuration perfbot.yaml with @REPO@ and
+# @COUNTER@ filled in, then
+#   $PERFBOT bisect --good GOOD --bad BAD --direction $RB_DIRECTION --json
+# (RB_DIRECTION defaults to improvement: the case's change raises MB/s).
+# Every benchmark run appends "perfbot" to COUNTER (default
+# $RB_TMP/runs.txt). The JSON report is kept in $RB_TMP/run-perfbot/report.json.
+# Prints one summary line:
+#   perfbot runs=N reported_runs=R builds=B wall=S culprit=SHA subject=SUBJECT verdict=V confidence=C
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/case.sh"
+: "${RB_DIRECTION:=improvement}"
+
+if [ $# -lt 3 ]; then
+	echo "usage: $0 REPO GOOD BAD [COUNTER]" >&2
+	exit 1
+fi
+repo=$(cd "$1" && pwd) good=$2 bad=$3
+counter=${4:-$RB_TMP/runs.txt}
+mkdir -p "$(dirname "$counter")"
+touch "$counter"
+counter=$(cd "$(dirname "$counter")" && pwd)/$(basename "$counter")
+# perfbot resolves revisions in its own clone; hand it full hashes
+good=$(git -C "$repo" rev-parse --verify "$good^{commit}")
+bad=$(git -C "$repo" rev-parse --verify "$bad^{commit}")
+
+start=$(rb_now)
+work=$RB_TMP/run-perfbot
+rm -rf "$work"
+mkdir -p "$work"
+sed -e "s|@REPO@|$repo|g" -e "s|@COUNTER@|$counter|g" "$here/perfbot.yaml" > "$work/perfbot.yaml"
+runs_before=$(wc -l < "$counter")
+if ! "$PERFBOT" bisect --config "$work/perfbot.yaml" --good "$good" --bad "$bad" \
+	--direction "$RB_DIRECTION" --json > "$work/report.json" 2> "$work/stderr.log"; then
+	tail -n 30 "$work/stderr.log" >&2
+	echo "perfbot-bisect: perfbot bisect failed" >&2
+	exit 2
+fi
+end=$(rb_now)
+runs=$(($(wc -l < "$counter") - runs_before))
+wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+jq -r --arg runs "$runs" --arg wall "$wall" '
+	"perfbot runs=\($runs) reported_runs=\(.runs) builds=\(.builds) wall=\($wall)s culprit=\(.culprits[0].commit // "none") subject=\(.culprits[0].subject // "-") verdict=\(.verdict) confidence=\(.culprits[0].confidence // 0) good=\(.good.median) bad=\(.bad.median)"
+' "$work/report.json"
