@@ -40,8 +40,7 @@ func hunksCmd(g *globals) *cobra.Command {
 			if asJSON {
 				return writeJSON(g.stdout, rep)
 			}
-			printHunks(g.stdout, rep)
-			return nil
+			return printHunks(g.stdout, rep)
 		},
 	}
 	cmd.Flags().BoolVar(&req.Worktree, "worktree", false, "search the uncommitted changes of the configured working copy")
@@ -50,7 +49,9 @@ func hunksCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printHunks(w io.Writer, rep *service.HunksReport) {
+// printHunks prints the hunks that explain a change, with their diffs and
+// their effect applied alone and reverted alone.
+func printHunks(w io.Writer, rep *service.HunksReport) error {
 	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", short(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
 	fmt.Fprintf(w, "  applied alone to %s: %+.1f%% [%+.1f%%, %+.1f%%]; reverted alone: %+.1f%% [%+.1f%%, %+.1f%%]\n",
 		short(rep.Base), rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],
@@ -71,7 +72,8 @@ func printHunks(w io.Writer, rep *service.HunksReport) {
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
-	fmt.Fprintf(w, "  %d configurations, %d runs, %d builds, %.0fs\n", rep.Configurations, rep.Runs, rep.Builds, rep.WallSeconds)
+	_, err := fmt.Fprintf(w, "  %d configurations, %d runs, %d builds, %.0fs\n", rep.Configurations, rep.Runs, rep.Builds, rep.WallSeconds)
+	return err
 }
 
 func orNone(s string) string {

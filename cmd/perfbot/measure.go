@@ -5,6 +5,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 func measureCmd(g *globals) *cobra.Command {
@@ -50,12 +52,7 @@ func measureCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func short(h string) string {
-	if len(h) > 10 {
-		return h[:10]
-	}
-	return h
-}
+func short(h string) string { return record.ShortHash(h) }
 
 func firstLine(s string) string {
 	for i, r := range s {
