@@ -42,12 +42,12 @@ func (b *Bot) File(ctx context.Context, fs []*record.Finding) error {
 		keep(b.storeFiled(*f))
 		switch {
 		case ferr != nil:
-			b.progressf("finding %s: not filed: %v", short(f.ID), ferr)
+			b.progressf("finding %s: not filed: %v", f.ID, ferr)
 			keep(ferr)
 		case f.State == record.StateFiled:
-			b.progressf("finding %s: issue #%d %s", short(f.ID), f.Issue, f.IssueURL)
+			b.progressf("finding %s: issue #%d %s", f.ID, f.Issue, f.IssueURL)
 		default:
-			b.progressf("finding %s: kept, not filed", short(f.ID))
+			b.progressf("finding %s: kept, not filed", f.ID)
 		}
 	}
 	return first

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -51,9 +52,20 @@ func printFindings(w io.Writer, fs []record.Finding) error {
 		if f.Issue > 0 {
 			issue = fmt.Sprintf("#%d", f.Issue)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%v\t%s\t%s\n", short(f.ID), f.Outcome, f.Metric, culprit, delta, f.Confidence, f.Components, f.State, issue)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%v\t%s\t%s\n", shortID(f.ID), f.Outcome, f.Metric, culprit, delta, f.Confidence, f.Components, f.State, issue)
 	}
 	return tw.Flush()
+}
+
+// shortID abbreviates a finding's id as git abbreviates a hash: every id
+// starts with the same marker ("perfbotfp"), so the abbreviation keeps
+// seven characters after it. `perfbot report` takes it back.
+func shortID(id string) string {
+	const marker, keep = "perfbotfp", 7
+	if strings.HasPrefix(id, marker) && len(id) > len(marker)+keep {
+		return id[:len(marker)+keep]
+	}
+	return id
 }
 
 func reportCmd(g *globals) *cobra.Command {
