@@ -35,6 +35,8 @@ func TestPrint(t *testing.T) {
 		{"demo", func(w io.Writer) error { return printDemo(w, demoSummary()) }, demoSummary()},
 		{"findings", func(w io.Writer) error { return printFindings(w, findingsList()) }, findingsList()},
 		{"findings-none", func(w io.Writer) error { return printFindings(w, []record.Finding{}) }, []record.Finding{}},
+		{"measure", func(w io.Writer) error { return printMeasurements(w, measurements()) }, measurements()},
+		{"envbisect", func(w io.Writer) error { return printEnvBisect(w, envBisectReport()) }, envBisectReport()},
 		{"history", func(w io.Writer) error { return printHistory(w, historyRows(), time.UTC) }, historyRows()},
 		{"history-csv", func(w io.Writer) error { return writeHistoryCSV(w, historyRows()) }, nil},
 		{"history-benchstat", func(w io.Writer) error { return writeHistoryBenchstat(w, historyRows()) }, nil},
@@ -208,5 +210,26 @@ func historyRows() []service.HistoryRow {
 		row(1, hGood, "attention: tune split-kv", "verify_tok_s", "tok/s", 88.8, 2),
 		row(0, hGood, "attention: tune split-kv", "verify_tok_s", "tok/s", 88.71, 1),
 		row(0, strings.Repeat("0", 40), "", "allreduce_gbps", "GB/s", 181.25, 1),
+	}
+}
+
+func measurements() []service.Measurement {
+	return []service.Measurement{
+		{Rev: "HEAD~1", Commit: hGood, Subject: "attention: tune split-kv", Status: record.StatusOK,
+			Metrics: []service.MetricSummary{{Metric: "verify_tok_s", Unit: "tok/s", N: 10, Median: 88.8, Lo: 88.1, Hi: 89.4}}},
+		{Rev: "HEAD", Commit: hBad, Subject: "topk: stable sort", Status: record.StatusBuildFailed,
+			Error: "build: exit status 1\nmain.go:3: syntax error", Metrics: []service.MetricSummary{{Metric: "verify_tok_s", Unit: "tok/s"}}},
+	}
+}
+
+func envBisectReport() *service.EnvBisectReport {
+	return &service.EnvBisectReport{
+		Commit: hBad, Metric: "verify_tok_s",
+		Differing: []string{"NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_LEVEL"}, Minimal: []string{"NCCL_PROTO"},
+		Good:   map[string]string{"NCCL_ALGO": "Ring", "NCCL_PROTO": "LL", "NCCL_P2P_LEVEL": "SYS"},
+		Bad:    map[string]string{"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple", "NCCL_P2P_LEVEL": ""},
+		Effect: service.EffectReport{Applied: service.DeltaReport{DeltaPct: -9.1, CIPct: [2]float64{-10.2, -8.0}, N: 6}, Reverted: service.DeltaReport{DeltaPct: 10.3, CIPct: [2]float64{9.1, 11.6}, N: 6}},
+		Tests:  []service.TestReport{{Set: []string{"NCCL_PROTO"}, Side: "bad", N: 6, Median: 80.7, PBad: 0.99, Outcome: "bad"}},
+		Runs:   30, Builds: 1, WallSeconds: 140,
 	}
 }
