@@ -1,8 +1,10 @@
-// Package service holds perfbot's jobs — bisect, hunk search, environment
-// search, the demo — and wires them to the repository, the runner and the
-// store through one Oracle. The algorithms live in package bisect; this
-// package only feeds them measurements and turns their results into
-// findings.
+// Package service holds perfbot's use-cases, for every shell (the command
+// line, the HTTP API) to call: the jobs — bisect, hunk search, environment
+// search — wired to the repository, the runner and the store through one
+// Oracle; filing findings as issues; and the read models of the history
+// and the findings. The algorithms live in package bisect; this package
+// only feeds them measurements and turns their results into findings.
+// The demo over the bundled testbed is package demo.
 package service
 
 import (
@@ -47,19 +49,11 @@ type Options struct {
 }
 
 // Open opens the store, clones or fetches the repository and prepares the
-// Oracle. Close releases the store.
+// Oracle: a Bot that runs jobs. OpenRecords opens the store alone. Close
+// releases the store.
 func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
-	if opts.Progress == nil {
-		opts.Progress = io.Discard
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	path := cfg.Store
-	if opts.Store != "" {
-		path = opts.Store
-	}
-	db, err := store.Open(path)
+	opts.defaults()
+	db, err := openStore(cfg, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -47,15 +47,14 @@ func bisectCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if fileIssue {
-				if err := fileFindings(ctx, g, bot, findings); err != nil {
+				if err := bot.File(ctx, findings); err != nil {
 					return err
 				}
 			}
 			if asJSON {
 				return writeJSON(g.stdout, rep)
 			}
-			printBisect(g.stdout, rep)
-			return nil
+			return printBisect(g.stdout, rep)
 		},
 	}
 	f := cmd.Flags()
@@ -70,7 +69,9 @@ func bisectCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printBisect(w io.Writer, rep *service.BisectReport) {
+// printBisect prints the verdict, the probes, each culprit with its
+// confirmation, the hunks of each culprit searched, and what it cost.
+func printBisect(w io.Writer, rep *service.BisectReport) error {
 	fmt.Fprintf(w, "%s on %s (%s): good %s median %.4g (n=%d)  bad %s median %.4g (n=%d)\n\n",
 		rep.Verdict, rep.Metric, rep.Direction, short(rep.Good.Commit), rep.Good.Median, rep.Good.N, short(rep.Bad.Commit), rep.Bad.Median, rep.Bad.N)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -97,10 +98,13 @@ func printBisect(w io.Writer, rep *service.BisectReport) {
 		fmt.Fprintf(w, "candidates (among commits that do not build): %s\n", strings.Join(names, " "))
 	}
 	for _, h := range rep.Hunks {
-		printHunks(w, h)
+		if h != nil {
+			printHunks(w, h)
+		}
 	}
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
-	fmt.Fprintf(w, "%d runs, %d builds, %d samples, %.0fs, job %s\n", rep.Runs, rep.Builds, rep.Samples, rep.WallSeconds, rep.JobID)
+	_, err := fmt.Fprintf(w, "%d runs, %d builds, %d samples, %.0fs, job %s\n", rep.Runs, rep.Builds, rep.Samples, rep.WallSeconds, rep.JobID)
+	return err
 }

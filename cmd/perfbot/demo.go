@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/demo"
 )
 
 func demoCmd(g *globals) *cobra.Command {
@@ -21,15 +21,14 @@ func demoCmd(g *globals) *cobra.Command {
 		Short: "Run the whole cycle on the bundled testbed and compare the findings with its ground truth",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sum, err := service.Demo(cmd.Context(), service.DemoOptions{Dir: dir, Seed: seed, Progress: g.stderr, Logger: g.logger()})
+			sum, err := demo.Run(cmd.Context(), demo.Options{Dir: dir, Seed: seed, Progress: g.stderr, Logger: g.logger()})
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return writeJSON(g.stdout, sum)
 			}
-			printDemo(g.stdout, sum)
-			return nil
+			return printDemo(g.stdout, sum)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "demo-out", "directory for the testbed repository, the store and the issues")
@@ -38,27 +37,13 @@ func demoCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printDemo(w io.Writer, s *service.DemoSummary) {
+// printDemo prints each ground-truth change beside what was found, and the
+// issues written.
+func printDemo(w io.Writer, s *demo.Summary) error {
 	fmt.Fprintf(w, "perfbot demo: %d commits of %s searched, verdict %s\n\n", s.Commits, s.Repo, s.Verdict)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHANGE\tKIND\tTRUE COMMIT\tINTENDED\tFOUND COMMIT\tΔ%\tCONFIDENCE\tHUNK FOUND\tCOMPONENT\tMATCH\tISSUE")
 	for _, r := range s.Rows {
-		match := "-"
-		switch {
-		case r.CommitMatch && r.HunkMatch:
-			match = "commit+hunk"
-		case r.CommitMatch:
-			match = "commit"
-		case r.FoundCommit != "" && r.Change == "-":
-			match = "unexpected"
-		case r.FoundCommit == "" && r.IntendedPct == 0:
-			match = "no effect expected, none found"
-		case r.FoundCommit == "" && r.TrueCommit != "":
-			match = "missed"
-		}
-		if r.Unconfirmed {
-			match += ", not confirmed: kept"
-		}
 		intended := ""
 		if r.IntendedPct != 0 {
 			intended = fmt.Sprintf("%+.0f%%", r.IntendedPct)
@@ -68,11 +53,16 @@ func printDemo(w io.Writer, s *service.DemoSummary) {
 			delta, conf = fmt.Sprintf("%+.1f%%", r.DeltaPct), fmt.Sprintf("%.3f", r.Confidence)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Change, r.Kind, short(r.TrueCommit), intended,
-			short(r.FoundCommit), delta, conf, orNone(r.FoundHunk), orNone(r.Component), match, r.Issue)
+			short(r.FoundCommit), delta, conf, orNone(r.FoundHunk), orNone(r.Component), r.Match(), r.Issue)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "\n%d runs, %d builds, %.0fs; issues written: %d\n", s.Runs, s.Builds, s.Wall, len(s.Issues))
 	for _, i := range s.Issues {
-		fmt.Fprintf(w, "  %s\n", i)
+		if _, err := fmt.Fprintf(w, "  %s\n", i); err != nil {
+			return err
+		}
 	}
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -10,23 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/bench"
-	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/service"
 )
-
-// historyRow is one sample as `perfbot history --json` prints it.
-type historyRow struct {
-	Metric      string              `json:"metric"`
-	Unit        string              `json:"unit"`
-	Value       float64             `json:"value"`
-	Commit      string              `json:"commit"`
-	Subject     string              `json:"subject,omitempty"`
-	Time        time.Time           `json:"time"`
-	Host        string              `json:"host"`
-	Status      string              `json:"status"`
-	RunID       uint64              `json:"run_id"`
-	Fingerprint *record.Fingerprint `json:"fingerprint,omitempty"`
-}
 
 func historyCmd(g *globals) *cobra.Command {
 	var (
@@ -51,77 +37,24 @@ func historyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			cfg, err := g.loadConfig()
+			bot, err := g.openRecords()
 			if err != nil {
 				return err
 			}
-			units := map[string]string{}
-			for _, m := range cfg.Metrics {
-				units[m.Name] = m.Unit
-			}
-			if metric != "" {
-				if _, ok := units[metric]; !ok {
-					return inputErr(fmt.Errorf("--metric %q: not a configured metric", metric))
-				}
-			}
-			db, err := store.Open(cfg.Store)
+			defer bot.Close()
+			rows, err := bot.History(cmd.Context(), service.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON})
 			if err != nil {
 				return err
-			}
-			defer db.Close()
-			rows, err := db.History(store.HistoryQuery{Metric: metric, Since: from, Limit: limit})
-			if err != nil {
-				return err
-			}
-			subjects := map[string]string{}
-			subject := func(h string) string {
-				s, ok := subjects[h]
-				if !ok {
-					if c, found, err := db.Commit(h); err == nil && found {
-						s = c.Subject
-					}
-					subjects[h] = s
-				}
-				return s
 			}
 			switch {
 			case asJSON:
-				out := make([]historyRow, 0, len(rows))
-				fps := map[uint64]*record.Fingerprint{}
-				for _, r := range rows {
-					fp, ok := fps[r.RunID]
-					if !ok {
-						if run, found, err := db.Run(r.RunID); err == nil && found {
-							fp = &run.Fingerprint
-						}
-						fps[r.RunID] = fp
-					}
-					out = append(out, historyRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: subject(r.Commit),
-						Time: r.Time, Host: r.Host, Status: r.Status, RunID: r.RunID, Fingerprint: fp})
-				}
-				return writeJSON(g.stdout, out)
+				return writeJSON(g.stdout, rows)
 			case format == "csv":
-				w := csv.NewWriter(g.stdout)
-				w.Write([]string{"time", "commit", "metric", "unit", "value", "host", "status", "run_id"})
-				for _, r := range rows {
-					w.Write([]string{r.Time.UTC().Format(time.RFC3339Nano), r.Commit, r.Metric, units[r.Metric],
-						strconv.FormatFloat(r.Value, 'g', -1, 64), r.Host, r.Status, strconv.FormatUint(r.RunID, 10)})
-				}
-				w.Flush()
-				return w.Error()
+				return writeHistoryCSV(g.stdout, rows)
 			case format == "benchstat":
-				// Oldest first, so benchstat's columns follow history.
-				var bs []bench.BenchstatRow
-				for i := len(rows) - 1; i >= 0; i-- {
-					r := rows[i]
-					bs = append(bs, bench.BenchstatRow{Commit: r.Commit, Name: r.Metric, Unit: units[r.Metric], Value: r.Value})
-				}
-				return bench.WriteBenchstat(g.stdout, bs)
+				return writeHistoryBenchstat(g.stdout, rows)
 			default:
-				for _, r := range rows {
-					fmt.Fprintf(g.stdout, "%s  %s  %-16s %12.4g %-8s %s  %s\n", r.Time.Local().Format("2006-01-02 15:04:05"), short(r.Commit), r.Metric, r.Value, units[r.Metric], r.Host, subject(r.Commit))
-				}
-				return nil
+				return printHistory(g.stdout, rows, time.Local)
 			}
 		},
 	}
@@ -132,6 +65,38 @@ func historyCmd(g *globals) *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	f.StringVar(&format, "format", "", "csv or benchstat (Go benchmark format with commit: lines)")
 	return cmd
+}
+
+// printHistory prints one line per sample, its time in loc.
+func printHistory(w io.Writer, rows []service.HistoryRow, loc *time.Location) error {
+	for _, r := range rows {
+		if _, err := fmt.Fprintf(w, "%s  %s  %-16s %12.4g %-8s %s  %s\n", r.Time.In(loc).Format("2006-01-02 15:04:05"), short(r.Commit), r.Metric, r.Value, r.Unit, r.Host, r.Subject); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeHistoryCSV(w io.Writer, rows []service.HistoryRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"time", "commit", "metric", "unit", "value", "host", "status", "run_id"})
+	for _, r := range rows {
+		cw.Write([]string{r.Time.UTC().Format(time.RFC3339Nano), r.Commit, r.Metric, r.Unit,
+			strconv.FormatFloat(r.Value, 'g', -1, 64), r.Host, r.Status, strconv.FormatUint(r.RunID, 10)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeHistoryBenchstat writes the samples oldest first, so that
+// benchstat's columns follow history.
+func writeHistoryBenchstat(w io.Writer, rows []service.HistoryRow) error {
+	var bs []bench.BenchstatRow
+	for i := len(rows) - 1; i >= 0; i-- {
+		r := rows[i]
+		bs = append(bs, bench.BenchstatRow{Commit: r.Commit, Name: r.Metric, Unit: r.Unit, Value: r.Value})
+	}
+	return bench.WriteBenchstat(w, bs)
 }
 
 // parseSince accepts a duration back from now, a date or an RFC 3339 time.

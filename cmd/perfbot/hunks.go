@@ -40,8 +40,7 @@ func hunksCmd(g *globals) *cobra.Command {
 			if asJSON {
 				return writeJSON(g.stdout, rep)
 			}
-			printHunks(g.stdout, rep)
-			return nil
+			return printHunks(g.stdout, rep)
 		},
 	}
 	cmd.Flags().BoolVar(&req.Worktree, "worktree", false, "search the uncommitted changes of the configured working copy")
@@ -50,7 +49,9 @@ func hunksCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printHunks(w io.Writer, rep *service.HunksReport) {
+// printHunks prints the hunks that explain a change, with their diffs and
+// their effect applied alone and reverted alone.
+func printHunks(w io.Writer, rep *service.HunksReport) error {
 	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", short(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
 	fmt.Fprintf(w, "  applied alone to %s: %+.1f%% [%+.1f%%, %+.1f%%]; reverted alone: %+.1f%% [%+.1f%%, %+.1f%%]\n",
 		short(rep.Base), rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],
@@ -71,7 +72,8 @@ func printHunks(w io.Writer, rep *service.HunksReport) {
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
-	fmt.Fprintf(w, "  %d configurations, %d runs, %d builds, %.0fs\n", rep.Configurations, rep.Runs, rep.Builds, rep.WallSeconds)
+	_, err := fmt.Fprintf(w, "  %d configurations, %d runs, %d builds, %.0fs\n", rep.Configurations, rep.Runs, rep.Builds, rep.WallSeconds)
+	return err
 }
 
 func orNone(s string) string {
@@ -106,15 +108,7 @@ func envbisectCmd(g *globals) *cobra.Command {
 			if asJSON {
 				return writeJSON(g.stdout, rep)
 			}
-			fmt.Fprintf(g.stdout, "at %s, %d variables differ (%s); the change is explained by: %s\n", short(rep.Commit), len(rep.Differing), strings.Join(rep.Differing, " "), strings.Join(rep.Minimal, " "))
-			for _, name := range rep.Minimal {
-				fmt.Fprintf(g.stdout, "  %s: %q (good) → %q (bad)\n", name, rep.Good[name], rep.Bad[name])
-			}
-			fmt.Fprintf(g.stdout, "  applied alone: %+.1f%% [%+.1f%%, %+.1f%%]; reverted alone: %+.1f%% [%+.1f%%, %+.1f%%]\n",
-				rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],
-				rep.Effect.Reverted.DeltaPct, rep.Effect.Reverted.CIPct[0], rep.Effect.Reverted.CIPct[1])
-			fmt.Fprintf(g.stdout, "  %d tests, %d runs, %.0fs\n", len(rep.Tests), rep.Runs, rep.WallSeconds)
-			return nil
+			return printEnvBisect(g.stdout, rep)
 		},
 	}
 	f := cmd.Flags()
@@ -124,4 +118,18 @@ func envbisectCmd(g *globals) *cobra.Command {
 	f.StringVar(&req.Metric, "metric", "", "metric to follow (default: the primary)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
+}
+
+// printEnvBisect prints the variables whose difference explains the
+// change, with their effect applied alone and reverted alone.
+func printEnvBisect(w io.Writer, rep *service.EnvBisectReport) error {
+	fmt.Fprintf(w, "at %s, %d variables differ (%s); the change is explained by: %s\n", short(rep.Commit), len(rep.Differing), strings.Join(rep.Differing, " "), strings.Join(rep.Minimal, " "))
+	for _, name := range rep.Minimal {
+		fmt.Fprintf(w, "  %s: %q (good) → %q (bad)\n", name, rep.Good[name], rep.Bad[name])
+	}
+	fmt.Fprintf(w, "  applied alone: %+.1f%% [%+.1f%%, %+.1f%%]; reverted alone: %+.1f%% [%+.1f%%, %+.1f%%]\n",
+		rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],
+		rep.Effect.Reverted.DeltaPct, rep.Effect.Reverted.CIPct[0], rep.Effect.Reverted.CIPct[1])
+	_, err := fmt.Fprintf(w, "  %d tests, %d runs, %.0fs\n", len(rep.Tests), rep.Runs, rep.WallSeconds)
+	return err
 }

@@ -318,3 +318,75 @@ func alive(pid string) bool {
 	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 	return len(fields) > 0 && fields[0] != "Z"
 }
+
+// TestFindingsFiledAndRead bisects a toy regression with --file-issue into
+// the issues directory, then reads it back through findings and report.
+func TestFindingsFiledAndRead(t *testing.T) {
+	dir, hashes := toyProject(t, []toyCommit{{tokS: 100}, {tokS: 100}, {tokS: 80}})
+	out, errOut, code := perfbot(t, dir, "bisect", "--good", "HEAD~2", "--bad", "HEAD", "--file-issue", "--json")
+	require.Equal(t, 0, code, errOut)
+	var rep struct {
+		Verdict  string
+		Culprits []struct{ Commit string }
+		Findings []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.Equal(t, "culprit", rep.Verdict, errOut)
+	require.Len(t, rep.Culprits, 1)
+	require.Equal(t, hashes[2], rep.Culprits[0].Commit)
+	require.Len(t, rep.Findings, 1)
+	id := rep.Findings[0]
+	require.Contains(t, errOut, "finding "+id+": issue #1 ")
+
+	out, errOut, code = perfbot(t, dir, "findings", "--json")
+	require.Equal(t, 0, code, errOut)
+	var fs []struct {
+		ID, State string
+		Issue     int
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &fs), out)
+	require.Len(t, fs, 1)
+	require.Equal(t, id, fs[0].ID)
+	require.Equal(t, "filed", fs[0].State)
+	require.Equal(t, 1, fs[0].Issue)
+
+	out, errOut, code = perfbot(t, dir, "findings")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, shortID(id))
+
+	tests := []struct {
+		name   string
+		args   []string
+		want   int
+		stdout string
+		stderr string
+	}{
+		{name: "render by prefix", args: []string{"report", shortID(id)}, want: exitOK, stdout: "# gen_tok_s"},
+		{name: "file again: nothing new", args: []string{"report", shortID(id), "--file-issue"}, want: exitOK, stderr: "issue #1"},
+		{name: "retry: nothing unfiled", args: []string{"report", "--retry-unfiled"}, want: exitOK, stderr: "0 unfiled findings"},
+		{name: "an unknown finding", args: []string{"report", "perfbotfpzz"}, want: exitInput, stderr: `no finding "perfbotfpzz"`},
+		{name: "a short prefix", args: []string{"report", "perf", "--file-issue"}, want: exitOK, stderr: "issue #1"},
+		{name: "neither finding nor retry", args: []string{"report"}, want: exitInput, stderr: "--retry-unfiled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := perfbot(t, dir, tt.args...)
+			require.Equal(t, tt.want, code, errOut)
+			require.Contains(t, out, tt.stdout)
+			require.Contains(t, errOut, tt.stderr)
+		})
+	}
+	issues, err := filepath.Glob(filepath.Join(dir, ".perfbot", "issues", "*.md"))
+	require.NoError(t, err)
+	require.Len(t, issues, 1, "one issue, however often it is filed")
+
+	// A GitHub repository without its token files nothing: the user's
+	// mistake, said before anything is sent.
+	cfg, err := os.ReadFile(filepath.Join(dir, "perfbot.yaml"))
+	require.NoError(t, err)
+	cfg = append(cfg, "github: {repo: example/infer, token_env: PERFBOT_TEST_UNSET_TOKEN}\n"...)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "perfbot.yaml"), cfg, 0o644))
+	_, errOut, code = perfbot(t, dir, "report", shortID(id), "--file-issue")
+	require.Equal(t, exitInput, code, errOut)
+	require.Contains(t, errOut, "$PERFBOT_TEST_UNSET_TOKEN is empty")
+}

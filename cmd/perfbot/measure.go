@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/service"
 )
 
 func measureCmd(g *globals) *cobra.Command {
@@ -32,17 +36,7 @@ func measureCmd(g *globals) *cobra.Command {
 			if asJSON {
 				return writeJSON(g.stdout, ms)
 			}
-			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "COMMIT\tSTATUS\tMETRIC\tN\tMEDIAN\t95% CI\tSUBJECT")
-			for _, m := range ms {
-				for _, s := range m.Metrics {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4g %s\t[%.4g, %.4g]\t%s\n", short(m.Commit), m.Status, s.Metric, s.N, s.Median, s.Unit, s.Lo, s.Hi, m.Subject)
-				}
-				if m.Error != "" {
-					fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t%s\n", short(m.Commit), m.Status, firstLine(m.Error))
-				}
-			}
-			return tw.Flush()
+			return printMeasurements(g.stdout, ms)
 		},
 	}
 	cmd.Flags().IntVar(&repeats, "repeats", 5, "ok runs each revision must have")
@@ -50,12 +44,23 @@ func measureCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func short(h string) string {
-	if len(h) > 10 {
-		return h[:10]
+// printMeasurements prints one line per metric of each revision, and the
+// error of a revision that did not build or run.
+func printMeasurements(w io.Writer, ms []service.Measurement) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMMIT\tSTATUS\tMETRIC\tN\tMEDIAN\t95% CI\tSUBJECT")
+	for _, m := range ms {
+		for _, s := range m.Metrics {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4g %s\t[%.4g, %.4g]\t%s\n", short(m.Commit), m.Status, s.Metric, s.N, s.Median, s.Unit, s.Lo, s.Hi, m.Subject)
+		}
+		if m.Error != "" {
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t%s\n", short(m.Commit), m.Status, firstLine(m.Error))
+		}
 	}
-	return h
+	return tw.Flush()
 }
+
+func short(h string) string { return record.ShortHash(h) }
 
 func firstLine(s string) string {
 	for i, r := range s {

@@ -147,9 +147,6 @@ func (g *globals) loadConfig() (*config.Config, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	if g.store != "" {
-		cfg.Store = g.store
-	}
 	return cfg, nil
 }
 
@@ -161,13 +158,36 @@ func inputErr(err error) error {
 	return &service.InputError{Err: err}
 }
 
-// open loads the configuration and opens the bot.
+// The workspace has two doors, both in package service: open for the
+// commands that measure (the repository, a host and the Oracle),
+// openRecords for those that only read the store or file what it holds.
+// No command opens the store itself.
+
+// open loads the configuration and opens the bot that runs jobs.
 func (g *globals) open(ctx context.Context) (*service.Bot, error) {
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return nil, err
 	}
-	return service.Open(ctx, cfg, service.Options{Progress: g.stderr, Logger: g.logger()})
+	return g.openConfig(ctx, cfg)
+}
+
+// openConfig opens the bot that runs jobs on cfg.
+func (g *globals) openConfig(ctx context.Context, cfg *config.Config) (*service.Bot, error) {
+	return service.Open(ctx, cfg, g.options())
+}
+
+// openRecords loads the configuration and opens its store alone.
+func (g *globals) openRecords() (*service.Bot, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	return service.OpenRecords(cfg, g.options())
+}
+
+func (g *globals) options() service.Options {
+	return service.Options{Store: g.store, Progress: g.stderr, Logger: g.logger()}
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/demo"
 	"github.com/perfbot/perfbot/testbed"
 )
 
@@ -58,19 +58,16 @@ func testbedVerifyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return inputErr(err)
 			}
-			cfg, err := service.TestbedConfig(args[0])
+			cfg, err := demo.Config(args[0])
 			if err != nil {
 				return err
 			}
-			if g.store != "" {
-				cfg.Store = g.store
-			}
-			bot, err := service.Open(cmd.Context(), cfg, service.Options{Progress: g.stderr, Logger: g.logger()})
+			bot, err := g.openConfig(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
 			defer bot.Close()
-			err = testbed.Verify(cmd.Context(), m, bot.TestbedMeasurer(), repeats, g.stdout)
+			err = testbed.Verify(cmd.Context(), m, demo.Measurer(bot), repeats, g.stdout)
 			if errors.Is(err, testbed.ErrNotAsIntended) {
 				return inputErr(err)
 			}

@@ -1,4 +1,12 @@
-package service
+// Package demo runs perfbot's whole manual path on the bundled testbed
+// and sets what it found beside the testbed's ground truth: it generates
+// the testbed repository, bisects its whole history for every change of
+// the primary metric without reading the manifest, continues each
+// regression into its hunks, files one Markdown issue per regression and
+// judges each row of the comparison (Row.Match). It is a client of
+// package service, as the command line is; service knows nothing of the
+// testbed.
+package demo
 
 import (
 	"context"
@@ -9,20 +17,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/report"
+	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/testbed"
 )
 
-// demoScanStep is the distance between the survey points of the demo's
+// scanStep is the distance between the survey points of the demo's
 // scan of the whole history: about ten stretches of a dozen commits.
-const demoScanStep = 12
+const scanStep = 12
 
-// DemoOptions configures Demo.
-type DemoOptions struct {
+// Options configures Run.
+type Options struct {
 	// Dir holds everything the demo makes: the testbed repository and its
 	// manifest, the clone and worktree slots, the store and the issues.
 	Dir  string
@@ -32,13 +41,13 @@ type DemoOptions struct {
 	Logger   *slog.Logger
 }
 
-// DemoSummary sets each ground-truth change of the testbed beside what
+// Summary sets each ground-truth change of the testbed beside what
 // perfbot found.
-type DemoSummary struct {
+type Summary struct {
 	Repo     string            `json:"repo"`
 	Commits  int               `json:"commits"`
 	Verdict  record.Outcome    `json:"verdict"`
-	Rows     []DemoRow         `json:"rows"`
+	Rows     []Row             `json:"rows"`
 	Issues   []string          `json:"issues"`
 	Runs     int               `json:"runs"`
 	Builds   int               `json:"builds"`
@@ -46,8 +55,8 @@ type DemoSummary struct {
 	Findings []*record.Finding `json:"-"`
 }
 
-// DemoRow is one ground-truth change, or one culprit that matches none.
-type DemoRow struct {
+// Row is one ground-truth change, or one culprit that matches none.
+type Row struct {
 	Change      string  `json:"change"` // manifest id, or "-" for an unexpected culprit
 	Kind        string  `json:"kind"`
 	TrueCommit  string  `json:"true_commit"`
@@ -66,13 +75,13 @@ type DemoRow struct {
 	Issue       string `json:"issue,omitempty"`
 }
 
-// Demo runs the whole manual path on the bundled testbed: it generates the
+// Run runs the whole manual path on the bundled testbed: it generates the
 // repository (or reuses the one in Dir), bisects its whole history for
 // every change of the primary metric without reading the manifest,
 // continues each regression into its hunks, files one Markdown issue per
 // regression and compares the findings with the manifest.
-func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
-	start := now()
+func Run(ctx context.Context, opts Options) (*Summary, error) {
+	start := time.Now()
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
@@ -89,12 +98,12 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 	} else {
 		fmt.Fprintf(opts.Progress, "reusing the testbed repository in %s (remove %s to start afresh)\n", repoDir, dir)
 	}
-	cfg, err := TestbedConfig(repoDir)
+	cfg, err := Config(repoDir)
 	if err != nil {
 		return nil, err
 	}
 
-	bot, err := Open(ctx, cfg, Options{Progress: opts.Progress, Logger: opts.Logger})
+	bot, err := service.Open(ctx, cfg, service.Options{Progress: opts.Progress, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +118,7 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 		return nil, err
 	}
 	fmt.Fprintf(opts.Progress, "searching %d commits %s..%s for every change of %s\n", n, root.Short(), head.Short(), cfg.Primary().Name)
-	rep, err := bot.Bisect(ctx, BisectRequest{Good: root.Hash, Bad: head.Hash, Direction: record.Any, Scan: demoScanStep, MinEffect: cfg.Detect.MinEffect})
+	rep, err := bot.Bisect(ctx, service.BisectRequest{Good: root.Hash, Bad: head.Hash, Direction: record.Any, Scan: scanStep, MinEffect: cfg.Detect.MinEffect})
 	if err != nil {
 		return nil, err
 	}
@@ -118,16 +127,16 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 			rep.Hunks = append(rep.Hunks, nil)
 			continue
 		}
-		hr, err := bot.Hunks(ctx, HunksRequest{Rev: c.Commit})
-		var ie *InputError
+		hr, err := bot.Hunks(ctx, service.HunksRequest{Rev: c.Commit})
+		var ie *service.InputError
 		switch {
 		case errors.As(err, &ie):
 			// The culprit's own effect is too small to split: keep the
 			// culprit, say why its hunks are missing.
-			fmt.Fprintf(opts.Progress, "no hunks for %s: %v\n", short(c.Commit), err)
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("hunks of %s not localized: %v", short(c.Commit), err))
+			fmt.Fprintf(opts.Progress, "no hunks for %s: %v\n", record.ShortHash(c.Commit), err)
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("hunks of %s not localized: %v", record.ShortHash(c.Commit), err))
 		case err != nil:
-			return nil, fmt.Errorf("hunks of culprit %s: %w", short(c.Commit), err)
+			return nil, fmt.Errorf("hunks of culprit %s: %w", record.ShortHash(c.Commit), err)
 		}
 		rep.Hunks = append(rep.Hunks, hr)
 	}
@@ -135,22 +144,17 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	tracker, err := report.NewDir(cfg.IssuesDir)
-	if err != nil {
+	sum := &Summary{Repo: repoDir, Commits: n, Verdict: rep.Verdict, Findings: findings}
+	var regressions []*record.Finding
+	for _, f := range findings {
+		if f.Direction == record.Regression {
+			regressions = append(regressions, f)
+		}
+	}
+	if err := bot.File(ctx, regressions); err != nil {
 		return nil, err
 	}
-	filer := &report.Filer{Tracker: tracker, Index: bot.Store, PublishConfidence: cfg.Report.PublishConfidence, Reopen: cfg.Report.Reopen, Logger: opts.Logger}
-	sum := &DemoSummary{Repo: repoDir, Commits: n, Verdict: rep.Verdict, Findings: findings}
-	for _, f := range findings {
-		if f.Direction != record.Regression {
-			continue
-		}
-		if err := filer.File(ctx, f); err != nil {
-			return nil, fmt.Errorf("file finding %s: %w", f.ID, err)
-		}
-		if err := bot.Store.PutFinding(*f); err != nil {
-			return nil, err
-		}
+	for _, f := range regressions {
 		if f.State == record.StateFiled {
 			sum.Issues = append(sum.Issues, f.IssueURL)
 		}
@@ -161,7 +165,7 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 	}
 	sum.Rows = compareWithManifest(m, findings)
 	sum.Runs, sum.Builds = bot.Oracle.Counts()
-	sum.Wall = now().Sub(start).Seconds()
+	sum.Wall = time.Since(start).Seconds()
 	return sum, nil
 }
 
@@ -185,17 +189,17 @@ func firstParentRoot(ctx context.Context, repo *gitops.Repo, head gitops.Commit)
 // compareWithManifest sets each ground-truth change beside the finding
 // whose culprit is its commit; culprits that match no change get rows of
 // their own.
-func compareWithManifest(m *testbed.Manifest, findings []*record.Finding) []DemoRow {
+func compareWithManifest(m *testbed.Manifest, findings []*record.Finding) []Row {
 	byCommit := map[string]*record.Finding{}
 	for _, f := range findings {
 		for _, c := range f.Culprits {
 			byCommit[c.Commit.Hash] = f
 		}
 	}
-	var rows []DemoRow
+	var rows []Row
 	matched := map[string]bool{}
 	for _, ch := range m.Changes {
-		row := DemoRow{Change: ch.ID, Kind: string(ch.Kind), TrueCommit: ch.Commit, IntendedPct: ch.Effects[testbed.VerifyTokS]}
+		row := Row{Change: ch.ID, Kind: string(ch.Kind), TrueCommit: ch.Commit, IntendedPct: ch.Effects[testbed.VerifyTokS]}
 		if ch.Hunk != nil {
 			row.TrueHunk = fmt.Sprintf("%s::%s", ch.Hunk.File, ch.Hunk.Function)
 		}
@@ -212,7 +216,7 @@ func compareWithManifest(m *testbed.Manifest, findings []*record.Finding) []Demo
 			if matched[c.Commit.Hash] {
 				continue
 			}
-			row := DemoRow{Change: "-", Kind: "unexpected"}
+			row := Row{Change: "-", Kind: "unexpected"}
 			fillFound(&row, f)
 			rows = append(rows, row)
 		}
@@ -220,7 +224,7 @@ func compareWithManifest(m *testbed.Manifest, findings []*record.Finding) []Demo
 	return rows
 }
 
-func fillFound(row *DemoRow, f *record.Finding) {
+func fillFound(row *Row, f *record.Finding) {
 	c := f.Culprits[0]
 	row.FoundCommit, row.DeltaPct, row.Confidence = c.Commit.Hash, c.DeltaPct, c.Confidence
 	row.Unconfirmed = f.Unconfirmed != ""
@@ -254,10 +258,10 @@ func hunkMatches(want *testbed.Hunk, found []record.Hunk) bool {
 	return false
 }
 
-// TestbedConfig is the embedded testbed configuration pointed at a
-// generated repository: the clone, the store and the issues live beside
-// it, so the demo and `perfbot testbed verify` share measurements.
-func TestbedConfig(repoDir string) (*config.Config, error) {
+// Config is the embedded testbed configuration pointed at a generated
+// repository: the clone, the store and the issues live beside it, so the
+// demo and `perfbot testbed verify` share measurements.
+func Config(repoDir string) (*config.Config, error) {
 	cfg, err := config.Default()
 	if err != nil {
 		return nil, err
@@ -273,4 +277,41 @@ func TestbedConfig(repoDir string) (*config.Config, error) {
 	cfg.IssuesDir = filepath.Join(dir, "issues")
 	cfg.GitHub.Repo = ""
 	return cfg, nil
+}
+
+// What Row.Match says of a row.
+const (
+	MatchCommitAndHunk    = "commit+hunk"
+	MatchCommit           = "commit"
+	MatchUnexpected       = "unexpected"
+	MatchNoEffectExpected = "no effect expected, none found"
+	MatchMissed           = "missed"
+	MatchNone             = "-"
+	// unconfirmedSuffix follows the judgement of a culprit whose fresh
+	// runs did not show its change again.
+	unconfirmedSuffix = ", not confirmed: kept"
+)
+
+// Match judges the row: whether perfbot found the change's commit (and
+// its hunk), found a culprit the ground truth does not hold (unexpected),
+// rightly found nothing where no effect was intended, or missed the
+// change. A culprit that was not confirmed says so after the judgement.
+func (r Row) Match() string {
+	match := MatchNone
+	switch {
+	case r.CommitMatch && r.HunkMatch:
+		match = MatchCommitAndHunk
+	case r.CommitMatch:
+		match = MatchCommit
+	case r.FoundCommit != "" && r.Change == "-":
+		match = MatchUnexpected
+	case r.FoundCommit == "" && r.IntendedPct == 0:
+		match = MatchNoEffectExpected
+	case r.FoundCommit == "" && r.TrueCommit != "":
+		match = MatchMissed
+	}
+	if r.Unconfirmed {
+		match += unconfirmedSuffix
+	}
+	return match
 }

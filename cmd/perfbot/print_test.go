@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/demo"
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/service"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// The printing functions on fixed values, against golden files: what a
+// person reads (NAME.golden) and what a script reads (NAME.json.golden).
+// Run `go test ./cmd/perfbot -run TestPrint -update` after a deliberate
+// change and read the diff.
+func TestPrint(t *testing.T) {
+	tests := []struct {
+		name  string
+		print func(io.Writer) error
+		value any // printed as JSON; nil: the command has no JSON form
+	}{
+		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits()) }, bisectCulprits()},
+		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates()) }, bisectCandidates()},
+		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport()) }, hunksReport()},
+		{"demo", func(w io.Writer) error { return printDemo(w, demoSummary()) }, demoSummary()},
+		{"findings", func(w io.Writer) error { return printFindings(w, findingsList()) }, findingsList()},
+		{"findings-none", func(w io.Writer) error { return printFindings(w, []record.Finding{}) }, []record.Finding{}},
+		{"measure", func(w io.Writer) error { return printMeasurements(w, measurements()) }, measurements()},
+		{"envbisect", func(w io.Writer) error { return printEnvBisect(w, envBisectReport()) }, envBisectReport()},
+		{"history", func(w io.Writer) error { return printHistory(w, historyRows(), time.UTC) }, historyRows()},
+		{"history-csv", func(w io.Writer) error { return writeHistoryCSV(w, historyRows()) }, nil},
+		{"history-benchstat", func(w io.Writer) error { return writeHistoryBenchstat(w, historyRows()) }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var text bytes.Buffer
+			require.NoError(t, tt.print(&text))
+			golden(t, tt.name+".golden", text.Bytes())
+			if tt.value != nil {
+				var js bytes.Buffer
+				require.NoError(t, writeJSON(&js, tt.value))
+				golden(t, tt.name+".json.golden", js.Bytes())
+			}
+		})
+	}
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to write it")
+	require.Equal(t, string(want), string(got), "%s differs; run go test -update and read the diff", path)
+}
+
+// Fixed values: a regression of the verify step by a communicator change,
+// as in report's fixtures.
+
+var (
+	hGood    = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	hProbe1  = "b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d"
+	hCulprit = "3f2a9c1e00d4b5a6978877665544332211aabbcc"
+	hSecond  = "5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f"
+	hBad     = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807"
+)
+
+const allreduceDiff = `@@ -41,9 +41,10 @@ func (c *Communicator) AllReduce(buf []float32) error {
+ 	if len(buf) == 0 {
+ 		return nil
+ 	}
+-	if c.custom != nil && len(buf)*4 <= c.customMax {
+-		return c.custom.AllReduce(buf)
+-	}
++	// Symmetric memory wins on NVLink; use it first everywhere.
++	if c.symm != nil {
++		return c.symm.AllReduce(buf)
++	}
+ 	return c.nccl.AllReduce(buf)
+ }
+`
+
+func hunksReport() *service.HunksReport {
+	return &service.HunksReport{
+		Base: hProbe1, Change: hCulprit, Subject: "communicator: prefer symmetric memory allreduce on every topology",
+		Metric: "verify_tok_s", TotalHunks: 5,
+		Hunks: []service.HunkReport{{ID: "h2", File: "engine/communicator/allreduce.go", Component: "communicator", Function: "(*Communicator).AllReduce",
+			OldStart: 41, OldLines: 9, NewStart: 41, NewLines: 10, Diff: allreduceDiff}},
+		Effect: service.EffectReport{
+			Applied:  service.DeltaReport{DeltaPct: -14.2, CIPct: [2]float64{-15.1, -13.3}, N: 12},
+			Reverted: service.DeltaReport{DeltaPct: 16.4, CIPct: [2]float64{15.2, 17.5}, N: 12},
+		},
+		Tests: []service.TestReport{
+			{Set: []string{"h1", "h2"}, Side: "bad", N: 6, Median: 75.7, PBad: 0.99, Outcome: "bad"},
+			{Set: []string{"h3"}, Side: "good", N: 6, Median: 88.7, PBad: 0.01, Outcome: "good"},
+		},
+		Unresolved:     [][]string{{"h4"}},
+		Configurations: 7, Runs: 42, Builds: 7, WallSeconds: 611.4,
+		Warnings: []string{"h4 did not apply alone"},
+	}
+}
+
+func bisectCulprits() *service.BisectReport {
+	return &service.BisectReport{
+		Verdict: record.OutcomeCulprit, Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Regression,
+		Good: service.EndReport{Commit: hGood, Subject: "attention: tune split-kv", N: 10, Median: 88.8, CI: [2]float64{88.1, 89.4}},
+		Bad:  service.EndReport{Commit: hBad, Subject: "topk: stable sort", N: 10, Median: 75.66, CI: [2]float64{74.9, 76.3}},
+		Culprits: []service.CulpritReport{
+			{Commit: hCulprit, Subject: "communicator: prefer symmetric memory allreduce on every topology", Author: "Mei Lin",
+				Confidence: 0.9987, DeltaPct: -14.8, CIPct: [2]float64{-15.6, -14.0}, Direction: record.Regression,
+				Confirmed: true, Confirmation: "6 fresh interleaved runs each of parent and culprit give -14.6% [-15.9%, -13.2%]"},
+			{Commit: hSecond, Subject: "moe: route shared experts before top-k gating", Author: "Jonas Berg",
+				Confidence: 0.991, DeltaPct: -2.3, CIPct: [2]float64{-3.1, -1.4}, Direction: record.Regression,
+				Confirmation: "18 fresh interleaved runs each of parent and culprit give -0.4% [-1.2%, +0.5%]"},
+		},
+		Probes: []service.ProbeReport{
+			{Commit: hGood, Subject: "attention: tune split-kv", Index: 0, N: 10, Median: 88.8, Status: "ok", Side: "good"},
+			{Commit: hProbe1, Subject: "spec: count accepted draft tokens", Index: 6, N: 5, Median: 88.7, Status: "ok", Side: "good"},
+			{Commit: hCulprit, Subject: "communicator: prefer symmetric memory allreduce on every topology", Index: 7, N: 5, Median: 75.7, Status: "ok", Side: "bad"},
+			{Commit: hSecond, Subject: "moe: route shared experts before top-k gating", Index: 9, N: 5, Median: 0, Status: "broken"},
+			{Commit: hBad, Subject: "topk: stable sort", Index: 12, N: 10, Median: 75.66, Status: "ok", Side: "bad"},
+		},
+		Warnings: []string{"12 outlier runs were left out of the comparisons", "culprit 5c6d7e8f90 not confirmed: 18 fresh interleaved runs each of parent and culprit give -0.4% [-1.2%, +0.5%]"},
+		Runs:     64, Samples: 64, Builds: 9, WallSeconds: 1342.5, JobID: "bisect-0a1b2c3d",
+		Hunks:    []*service.HunksReport{hunksReport(), nil},
+		Findings: []string{"perfbotfp0123456789abcdef0123", "perfbotfpfedcba9876543210fedc"},
+	}
+}
+
+func bisectCandidates() *service.BisectReport {
+	return &service.BisectReport{
+		Verdict: record.OutcomeCandidates, Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Regression,
+		Good:       service.EndReport{Commit: hGood, N: 10, Median: 88.8, CI: [2]float64{88.1, 89.4}},
+		Bad:        service.EndReport{Commit: hBad, N: 10, Median: 75.66, CI: [2]float64{74.9, 76.3}},
+		Candidates: []service.CommitRef{{Commit: hCulprit, Subject: "broken build"}, {Commit: hSecond, Subject: "fix the build"}},
+		Skipped:    []service.CommitRef{{Commit: hCulprit, Subject: "broken build"}},
+		Probes: []service.ProbeReport{
+			{Commit: hGood, Index: 0, N: 10, Median: 88.8, Status: "ok", Side: "good"},
+			{Commit: hCulprit, Subject: "broken build", Index: 1, Status: "broken"},
+			{Commit: hBad, Index: 2, N: 10, Median: 75.66, Status: "ok", Side: "bad"},
+		},
+		Runs: 21, Samples: 20, Builds: 3, WallSeconds: 98, JobID: "bisect-4e5f6a7b",
+	}
+}
+
+func demoSummary() *demo.Summary {
+	return &demo.Summary{
+		Repo: "/home/me/demo-out/testbed-repo", Commits: 120, Verdict: record.OutcomeCulprit, Runs: 812, Builds: 131, Wall: 905.2,
+		Rows: []demo.Row{
+			{Change: "a", Kind: "regression", TrueCommit: hCulprit, IntendedPct: -8, TrueHunk: "engine/attention/tiled.go::(*tiled).Extend",
+				FoundCommit: hCulprit, FoundHunk: "engine/attention/tiled.go::(*tiled).Extend", Component: "attention",
+				DeltaPct: -7.9, Confidence: 0.998, CommitMatch: true, HunkMatch: true, Issue: "#1"},
+			{Change: "b", Kind: "improvement", TrueCommit: hProbe1, IntendedPct: 6, FoundCommit: hProbe1, DeltaPct: 6.2, Confidence: 0.995, CommitMatch: true},
+			{Change: "c", Kind: "regression", TrueCommit: hSecond, IntendedPct: -5, TrueHunk: "engine/moe/router.go::Route",
+				FoundCommit: hSecond, FoundHunk: "engine/moe/router.go::Route", Component: "moe", DeltaPct: -4.8, Confidence: 0.993,
+				CommitMatch: true, HunkMatch: true, Unconfirmed: true},
+			{Change: "d", Kind: "regression", TrueCommit: hBad, IntendedPct: -3},
+			{Change: "e", Kind: "non_runtime", TrueCommit: hGood},
+			{Change: "-", Kind: "unexpected", FoundCommit: "c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7", DeltaPct: -2.1, Confidence: 0.991, Issue: "#2"},
+		},
+		Issues: []string{"/home/me/demo-out/issues/1-verify-tok-s-7-9-at-3f2a9c1e00-attention.md", "/home/me/demo-out/issues/2-verify-tok-s-2-1-at-c4d5e6f708.md"},
+	}
+}
+
+func findingsList() []record.Finding {
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 2, 3, 0, 0, time.UTC) }
+	culprit := func(hash string, delta, conf float64) []record.Culprit {
+		return []record.Culprit{{Commit: record.Commit{Hash: hash}, Confidence: conf, DeltaPct: delta}}
+	}
+	return []record.Finding{
+		{ID: "perfbotfp0123456789abcdef0123", Created: day(23), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Regression,
+			Culprits: culprit(hCulprit, -14.8, 0.9987), Components: []string{"communicator"}, Confidence: 0.9987,
+			State: record.StateFiled, Issue: 12, IssueURL: "https://github.com/example/infer/issues/12"},
+		{ID: "perfbotfp9a8b7c6d5e4f3a2b1c0d", Created: day(22), Outcome: record.OutcomeCulprit, Metric: "decode_tok_s", Direction: record.Regression,
+			Culprits: culprit(hSecond, -2.3, 0.93), Components: []string{"moe", "attention"}, Confidence: 0.93,
+			State: record.StateUnfiled, FileError: "create issue in example/infer: 401 Bad credentials"},
+		{ID: "perfbotfp5566778899aabbccddee", Created: day(21), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Improvement,
+			Culprits: culprit(hProbe1, 6.2, 0.995), Confidence: 0.995, State: record.StateKept},
+		{ID: "perfbotfpffeeddccbbaa99887766-nr", Created: day(20), Outcome: record.OutcomeNotReproduced, Metric: "verify_tok_s", Direction: record.Regression,
+			State: record.StateKept},
+	}
+}
+
+func historyRows() []service.HistoryRow {
+	t0 := time.Date(2026, 11, 20, 2, 0, 0, 0, time.UTC)
+	fp := &record.Fingerprint{Host: "gpu1", OS: "linux", CPUModel: "AMD EPYC 9654", CPUs: 8, Env: map[string]string{"NCCL_PROTO": "LL", "API_TOKEN": "[redacted]"}}
+	row := func(h int, commit, subject, metric, unit string, v float64, run uint64) service.HistoryRow {
+		return service.HistoryRow{Metric: metric, Unit: unit, Value: v, Commit: commit, Subject: subject, Time: t0.Add(time.Duration(h) * time.Hour),
+			Host: "gpu1", Status: "ok", RunID: run, Fingerprint: fp}
+	}
+	// Newest first, as History returns them.
+	return []service.HistoryRow{
+		row(2, hCulprit, "communicator: prefer symmetric memory allreduce on every topology", "verify_tok_s", "tok/s", 75.66, 3),
+		row(1, hGood, "attention: tune split-kv", "decode_tok_s", "tok/s", 142.5, 2),
+		row(1, hGood, "attention: tune split-kv", "verify_tok_s", "tok/s", 88.8, 2),
+		row(0, hGood, "attention: tune split-kv", "verify_tok_s", "tok/s", 88.71, 1),
+		row(0, strings.Repeat("0", 40), "", "allreduce_gbps", "GB/s", 181.25, 1),
+	}
+}
+
+func measurements() []service.Measurement {
+	return []service.Measurement{
+		{Rev: "HEAD~1", Commit: hGood, Subject: "attention: tune split-kv", Status: record.StatusOK,
+			Metrics: []service.MetricSummary{{Metric: "verify_tok_s", Unit: "tok/s", N: 10, Median: 88.8, Lo: 88.1, Hi: 89.4}}},
+		{Rev: "HEAD", Commit: hBad, Subject: "topk: stable sort", Status: record.StatusBuildFailed,
+			Error: "build: exit status 1\nmain.go:3: syntax error", Metrics: []service.MetricSummary{{Metric: "verify_tok_s", Unit: "tok/s"}}},
+	}
+}
+
+func envBisectReport() *service.EnvBisectReport {
+	return &service.EnvBisectReport{
+		Commit: hBad, Metric: "verify_tok_s",
+		Differing: []string{"NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_LEVEL"}, Minimal: []string{"NCCL_PROTO"},
+		Good:   map[string]string{"NCCL_ALGO": "Ring", "NCCL_PROTO": "LL", "NCCL_P2P_LEVEL": "SYS"},
+		Bad:    map[string]string{"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple", "NCCL_P2P_LEVEL": ""},
+		Effect: service.EffectReport{Applied: service.DeltaReport{DeltaPct: -9.1, CIPct: [2]float64{-10.2, -8.0}, N: 6}, Reverted: service.DeltaReport{DeltaPct: 10.3, CIPct: [2]float64{9.1, 11.6}, N: 6}},
+		Tests:  []service.TestReport{{Set: []string{"NCCL_PROTO"}, Side: "bad", N: 6, Median: 80.7, PBad: 0.99, Outcome: "bad"}},
+		Runs:   30, Builds: 1, WallSeconds: 140,
+	}
+}

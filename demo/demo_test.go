@@ -1,0 +1,114 @@
+package demo
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/testbed"
+)
+
+var (
+	commitA = strings.Repeat("a", 40)
+	commitB = strings.Repeat("b", 40)
+)
+
+// regressionAt is a ground-truth regression at commit whose effect is
+// carried by lines 40..43 of engine/attention/tiled.go.
+func regressionAt(id, commit string) testbed.Change {
+	return testbed.Change{ID: id, Kind: testbed.Regression, Commit: commit, Effects: map[string]float64{testbed.VerifyTokS: -8},
+		Hunk: &testbed.Hunk{File: "engine/attention/tiled.go", Function: "(*tiled).Extend", Component: "attention", Start: 40, Lines: 4}}
+}
+
+// found is a finding whose culprit is commit, with one hunk at the lines.
+func found(commit string, file string, start, lines int) *record.Finding {
+	f := &record.Finding{Metric: testbed.VerifyTokS, Direction: record.Regression, Components: []string{"attention"},
+		Culprits: []record.Culprit{{Commit: record.Commit{Hash: commit}, Confidence: 0.998, DeltaPct: -7.9}}}
+	if file != "" {
+		f.Culprits[0].Hunks = []record.Hunk{{File: file, Function: "(*tiled).Extend", NewStart: start, NewLines: lines}}
+	}
+	return f
+}
+
+func TestRows(t *testing.T) {
+	tests := []struct {
+		name     string
+		changes  []testbed.Change
+		findings []*record.Finding
+		want     []string // Row.Match of each row
+	}{
+		{
+			name:     "found with its hunk",
+			changes:  []testbed.Change{regressionAt("a", commitA)},
+			findings: []*record.Finding{found(commitA, "engine/attention/tiled.go", 38, 4)},
+			want:     []string{MatchCommitAndHunk},
+		},
+		{
+			name:     "found, but another hunk",
+			changes:  []testbed.Change{regressionAt("a", commitA)},
+			findings: []*record.Finding{found(commitA, "engine/attention/tiled.go", 90, 3)},
+			want:     []string{MatchCommit},
+		},
+		{
+			name:     "found without a hunk search",
+			changes:  []testbed.Change{regressionAt("a", commitA)},
+			findings: []*record.Finding{found(commitA, "", 0, 0)},
+			want:     []string{MatchCommit},
+		},
+		{
+			name:    "found, not confirmed",
+			changes: []testbed.Change{regressionAt("a", commitA)},
+			findings: []*record.Finding{func() *record.Finding {
+				f := found(commitA, "engine/attention/tiled.go", 40, 4)
+				f.Unconfirmed = "fresh runs give -0.2%"
+				return f
+			}()},
+			want: []string{MatchCommitAndHunk + ", not confirmed: kept"},
+		},
+		{
+			name:    "missed",
+			changes: []testbed.Change{regressionAt("a", commitA)},
+			want:    []string{MatchMissed},
+		},
+		{
+			name:    "no effect expected, none found",
+			changes: []testbed.Change{{ID: "e", Kind: testbed.NonRuntime, Commit: commitA, Effects: map[string]float64{testbed.VerifyTokS: 0}}},
+			want:    []string{MatchNoEffectExpected},
+		},
+		{
+			name:     "unexpected",
+			changes:  []testbed.Change{regressionAt("a", commitA)},
+			findings: []*record.Finding{found(commitA, "engine/attention/tiled.go", 40, 4), found(commitB, "engine/moe/router.go", 10, 2)},
+			want:     []string{MatchCommitAndHunk, MatchUnexpected},
+		},
+		{
+			name:     "unexpected, where no effect was expected",
+			changes:  []testbed.Change{{ID: "e", Kind: testbed.NonRuntime, Commit: commitA}},
+			findings: []*record.Finding{found(commitB, "", 0, 0)},
+			want:     []string{MatchNoEffectExpected, MatchUnexpected},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := compareWithManifest(&testbed.Manifest{Changes: tt.changes}, tt.findings)
+			var got []string
+			for _, r := range rows {
+				got = append(got, r.Match())
+			}
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestRowFields(t *testing.T) {
+	f := found(commitA, "engine/attention/tiled.go", 40, 4)
+	f.Issue = 3
+	rows := compareWithManifest(&testbed.Manifest{Changes: []testbed.Change{regressionAt("a", commitA)}}, []*record.Finding{f})
+	require.Equal(t, []Row{{
+		Change: "a", Kind: "regression", TrueCommit: commitA, IntendedPct: -8, TrueHunk: "engine/attention/tiled.go::(*tiled).Extend",
+		FoundCommit: commitA, FoundHunk: "engine/attention/tiled.go::(*tiled).Extend", Component: "attention",
+		DeltaPct: -7.9, Confidence: 0.998, CommitMatch: true, HunkMatch: true, Issue: "#3",
+	}}, rows)
+}

@@ -1,0 +1,136 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/report"
+	"github.com/perfbot/perfbot/store"
+)
+
+// File files each finding as an issue and stores it with its new state:
+// filed with its issue, kept (not reproduced, below the publish cut-off,
+// or not confirmed), or unfiled with the tracker's error, for RetryUnfiled
+// to try again. A finding whose regression already has an issue becomes a
+// comment on it; one already filed sends nothing. The issue record and
+// the finding are written in one transaction, so a filed finding is never
+// stored without the record that stops a second issue.
+//
+// Every finding is tried; the first error (filing or storing) is returned
+// after the last. An issue tracker that cannot be set up — a GitHub
+// repository configured without its token — is an *InputError and files
+// nothing. Each outcome is one line of Progress.
+func (b *Bot) File(ctx context.Context, fs []*record.Finding) error {
+	filer, err := b.filer()
+	if err != nil {
+		return err
+	}
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	for _, f := range fs {
+		if err := ctx.Err(); err != nil {
+			keep(err)
+			break
+		}
+		ferr := filer.File(ctx, f)
+		keep(b.storeFiled(*f))
+		switch {
+		case ferr != nil:
+			b.progressf("finding %s: not filed: %v", f.ID, ferr)
+			keep(ferr)
+		case f.State == record.StateFiled:
+			b.progressf("finding %s: issue #%d %s", f.ID, f.Issue, f.IssueURL)
+		default:
+			b.progressf("finding %s: kept, not filed", f.ID)
+		}
+	}
+	return first
+}
+
+// RetryUnfiled files every stored finding whose filing failed before, as
+// File does, and returns them with their new states, newest first.
+func (b *Bot) RetryUnfiled(ctx context.Context) ([]*record.Finding, error) {
+	fs, err := b.Store.Findings()
+	if err != nil {
+		return nil, fmt.Errorf("list findings: %w", err)
+	}
+	var todo []*record.Finding
+	for i := range fs {
+		if fs[i].State == record.StateUnfiled {
+			todo = append(todo, &fs[i])
+		}
+	}
+	b.progressf("%d unfiled findings", len(todo))
+	return todo, b.File(ctx, todo)
+}
+
+// storeFiled stores f, with the record of its issue when it was filed.
+func (b *Bot) storeFiled(f record.Finding) error {
+	var err error
+	if f.State == record.StateFiled && f.Issue > 0 {
+		err = b.Store.PutFindingIssue(f, f.Issue)
+	} else {
+		err = b.Store.PutFinding(f)
+	}
+	if err != nil {
+		return fmt.Errorf("store finding %s: %w", f.ID, err)
+	}
+	return nil
+}
+
+// filer files into the configured tracker with the configured labels and
+// cut-offs.
+func (b *Bot) filer() (*report.Filer, error) {
+	tracker, err := b.tracker()
+	if err != nil {
+		return nil, err
+	}
+	cfg := b.Config
+	return &report.Filer{
+		Tracker:           tracker,
+		Index:             issueIndex{b.Store},
+		Labels:            cfg.GitHub.Labels,
+		PublishConfidence: cfg.Report.PublishConfidence,
+		Reopen:            cfg.Report.Reopen,
+		Logger:            b.Logger,
+	}, nil
+}
+
+// tracker is the configured GitHub repository, authenticated with the
+// token in the variable github.token_env names, or else the issues
+// directory.
+func (b *Bot) tracker() (report.Tracker, error) {
+	gh := b.Config.GitHub
+	if gh.Repo == "" {
+		return report.NewDir(b.Config.IssuesDir)
+	}
+	token := os.Getenv(gh.TokenEnv)
+	if token == "" {
+		return nil, &InputError{Err: fmt.Errorf("github.repo is %s but $%s is empty: set it to a token with issues:write", gh.Repo, gh.TokenEnv)}
+	}
+	t, err := report.NewGitHub(report.GitHubOptions{Repo: gh.Repo, Token: token, APIURL: gh.APIURL, Logger: b.Logger})
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	return t, nil
+}
+
+// issueIndex lets the Filer read the store's issue records. It writes
+// none: File records a new issue together with its finding, in one
+// transaction (store.PutFindingIssue). Should perfbot die between the
+// two, the fingerprint marker in the issue leads the next filing to it.
+type issueIndex struct{ db *store.DB }
+
+var _ report.IssueIndex = issueIndex{}
+
+func (x issueIndex) IssueFor(fingerprint string) (int, bool, error) {
+	return x.db.IssueFor(fingerprint)
+}
+
+func (issueIndex) SetIssue(string, int) error { return nil }

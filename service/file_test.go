@@ -1,0 +1,282 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/report/reporttest"
+)
+
+// tokenEnv is the variable the tests' github.token_env names.
+const tokenEnv = "PERFBOT_TEST_GITHUB_TOKEN"
+
+// records is a workspace opened with OpenRecords: a store in a temporary
+// directory and, for GitHub, the fake.
+type records struct {
+	bot    *Bot
+	fake   *reporttest.GitHub // nil when filing to the issues directory
+	issues string             // the issues directory
+}
+
+// openRecords opens a workspace that files to the issues directory, or to
+// a fake GitHub when github is set.
+func openRecords(t *testing.T, github bool) *records {
+	t.Helper()
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cfg.Store = filepath.Join(dir, "perfbot.db")
+	cfg.IssuesDir = filepath.Join(dir, "issues")
+	cfg.GitHub = config.GitHub{TokenEnv: tokenEnv, Labels: []string{"perf-regression"}}
+	w := &records{issues: cfg.IssuesDir}
+	if github {
+		w.fake = reporttest.NewGitHub(t)
+		cfg.GitHub.Repo, cfg.GitHub.APIURL = reporttest.Repo, w.fake.URL()
+	}
+	w.bot, err = OpenRecords(cfg, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { w.bot.Close() })
+	return w
+}
+
+// issueCount is the number of issues the tracker holds.
+func (w *records) issueCount(t *testing.T) int {
+	t.Helper()
+	if w.fake != nil {
+		return w.fake.IssueCount()
+	}
+	files, err := filepath.Glob(filepath.Join(w.issues, "*.md"))
+	require.NoError(t, err)
+	return len(files)
+}
+
+// comments is the number of comments on issue 1.
+func (w *records) comments(t *testing.T) int {
+	t.Helper()
+	if w.fake != nil {
+		return len(w.fake.Issue(1).Comments)
+	}
+	files, err := filepath.Glob(filepath.Join(w.issues, "1-*.md"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	b, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	return strings.Count(string(b), "\n## Comment ")
+}
+
+// culpritFinding is a confirmed regression at the commit with the
+// confidence, as Bot.Findings stores it before filing.
+func culpritFinding(commit string, confidence float64) record.Finding {
+	c := record.Commit{Hash: commit, Subject: "communicator: prefer symmetric memory allreduce", Author: "Mei Lin", Date: time.Date(2026, 11, 20, 14, 0, 0, 0, time.UTC), Parents: 1}
+	f := record.Finding{
+		Created: time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC), Repo: "/srv/infer",
+		Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Regression,
+		Good:       record.End{Commit: record.Commit{Hash: strings.Repeat("a", 40)}, N: 10, Median: 100, Lo: 99, Hi: 101},
+		Bad:        record.End{Commit: c, N: 10, Median: 92, Lo: 91, Hi: 93},
+		Culprits:   []record.Culprit{{Commit: c, Confidence: confidence, DeltaPct: -8, CILoPct: -9, CIHiPct: -7}},
+		Components: []string{"communicator"},
+		Confidence: confidence,
+		State:      record.StateKept,
+	}
+	f.ID = f.Fingerprint()
+	return f
+}
+
+func TestFile(t *testing.T) {
+	culprit := strings.Repeat("3f2a9c1e", 5)
+	tests := []struct {
+		name   string
+		github bool
+		// token is the value of github.token_env.
+		token string
+		// before is filed first, with the right token.
+		before []record.Finding
+		// fault is GitHub's answer to the first create.
+		fault   *reporttest.Fault
+		finding record.Finding
+
+		wantErr      string
+		wantInput    bool // the error is the user's (exit 1)
+		wantState    record.State
+		wantIssue    int
+		wantIssues   int
+		wantComments int
+	}{
+		{
+			name:    "markdown dir: a new issue",
+			finding: culpritFinding(culprit, 0.995), wantState: record.StateFiled, wantIssue: 1, wantIssues: 1,
+		},
+		{
+			name: "fake GitHub: a new issue", github: true, token: reporttest.Token,
+			finding: culpritFinding(culprit, 0.995), wantState: record.StateFiled, wantIssue: 1, wantIssues: 1,
+		},
+		{
+			name:    "markdown dir: found again, commented not re-filed",
+			before:  []record.Finding{culpritFinding(culprit, 0.995)},
+			finding: culpritFinding(culprit, 0.999), wantState: record.StateFiled, wantIssue: 1, wantIssues: 1, wantComments: 1,
+		},
+		{
+			name: "fake GitHub: found again, commented not re-filed", github: true, token: reporttest.Token,
+			before:  []record.Finding{culpritFinding(culprit, 0.995)},
+			finding: culpritFinding(culprit, 0.999), wantState: record.StateFiled, wantIssue: 1, wantIssues: 1, wantComments: 1,
+		},
+		{
+			name:   "below the publish cut-off: kept, nothing sent",
+			github: true, token: reporttest.Token,
+			finding: culpritFinding(culprit, 0.5), wantState: record.StateKept,
+		},
+		{
+			name: "not confirmed: kept",
+			finding: func() record.Finding {
+				f := culpritFinding(culprit, 0.995)
+				f.Unconfirmed = "fresh runs give -0.1% [-1.0%, +0.8%]"
+				return f
+			}(),
+			wantState: record.StateKept,
+		},
+		{
+			name: "GitHub refuses the token: unfiled", github: true, token: "ghp_expired",
+			finding: culpritFinding(culprit, 0.995), wantState: record.StateUnfiled, wantErr: "Bad credentials",
+		},
+		{
+			name: "GitHub rejects the issue: unfiled", github: true, token: reporttest.Token,
+			fault:   ptr(reporttest.ValidationFailed()),
+			finding: culpritFinding(culprit, 0.995), wantState: record.StateUnfiled, wantErr: "body is too long",
+		},
+		{
+			name: "GitHub without a token: nothing filed", github: true,
+			finding: culpritFinding(culprit, 0.995), wantInput: true, wantErr: "$" + tokenEnv + " is empty",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			w := openRecords(t, tt.github)
+			t.Setenv(tokenEnv, reporttest.Token)
+			for _, f := range tt.before {
+				require.NoError(t, w.bot.File(ctx, []*record.Finding{&f}))
+			}
+			t.Setenv(tokenEnv, tt.token)
+			if tt.fault != nil {
+				w.fake.Fail(reporttest.RouteCreate, *tt.fault)
+			}
+
+			f := tt.finding
+			err := w.bot.File(ctx, []*record.Finding{&f})
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				var ie *InputError
+				require.Equal(t, tt.wantInput, errors.As(err, &ie), "input error: %v", err)
+			} else {
+				require.NoError(t, err)
+			}
+			require.NotContains(t, f.FileError, reporttest.Token, "no token in what is stored")
+			require.Equal(t, tt.wantIssues, w.issueCount(t), "issues in the tracker")
+			if tt.wantState == record.StateKept && w.fake != nil {
+				require.Zero(t, w.fake.Total(), "a kept finding sends nothing")
+			}
+			if tt.wantComments > 0 {
+				require.Equal(t, tt.wantComments, w.comments(t))
+			}
+			if tt.wantInput {
+				_, ok, err := w.bot.Store.Finding(f.ID)
+				require.NoError(t, err)
+				require.False(t, ok, "nothing was stored")
+				return
+			}
+
+			require.Equal(t, tt.wantState, f.State)
+			require.Equal(t, tt.wantIssue, f.Issue)
+			stored, err := w.bot.Finding(ctx, f.ID)
+			require.NoError(t, err)
+			require.Equal(t, tt.wantState, stored.State, "the new state is stored")
+			require.Equal(t, tt.wantIssue, stored.Issue)
+			n, ok, err := w.bot.Store.IssueFor(f.ID)
+			require.NoError(t, err)
+			require.Equal(t, tt.wantIssue > 0, ok, "the issue is recorded with the finding")
+			require.Equal(t, tt.wantIssue, n)
+			if tt.wantState == record.StateUnfiled {
+				require.Contains(t, stored.FileError, tt.wantErr)
+			}
+
+			// Filing it again sends nothing and changes nothing.
+			if f.State == record.StateFiled && w.fake != nil {
+				before := w.fake.Total()
+				require.NoError(t, w.bot.File(ctx, []*record.Finding{&f}))
+				require.Equal(t, before, w.fake.Total(), "an already filed finding sends nothing")
+			}
+		})
+	}
+}
+
+func TestRetryUnfiled(t *testing.T) {
+	tests := []struct {
+		name string
+		// fail makes the first filing of the second finding fail.
+		fail func(t *testing.T, w *records)
+		// heal undoes it before the retry.
+		heal      func(t *testing.T, w *records)
+		wantRetry int // findings the retry tried
+	}{
+		{
+			name:      "an expired token, renewed",
+			fail:      func(t *testing.T, w *records) { t.Setenv(tokenEnv, "ghp_expired") },
+			heal:      func(t *testing.T, w *records) { t.Setenv(tokenEnv, reporttest.Token) },
+			wantRetry: 1,
+		},
+		{
+			name: "a refusal that the next try does not meet",
+			fail: func(t *testing.T, w *records) {
+				w.fake.Fail(reporttest.RouteList, reporttest.StatusFault(403, "Resource not accessible by integration"))
+			},
+			heal:      func(t *testing.T, w *records) {},
+			wantRetry: 1,
+		},
+		{
+			name:      "nothing unfiled",
+			fail:      func(t *testing.T, w *records) {},
+			heal:      func(t *testing.T, w *records) {},
+			wantRetry: 0,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			w := openRecords(t, true)
+			t.Setenv(tokenEnv, reporttest.Token)
+			filed := culpritFinding(strings.Repeat("1", 40), 0.995)
+			require.NoError(t, w.bot.File(ctx, []*record.Finding{&filed}))
+			tt.fail(t, w)
+			later := culpritFinding(strings.Repeat("2", 40), 0.995)
+			_ = w.bot.File(ctx, []*record.Finding{&later})
+			tt.heal(t, w)
+
+			tried, err := w.bot.RetryUnfiled(ctx)
+			require.NoError(t, err)
+			require.Len(t, tried, tt.wantRetry)
+			for _, f := range tried {
+				require.Equal(t, later.ID, f.ID, "only the unfiled finding is tried")
+				require.Equal(t, record.StateFiled, f.State)
+				require.Empty(t, f.FileError)
+			}
+			fs, err := w.bot.ListFindings(ctx)
+			require.NoError(t, err)
+			require.Len(t, fs, 2)
+			for _, f := range fs {
+				require.Equal(t, record.StateFiled, f.State, "finding %s", f.ID)
+			}
+			require.Equal(t, 2, w.fake.IssueCount(), "one issue each, none twice")
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

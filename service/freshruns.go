@@ -1,0 +1,45 @@
+package service
+
+import (
+	"context"
+
+	"github.com/perfbot/perfbot/record"
+)
+
+// FreshRuns runs n more benchmark invocations of t, whatever the store
+// holds already, and returns the values of those runs by metric. A target
+// that does not build gives an error wrapping bisect.ErrBroken. The
+// confirmation of a culprit and the testbed's own checks use it: they need
+// runs taken now, side by side, not the ones a search took earlier.
+func (b *Bot) FreshRuns(ctx context.Context, t record.Target, n int) (map[string][]float64, error) {
+	return b.freshRuns(ctx, t, n)
+}
+
+func (b *Bot) freshRuns(ctx context.Context, t record.Target, n int) (map[string][]float64, error) {
+	spec := b.Oracle.SpecHash()
+	before, err := b.Store.Cached(spec, t.Key())
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Oracle.Ensure(ctx, t, len(before.OK)+n); err != nil {
+		return nil, err
+	}
+	after, err := b.Store.Cached(spec, t.Key())
+	if err != nil {
+		return nil, err
+	}
+	seen := map[uint64]bool{}
+	for _, r := range before.OK {
+		seen[r.ID] = true
+	}
+	out := map[string][]float64{}
+	for _, r := range after.OK {
+		if seen[r.ID] {
+			continue
+		}
+		for metric, v := range r.Values {
+			out[metric] = append(out[metric], v)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,100 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/store"
+)
+
+// HistoryQuery selects the samples History returns.
+type HistoryQuery struct {
+	// Metric is a configured metric; empty selects every metric.
+	Metric string
+	// Since drops the samples of runs started before it; zero keeps all.
+	Since time.Time
+	// Limit caps the number of samples; ≤ 0 means no cap.
+	Limit int
+	// Fingerprints joins each sample with the fingerprint of its run (one
+	// more store read per run).
+	Fingerprints bool
+}
+
+// HistoryRow is one stored sample with what a reader wants beside it: the
+// unit of its metric, the subject of its commit and, when asked, the
+// fingerprint of its run. It is what `perfbot history --json` prints.
+type HistoryRow struct {
+	Metric      string              `json:"metric"`
+	Unit        string              `json:"unit"`
+	Value       float64             `json:"value"`
+	Commit      string              `json:"commit"`
+	Subject     string              `json:"subject,omitempty"`
+	Time        time.Time           `json:"time"`
+	Host        string              `json:"host"`
+	Status      string              `json:"status"`
+	RunID       uint64              `json:"run_id"`
+	Fingerprint *record.Fingerprint `json:"fingerprint,omitempty"`
+}
+
+// History returns the samples q selects, newest first, joined with their
+// units, subjects and (when asked) fingerprints. A metric that is not
+// configured is an *InputError. A commit the store knows no subject of,
+// or a run it holds no record of, leaves that field empty.
+func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error) {
+	units := map[string]string{}
+	for _, m := range b.Config.Metrics {
+		units[m.Name] = m.Unit
+	}
+	if _, ok := units[q.Metric]; q.Metric != "" && !ok {
+		return nil, &InputError{Err: fmt.Errorf("metric %q is not configured", q.Metric)}
+	}
+	rows, err := b.Store.History(store.HistoryQuery{Metric: q.Metric, Since: q.Since, Limit: q.Limit})
+	if err != nil {
+		return nil, err
+	}
+	j := historyJoin{db: b.Store, subjects: map[string]string{}, fingerprints: map[uint64]*record.Fingerprint{}}
+	out := make([]HistoryRow, 0, len(rows))
+	for _, r := range rows {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: j.subject(r.Commit),
+			Time: r.Time, Host: r.Host, Status: r.Status, RunID: r.RunID}
+		if q.Fingerprints {
+			row.Fingerprint = j.fingerprint(r.RunID)
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// historyJoin looks each commit and run up once.
+type historyJoin struct {
+	db           *store.DB
+	subjects     map[string]string
+	fingerprints map[uint64]*record.Fingerprint
+}
+
+func (j historyJoin) subject(hash string) string {
+	s, ok := j.subjects[hash]
+	if !ok {
+		if c, found, err := j.db.Commit(hash); err == nil && found {
+			s = c.Subject
+		}
+		j.subjects[hash] = s
+	}
+	return s
+}
+
+func (j historyJoin) fingerprint(runID uint64) *record.Fingerprint {
+	fp, ok := j.fingerprints[runID]
+	if !ok {
+		if run, found, err := j.db.Run(runID); err == nil && found {
+			fp = &run.Fingerprint
+		}
+		j.fingerprints[runID] = fp
+	}
+	return fp
+}

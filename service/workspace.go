@@ -1,0 +1,42 @@
+package service
+
+import (
+	"io"
+	"log/slog"
+
+	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/store"
+)
+
+// OpenRecords opens the workspace's store alone: no clone or fetch of the
+// repository, no host, no Oracle. That is enough for the read models
+// (History, ListFindings, Finding) and for filing (File, RetryUnfiled),
+// which a reader may want while the repository is unreachable; the jobs
+// (Measure, Bisect, Hunks, EnvBisect, Findings) need a Bot from Open.
+// Close releases the store.
+func OpenRecords(cfg *config.Config, opts Options) (*Bot, error) {
+	opts.defaults()
+	db, err := openStore(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Bot{Config: cfg, Store: db, Progress: opts.Progress, Logger: opts.Logger}, nil
+}
+
+func (o *Options) defaults() {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// openStore opens the configured store, or the one Options.Store names.
+func openStore(cfg *config.Config, opts Options) (*store.DB, error) {
+	path := cfg.Store
+	if opts.Store != "" {
+		path = opts.Store
+	}
+	return store.Open(path)
+}
