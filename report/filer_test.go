@@ -78,22 +78,22 @@ func TestFilerOneIssuePerRegression(t *testing.T) {
 			assert.Equal(t, record.StateFiled, first.State)
 			assert.Equal(t, 1, first.Issue)
 			assert.Equal(t, "https://github.example.com/perfbot/infer/issues/1", first.IssueURL)
-			assert.Equal(t, []string{"perf-regression", "component:communicator"}, fake.issue(1).Labels)
+			assert.Equal(t, []string{"perf-regression", "component:communicator"}, fake.Issue(1).Labels)
 			if tc.index != nil {
 				assert.Equal(t, map[string]int{first.Fingerprint(): 1}, tc.index.issues)
 			}
 
-			before := fake.total()
+			before := fake.Total()
 			require.NoError(t, filer.File(ctx, first), "filing the same finding again")
-			assert.Equal(t, before, fake.total(), "an already filed finding sends nothing")
+			assert.Equal(t, before, fake.Total(), "an already filed finding sends nothing")
 
 			again := redetect(first)
 			require.NoError(t, filer.File(ctx, again))
 			assert.Equal(t, record.StateFiled, again.State)
 			assert.Equal(t, 1, again.Issue)
 
-			assert.Equal(t, 1, fake.issueCount(), "one issue")
-			comments := fake.issue(1).Comments
+			assert.Equal(t, 1, fake.IssueCount(), "one issue")
+			comments := fake.Issue(1).Comments
 			require.Len(t, comments, 1, "the re-detection is a comment")
 			assert.Contains(t, comments[0], "perfbot found this regression again. (2026-11-24 02:03 UTC)")
 			assert.Contains(t, comments[0], "### Summary", "the comment carries the new evidence")
@@ -118,14 +118,14 @@ func TestFilerClosedIssue(t *testing.T) {
 			filer.Reopen = tc.reopen
 			first := culpritWithHunks()
 			require.NoError(t, filer.File(ctx, first))
-			fake.setState(1, IssueClosed) // someone fixed it, or thought so
+			fake.SetState(1, IssueClosed) // someone fixed it, or thought so
 
 			require.NoError(t, filer.File(ctx, redetect(first)))
-			iss := fake.issue(1)
+			iss := fake.Issue(1)
 			assert.Equal(t, tc.wantState, iss.State)
 			require.Len(t, iss.Comments, 1)
 			assert.Contains(t, iss.Comments[0], tc.wantComment)
-			assert.Equal(t, 1, fake.issueCount())
+			assert.Equal(t, 1, fake.IssueCount())
 		})
 	}
 }
@@ -147,7 +147,7 @@ func TestFilerKeeps(t *testing.T) {
 			require.NoError(t, filer.File(context.Background(), tc.finding))
 			assert.Equal(t, record.StateKept, tc.finding.State)
 			assert.Zero(t, tc.finding.Issue)
-			assert.Zero(t, fake.total(), "nothing is sent")
+			assert.Zero(t, fake.Total(), "nothing is sent")
 		})
 	}
 }
@@ -166,7 +166,7 @@ func TestFilerPublishCutOff(t *testing.T) {
 func TestFilerUnfiled(t *testing.T) {
 	fake := newFakeGitHub(t)
 	filer := newTestFiler(t, fake, nil)
-	fake.fail(routeList, statusFault(http.StatusUnauthorized, "Bad credentials"))
+	fake.Fail(routeList, statusFault(http.StatusUnauthorized, "Bad credentials"))
 	f := culpritWithHunks()
 
 	err := filer.File(context.Background(), f)
@@ -176,7 +176,7 @@ func TestFilerUnfiled(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, fe.Status)
 	assert.Equal(t, record.StateUnfiled, f.State)
 	assert.Contains(t, f.FileError, "401 Unauthorized: Bad credentials")
-	assert.Zero(t, fake.issueCount())
+	assert.Zero(t, fake.IssueCount())
 
 	// The retry of an unfiled finding files it.
 	require.NoError(t, filer.File(context.Background(), f))
@@ -205,8 +205,8 @@ func TestFilerIndexWriteFailureStillDedupes(t *testing.T) {
 	first := culpritWithHunks()
 	require.NoError(t, filer.File(ctx, first))
 	require.NoError(t, filer.File(ctx, redetect(first)))
-	assert.Equal(t, 1, fake.issueCount(), "the marker found the issue")
-	assert.Len(t, fake.issue(1).Comments, 1)
+	assert.Equal(t, 1, fake.IssueCount(), "the marker found the issue")
+	assert.Len(t, fake.Issue(1).Comments, 1)
 }
 
 // TestFilerNeverLeaksToken files through failures whose answers quote the
@@ -215,13 +215,13 @@ func TestFilerIndexWriteFailureStillDedupes(t *testing.T) {
 func TestFilerNeverLeaksToken(t *testing.T) {
 	ctx := context.Background()
 	fake := newFakeGitHub(t)
-	fake.echoAuth = true
+	fake.EchoAuth = true
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	g, _, _ := newTestGitHub(t, fake, func(o *GitHubOptions) { o.Logger = logger })
 	filer := &Filer{Tracker: g, Labels: []string{"perf-regression"}, Logger: logger}
-	fake.fail(routeList, secondaryRateLimit("1"), badGateway())
-	fake.fail(routeCreate, validationFailed())
+	fake.Fail(routeList, secondaryRateLimit("1"), badGateway())
+	fake.Fail(routeCreate, validationFailed())
 
 	f := culpritWithHunks()
 	err := filer.File(ctx, f)
@@ -232,8 +232,8 @@ func TestFilerNeverLeaksToken(t *testing.T) {
 	stored, jerr := json.Marshal(f)
 	require.NoError(t, jerr)
 	everything := err.Error() + "\n" + logs.String() + "\n" + string(stored)
-	for n := 1; n <= fake.issueCount(); n++ {
-		iss := fake.issue(n)
+	for n := 1; n <= fake.IssueCount(); n++ {
+		iss := fake.Issue(n)
 		everything += iss.Title + iss.Body
 		for _, c := range iss.Comments {
 			everything += c

@@ -44,27 +44,27 @@ func TestGitHubRoundTrip(t *testing.T) {
 	iss, err := g.Create(ctx, "verify_tok_s −14.8% at 3f2a9c1e00 (communicator)", body, []string{"perf-regression", "component:communicator"})
 	require.NoError(t, err)
 	assert.Equal(t, Issue{Number: 1, URL: "https://github.example.com/perfbot/infer/issues/1", State: IssueOpen}, iss)
-	assert.Equal(t, []string{"perf-regression", "component:communicator"}, fake.issue(1).Labels)
+	assert.Equal(t, []string{"perf-regression", "component:communicator"}, fake.Issue(1).Labels)
 
 	found, ok, err := g.Find(ctx, "perfbotfp0123456789abcdef0123")
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, iss, found)
-	assert.Zero(t, fake.count(routeSearch), "the labelled list found it")
+	assert.Zero(t, fake.Count(routeSearch), "the labelled list found it")
 
 	_, ok, err = g.Find(ctx, "perfbotfpffffffffffffffffffff")
 	require.NoError(t, err)
 	assert.False(t, ok)
 
 	require.NoError(t, g.Comment(ctx, 1, "again"))
-	assert.Equal(t, []string{"again"}, fake.issue(1).Comments)
+	assert.Equal(t, []string{"again"}, fake.Issue(1).Comments)
 
-	fake.setState(1, IssueClosed)
+	fake.SetState(1, IssueClosed)
 	got, err := g.Get(ctx, 1)
 	require.NoError(t, err)
 	assert.Equal(t, IssueClosed, got.State)
 	require.NoError(t, g.Reopen(ctx, 1))
-	assert.Equal(t, IssueOpen, fake.issue(1).State)
+	assert.Equal(t, IssueOpen, fake.Issue(1).State)
 }
 
 func TestGitHubFind(t *testing.T) {
@@ -79,9 +79,9 @@ func TestGitHubFind(t *testing.T) {
 		{
 			name: "on the third page of labelled issues",
 			setup: func(f *fakeGitHub) {
-				f.add("target", "x\n"+marker(fp), IssueClosed, "perf-regression")
+				f.Add("target", "x\n"+marker(fp), IssueClosed, "perf-regression")
 				for i := 0; i < 4; i++ {
-					f.add(fmt.Sprintf("other %d", i), marker(fmt.Sprintf("perfbotfp%020d", i)), IssueOpen, "perf-regression")
+					f.Add(fmt.Sprintf("other %d", i), marker(fmt.Sprintf("perfbotfp%020d", i)), IssueOpen, "perf-regression")
 				}
 			},
 			wantNumber: 1, wantLists: 3, wantSearch: 0,
@@ -89,15 +89,15 @@ func TestGitHubFind(t *testing.T) {
 		{
 			name: "label removed: search finds it",
 			setup: func(f *fakeGitHub) {
-				f.add("other", marker("perfbotfpbbbbbbbbbbbbbbbbbbbb"), IssueOpen, "perf-regression")
-				f.add("target", marker(fp), IssueOpen, "triaged")
+				f.Add("other", marker("perfbotfpbbbbbbbbbbbbbbbbbbbb"), IssueOpen, "perf-regression")
+				f.Add("target", marker(fp), IssueOpen, "triaged")
 			},
 			wantNumber: 2, wantLists: 1, wantSearch: 1,
 		},
 		{
 			name: "the word without the marker is not a match",
 			setup: func(f *fakeGitHub) {
-				f.add("quotes it", "see "+fp+" in the log", IssueOpen, "perf-regression")
+				f.Add("quotes it", "see "+fp+" in the log", IssueOpen, "perf-regression")
 			},
 			wantNumber: 0, wantLists: 1, wantSearch: 1,
 		},
@@ -116,8 +116,8 @@ func TestGitHubFind(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantNumber != 0, ok)
 			assert.Equal(t, tc.wantNumber, iss.Number)
-			assert.Equal(t, tc.wantLists, fake.count(routeList), "list requests")
-			assert.Equal(t, tc.wantSearch, fake.count(routeSearch), "search requests")
+			assert.Equal(t, tc.wantLists, fake.Count(routeList), "list requests")
+			assert.Equal(t, tc.wantSearch, fake.Count(routeSearch), "search requests")
 		})
 	}
 }
@@ -184,7 +184,7 @@ func TestGitHubFailures(t *testing.T) {
 		},
 		{
 			name:      "a dropped connection is retried",
-			faults:    func(*fakeClock) []fakeFault { return []fakeFault{{drop: true}} },
+			faults:    func(*fakeClock) []fakeFault { return []fakeFault{{Drop: true}} },
 			wantCalls: 2, wantSleeps: []time.Duration{2 * time.Second},
 		},
 		{
@@ -218,13 +218,13 @@ func TestGitHubFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := newFakeGitHub(t)
-			fake.add("existing", "body", IssueOpen, "perf-regression")
+			fake.Add("existing", "body", IssueOpen, "perf-regression")
 			g, clock, logs := newTestGitHub(t, fake, func(o *GitHubOptions) { o.Retries = tc.retries })
-			fake.fail(routeComment, tc.faults(clock)...)
+			fake.Fail(routeComment, tc.faults(clock)...)
 
 			err := g.Comment(context.Background(), 1, "found again")
 
-			assert.Equal(t, tc.wantCalls, fake.count(routeComment), "requests")
+			assert.Equal(t, tc.wantCalls, fake.Count(routeComment), "requests")
 			if tc.wantWait != 0 {
 				require.Len(t, clock.sleeps(), 1)
 				assert.InDelta(t, float64(tc.wantWait), float64(clock.sleeps()[0]), float64(time.Second))
@@ -233,7 +233,7 @@ func TestGitHubFailures(t *testing.T) {
 			}
 			if tc.wantErr == "" {
 				require.NoError(t, err)
-				assert.Equal(t, []string{"found again"}, fake.issue(1).Comments)
+				assert.Equal(t, []string{"found again"}, fake.Issue(1).Comments)
 				return
 			}
 			require.Error(t, err)
@@ -254,19 +254,19 @@ func TestGitHubFailures(t *testing.T) {
 func TestGitHubRateLimitBlocksLaterCalls(t *testing.T) {
 	ctx := context.Background()
 	fake := newFakeGitHub(t)
-	fake.add("existing", "body", IssueOpen)
+	fake.Add("existing", "body", IssueOpen)
 	g, clock, _ := newTestGitHub(t, fake, nil)
-	fake.fail(routeComment, primaryRateLimit(clock.Now().Add(time.Hour)))
+	fake.Fail(routeComment, primaryRateLimit(clock.Now().Add(time.Hour)))
 
 	require.Error(t, g.Comment(ctx, 1, "first"))
 	err := g.Reopen(ctx, 1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "rate limited for")
-	assert.Equal(t, 1, fake.total(), "no request is sent before the reset")
+	assert.Equal(t, 1, fake.Total(), "no request is sent before the reset")
 
 	clock.Sleep(ctx, time.Hour+2*time.Second) // the reset passes
 	require.NoError(t, g.Reopen(ctx, 1))
-	assert.Equal(t, 2, fake.total())
+	assert.Equal(t, 2, fake.Total())
 	assert.Equal(t, []time.Duration{time.Hour + 2*time.Second}, clock.sleeps(), "no wait once the reset has passed")
 }
 
@@ -275,31 +275,31 @@ func TestGitHubCreateAfterLostResponse(t *testing.T) {
 	fake := newFakeGitHub(t)
 	g, _, _ := newTestGitHub(t, fake, nil)
 	// GitHub stores the issue, then the proxy in front answers 502.
-	fake.fail(routeCreate, fakeFault{status: http.StatusBadGateway, body: "bad gateway", apply: true})
+	fake.Fail(routeCreate, fakeFault{Status: http.StatusBadGateway, Body: "bad gateway", Apply: true})
 	body := "evidence\n" + marker("perfbotfp0123456789abcdef0123") + "\n"
 
 	iss, err := g.Create(ctx, "verify_tok_s −14.8% at 3f2a9c1e00", body, []string{"perf-regression"})
 	require.NoError(t, err)
 	assert.Equal(t, 1, iss.Number)
-	assert.Equal(t, 1, fake.issueCount(), "one issue, not two")
-	assert.Equal(t, 1, fake.count(routeCreate))
-	assert.Equal(t, 1, fake.count(routeList), "the retry looked before creating again")
+	assert.Equal(t, 1, fake.IssueCount(), "one issue, not two")
+	assert.Equal(t, 1, fake.Count(routeCreate))
+	assert.Equal(t, 1, fake.Count(routeList), "the retry looked before creating again")
 }
 
 func TestGitHubCreateRetriesWhenNothingWasCreated(t *testing.T) {
 	fake := newFakeGitHub(t)
 	g, _, _ := newTestGitHub(t, fake, nil)
-	fake.fail(routeCreate, badGateway())
+	fake.Fail(routeCreate, badGateway())
 	iss, err := g.Create(context.Background(), "t", "b\n"+marker("perfbotfp0123456789abcdef0123"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 1, iss.Number)
-	assert.Equal(t, 1, fake.issueCount())
-	assert.Equal(t, 2, fake.count(routeCreate))
+	assert.Equal(t, 1, fake.IssueCount())
+	assert.Equal(t, 2, fake.Count(routeCreate))
 }
 
 func TestGitHubCancelledWait(t *testing.T) {
 	fake := newFakeGitHub(t)
-	fake.add("existing", "body", IssueOpen)
+	fake.Add("existing", "body", IssueOpen)
 	ctx, cancel := context.WithCancel(context.Background())
 	g, _, _ := newTestGitHub(t, fake, func(o *GitHubOptions) {
 		o.Sleep = func(ctx context.Context, d time.Duration) error {
@@ -307,10 +307,10 @@ func TestGitHubCancelledWait(t *testing.T) {
 			return ctx.Err()
 		}
 	})
-	fake.fail(routeComment, badGateway())
+	fake.Fail(routeComment, badGateway())
 	err := g.Comment(ctx, 1, "x")
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, 1, fake.count(routeComment))
+	assert.Equal(t, 1, fake.Count(routeComment))
 }
 
 // TestGitHubNeverLeaksToken makes the server quote the Authorization header
@@ -318,16 +318,16 @@ func TestGitHubCancelledWait(t *testing.T) {
 func TestGitHubNeverLeaksToken(t *testing.T) {
 	ctx := context.Background()
 	fake := newFakeGitHub(t)
-	fake.echoAuth = true
-	fake.add("existing", "body", IssueOpen)
+	fake.EchoAuth = true
+	fake.Add("existing", "body", IssueOpen)
 	g, clock, logs := newTestGitHub(t, fake, func(o *GitHubOptions) { o.Retries = 2 })
-	fake.fail(routeComment,
+	fake.Fail(routeComment,
 		secondaryRateLimit("1"),
 		tooManyRequests("1"),
 		primaryRateLimit(clock.Now().Add(5*time.Second)),
 		statusFault(http.StatusForbidden, "Must have admin rights"),
 	)
-	fake.fail(routeCreate, validationFailed())
+	fake.Fail(routeCreate, validationFailed())
 
 	var errs []error
 	errs = append(errs, g.Comment(ctx, 1, "x"))
