@@ -183,7 +183,7 @@ func (g *GitHub) Get(ctx context.Context, number int) (Issue, error) {
 	return toIssue(iss), nil
 }
 
-// Find looks for the issue whose body carries the fingerprint's marker:
+// Find looks for the issue whose body ends with the fingerprint's marker:
 // first among the issues labelled opts.Label, open or closed, then through
 // the search API, which is eventually consistent and may not index HTML
 // comments, but also finds an issue whose label was removed.
@@ -246,8 +246,9 @@ func (g *GitHub) findSearched(ctx context.Context, fp string) (Issue, bool, erro
 	return Issue{}, false, nil
 }
 
-// withMarker returns the issue among issues whose body holds fp's marker;
-// a search hit on the bare word is not enough.
+// withMarker returns the issue among issues whose body ends with fp's
+// marker; a search hit on the bare word, or the marker quoted higher up
+// in a body, is not enough.
 func withMarker(issues []*github.Issue, fp string) *github.Issue {
 	for _, iss := range issues {
 		if iss.IsPullRequest() {

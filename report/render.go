@@ -42,8 +42,9 @@ var templates = template.Must(template.New("report").Funcs(template.FuncMap{
 
 // Render returns the title and the Markdown body of the issue for f. The
 // body carries every piece of evidence the finding holds, the warnings of
-// Warnings(f) after f.Warnings, and a hidden fingerprint marker that keeps
-// one issue per regression. Render does not modify f. Long logs are cut to
+// Warnings(f) after f.Warnings, and, as its last line, a hidden fingerprint
+// marker that keeps one issue per regression; marker-like text anywhere
+// above it (a benchmark can print one) is disarmed. Render does not modify f. Long logs are cut to
 // their tail, and then long diffs to their head, so that the body stays
 // under MaxBodyRunes.
 func Render(f *record.Finding) (title, body string, err error) {
@@ -150,12 +151,16 @@ func newView(f *record.Finding) *view {
 	return v
 }
 
+// execute renders the body and ends it with the marker. Everything above
+// the marker is disarmed: logs, diffs, file names and environment values
+// come from the benchmark and the repository, and a marker line among them
+// would otherwise claim the issue for another regression.
 func (v *view) execute(name string) (string, error) {
 	var b bytes.Buffer
 	if err := templates.ExecuteTemplate(&b, name, v); err != nil {
 		return "", fmt.Errorf("render finding %s: %w", v.Fingerprint, err)
 	}
-	return strings.TrimRight(b.String(), "\n") + "\n", nil
+	return strings.TrimRight(disarmMarkers(b.String()), "\n") + "\n" + v.Marker + "\n", nil
 }
 
 // Link is the commit's abbreviated hash as inline code, linked to the
@@ -369,20 +374,38 @@ func mergeWarnings(lists ...[]string) []string {
 	return out
 }
 
-// marker is the hidden line that identifies the regression in an issue body.
+// marker is the hidden line that identifies the regression in an issue
+// body. Render writes it as the body's last line and nowhere else.
 func marker(fp string) string {
 	return "<!-- perfbot:fingerprint=" + fp + " -->"
 }
 
-var markerRE = regexp.MustCompile(`<!-- perfbot:fingerprint=([0-9a-zA-Z]+) -->`)
+var (
+	markerRE = regexp.MustCompile(`^<!-- perfbot:fingerprint=([0-9a-zA-Z]+) -->$`)
+	// markerWordRE matches what a lenient reader could take for a marker.
+	markerWordRE = regexp.MustCompile(`(?i)(perfbot\s*:)(\s*fingerprint)`)
+)
 
-// fingerprintIn returns the fingerprint of the marker in body.
+// fingerprintIn returns the fingerprint of body's marker: its last line
+// that is not blank, where Render puts it. A marker anywhere else was not
+// written there by perfbot (issues filed before markers were disarmed can
+// quote one in their logs), and a person who appends to the body moves the
+// marker off the last line; the store's issue index still finds the issue.
 func fingerprintIn(body string) (string, bool) {
-	m := markerRE.FindStringSubmatch(body)
+	body = strings.TrimRight(body, " \t\r\n")
+	last := body[strings.LastIndexByte(body, '\n')+1:]
+	m := markerRE.FindStringSubmatch(strings.TrimSpace(last))
 	if m == nil {
 		return "", false
 	}
 	return m[1], true
+}
+
+// disarmMarkers puts a word joiner (U+2060, invisible) into every
+// "perfbot:fingerprint" of s, so that no text a benchmark printed reads as
+// a marker; the text still shows as it was printed.
+func disarmMarkers(s string) string {
+	return markerWordRE.ReplaceAllString(s, "${1}\u2060${2}")
 }
 
 // noreplyLogin returns the login of a GitHub noreply address
