@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/perfbot/perfbot/secret"
 )
 
 // GitHubOptions configure a GitHub tracker.
@@ -266,6 +268,7 @@ func withMarker(issues []*github.Issue, fp string) *github.Issue {
 // the retry first looks for the body's marker among the newest issues, so
 // one regression never gets two issues.
 func (g *GitHub) Create(ctx context.Context, title, body string, labels []string) (Issue, error) {
+	title, body = g.scrub(title), g.scrub(body)
 	fp, hasMarker := fingerprintIn(body)
 	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body)}
 	if len(labels) > 0 {
@@ -299,7 +302,7 @@ func (g *GitHub) Create(ctx context.Context, title, body string, labels []string
 // Comment adds a comment to issue number.
 func (g *GitHub) Comment(ctx context.Context, number int, body string) error {
 	return g.call(ctx, fmt.Sprintf("comment on issue %d of %s", number, g.repo()), func(c *github.Client, _ int) (*github.Response, error) {
-		_, resp, err := c.Issues.CreateComment(ctx, g.owner, g.name, number, &github.IssueComment{Body: github.String(body)})
+		_, resp, err := c.Issues.CreateComment(ctx, g.owner, g.name, number, &github.IssueComment{Body: github.String(g.scrub(body))})
 		return resp, err
 	})
 }
@@ -507,7 +510,8 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// scrub removes the token from s, in case a server or proxy echoed it.
+// scrub masks the token, and anything shaped like a credential, in s: in
+// an answer, in case a server or proxy echoed it, and in what is sent.
 func (g *GitHub) scrub(s string) string {
-	return strings.ReplaceAll(s, g.opts.Token, "[REDACTED]")
+	return secret.Scrub(s, []string{g.opts.Token})
 }
