@@ -59,6 +59,12 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 		case *benchfmt.SyntaxError:
 			syntaxErr = syntaxError(rec, lines)
 		case *benchfmt.Result:
+			if len(rec.Name) == 0 {
+				// "Benchmark 1 2 ns/op": a result no metric can select,
+				// which go test never prints.
+				syntaxErr = namelessResult(file, lines)
+				continue
+			}
 			// The Reader reuses rec; copy out what we keep.
 			for _, v := range rec.Values {
 				results = append(results, result{rec.Name.String(), v})
@@ -119,6 +125,23 @@ func nonFiniteResult(file string, n int, line string) error {
 		}
 	}
 	return nil
+}
+
+// namelessResult is the ErrSyntax error for the first result line whose
+// benchmark has no name.
+func namelessResult(file string, lines []string) error {
+	n := 0
+	for i, l := range lines {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Benchmark" {
+			n = i + 1
+			break
+		}
+	}
+	text := ""
+	if n > 0 {
+		text = strings.TrimSpace(lines[n-1])
+	}
+	return &OutputError{File: file, Line: n, Text: text, Msg: "result line without a benchmark name", Err: ErrSyntax}
 }
 
 // syntaxError turns a benchfmt syntax error into an OutputError quoting

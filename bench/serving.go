@@ -147,6 +147,9 @@ func servingText(lines []string, file string, labels map[string]string) ([]recor
 			continue
 		}
 		name := servingName(label, labels)
+		if name == "" {
+			continue // a label of punctuation names nothing
+		}
 		if indent != "" && prefix != "" {
 			name = prefix + "/" + name
 		} else {
@@ -247,7 +250,7 @@ func servingJSON(lines []string, file string) ([]record.Sample, error) {
 		for _, k := range sortedKeys(obj) {
 			v, ok := jsonNumber(obj[k])
 			name := strings.TrimSuffix(k, ":")
-			if !ok || (!isFinite(v) && isServingSetting(name)) {
+			if !ok || name == "" || (!isFinite(v) && isServingSetting(name)) {
 				continue
 			}
 			if nonFinite == nil && !isFinite(v) {
