@@ -66,9 +66,10 @@ func inspect(path string, size int64, o bolt.Options) error {
 	})
 }
 
-// openGuarded is bolt.Open that reports a panic or fault as ErrDamaged and
-// an unreadable file as ErrDamaged. bbolt does not close the file when it
-// panics, so the file is captured on its way in and released here.
+// openGuarded is bolt.Open that reports a panic or fault, and bbolt's
+// refusal of the file's header pages, as ErrDamaged. bbolt does not close
+// the file when it panics, so the file is captured on its way in and
+// released here.
 func openGuarded(path string, o *bolt.Options) (*bolt.DB, error) {
 	var file *os.File
 	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
