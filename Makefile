@@ -29,15 +29,18 @@ bench-ddmin:
 
 # Every fuzz target (func FuzzX in a _test.go file) for FUZZTIME each, one
 # after another; go test runs one -fuzz target at a time. Crashers land in
-# the package's testdata/fuzz/FuzzX/ and stay there as seeds.
+# the package's testdata/fuzz/FuzzX/ and stay there as seeds. Minimizing a
+# new input may take a minute by default, during which nothing is fuzzed;
+# FUZZMINIMIZETIME keeps it short.
 FUZZTIME ?= 1m
+FUZZMINIMIZETIME ?= 5s
 
 fuzz:
 	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
 		pkg=./$$(dirname $${file#./}); \
 		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
 			echo "== $$pkg $$name"; \
-			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 		done; \
 	done
 

@@ -100,7 +100,7 @@ func checkErrors(t *testing.T, err error, data []byte) {
 	if !errors.As(err, &es) || len(es) == 0 {
 		t.Fatalf("error %q is a %T, not Errors", err, err)
 	}
-	lines := strings.Count(string(data), "\n") + 1
+	lines := yamlLines(string(data))
 	for i, e := range es {
 		switch {
 		case e.File != "perfbot.yaml":
@@ -113,4 +113,18 @@ func checkErrors(t *testing.T, err error, data []byte) {
 			t.Fatalf("errors out of line order: %q before %q", es[i-1], e)
 		}
 	}
+}
+
+// yamlLines counts lines as the YAML parser does: "\r\n", a lone "\r",
+// "\n", NEL, LS and PS each end one.
+func yamlLines(s string) int {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	n := 1
+	for _, r := range s {
+		switch r {
+		case '\n', '\r', '\u0085', '\u2028', '\u2029':
+			n++
+		}
+	}
+	return n
 }

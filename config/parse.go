@@ -85,7 +85,13 @@ func document(data []byte, file string) (*yaml.Node, error) {
 	case !errors.Is(err, io.EOF):
 		return nil, syntaxError(file, err)
 	}
-	return doc.Content[0], nil
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		// "---", "~" or a document of comments: nothing is configured, and
+		// the null's position may lie past the file's last line.
+		return nil, Errors{{File: file, Msg: "empty configuration (repo.url, benchmarks and metrics are required)"}}
+	}
+	return root, nil
 }
 
 func syntaxError(file string, err error) error {
