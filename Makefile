@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/perfbot
 
-.PHONY: build test demo bench bench-bisect bench-ddmin lint clean
+.PHONY: build test demo bench bench-bisect bench-ddmin lint clean fuzz
 
 build:
 	$(GO) build -o $(BIN) ./cmd/perfbot
@@ -26,6 +26,23 @@ bench-bisect:
 
 bench-ddmin:
 	$(GO) run ./cmd/bench-ddmin
+
+# Every fuzz target (func FuzzX in a _test.go file) for FUZZTIME each, one
+# after another; go test runs one -fuzz target at a time. Crashers land in
+# the package's testdata/fuzz/FuzzX/ and stay there as seeds. Minimizing a
+# new input may take a minute by default, during which nothing is fuzzed;
+# FUZZMINIMIZETIME keeps it short.
+FUZZTIME ?= 1m
+FUZZMINIMIZETIME ?= 5s
+
+fuzz:
+	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+		pkg=./$$(dirname $${file#./}); \
+		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+			echo "== $$pkg $$name"; \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
+		done; \
+	done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi

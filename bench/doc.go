@@ -5,7 +5,12 @@
 // JSON and regular expressions. Parsers never return a silent zero or an
 // empty success: output that holds no result, or a line that cannot be
 // read, is an error that quotes the offending line (*OutputError, which
-// wraps ErrNoResults, ErrBenchmarkFailed or ErrSyntax).
+// wraps ErrNoResults, ErrBenchmarkFailed or ErrSyntax). Nor do they return
+// NaN or an infinity: such a result (nan, inf, 1e400, Python's NaN in
+// JSON) is ErrBenchmarkFailed, so the revision counts as one whose
+// benchmark failed. The exceptions are settings and "no data" markers,
+// which are dropped: a serving benchmark's request rate "inf" and a
+// Prometheus summary quantile that is NaN.
 //
 // Names and units by format (each parser's comment has the details):
 //

@@ -16,9 +16,11 @@ import (
 // opts["fields"] = "name=path,name=path" each document gives one sample
 // per field, the value at the dotted path ("results.0.bus_bw": object keys
 // and array indexes); a missing path or a value that is not a number is an
-// error. Without fields, every finite number in the document is a sample
-// named by its dotted path. opts["unit"] (default "value") and
-// opts["better"] apply to every sample.
+// error. Without fields, every number in the document is a sample named by
+// its dotted path. A value that is NaN or infinite (also when written as
+// Python's NaN or as the string "nan", see jsonNumber) fails the benchmark;
+// with fields, only the fields are read. opts["unit"] (default "value")
+// and opts["better"] apply to every sample.
 func parseJSON(r io.Reader, file string, opts Options) ([]record.Sample, error) {
 	lines, err := readLines(r, file)
 	if err != nil {
@@ -42,18 +44,16 @@ func parseJSON(r io.Reader, file string, opts Options) ([]record.Sample, error) 
 	}
 	var samples []record.Sample
 	for _, d := range docs {
-		if len(fields) == 0 {
-			flattenJSON("", d.value, func(path string, v float64) {
-				samples = append(samples, record.Sample{Name: path, Unit: unit, Value: v, Better: better})
-			})
-			continue
+		values, err := jsonValues(d.value, fields)
+		if err != nil {
+			return nil, &OutputError{File: file, Line: d.line, Msg: err.Error(), Err: ErrSyntax}
 		}
-		for _, f := range fields {
-			v, err := jsonPath(d.value, f.path)
-			if err != nil {
-				return nil, &OutputError{File: file, Line: d.line, Msg: fmt.Sprintf("field %s: %v", f.name, err), Err: ErrSyntax}
+		for _, v := range values {
+			if !isFinite(v.value) {
+				n, text := nonFiniteKeyLine(lines, d.line, lastKey(v.path))
+				return nil, notFinite(file, n, text, v.name, v.value)
 			}
-			samples = append(samples, record.Sample{Name: f.name, Unit: unit, Value: v, Better: better})
+			samples = append(samples, record.Sample{Name: v.name, Unit: unit, Value: v.value, Better: better})
 		}
 	}
 	if len(samples) == 0 {
@@ -63,6 +63,32 @@ func parseJSON(r io.Reader, file string, opts Options) ([]record.Sample, error) 
 }
 
 type jsonField struct{ name, path string }
+
+// jsonValue is a number read from a JSON document.
+type jsonValue struct {
+	name, path string
+	value      float64
+}
+
+// jsonValues reads the fields of doc or, without fields, every number in
+// it.
+func jsonValues(doc any, fields []jsonField) ([]jsonValue, error) {
+	var values []jsonValue
+	if len(fields) == 0 {
+		flattenJSON("", doc, func(path string, v float64) {
+			values = append(values, jsonValue{name: path, path: path, value: v})
+		})
+		return values, nil
+	}
+	for _, f := range fields {
+		v, err := jsonPath(doc, f.path)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", f.name, err)
+		}
+		values = append(values, jsonValue{name: f.name, path: f.path, value: v})
+	}
+	return values, nil
+}
 
 // parseFields reads "name=path,name=path".
 func parseFields(spec string) ([]jsonField, error) {
@@ -105,12 +131,24 @@ func jsonPath(v any, path string) (float64, error) {
 	}
 	f, ok := jsonNumber(cur)
 	if !ok {
-		return 0, fmt.Errorf("path %s: value is a %s, not a finite number", path, jsonKind(cur))
+		return 0, fmt.Errorf("path %s: value is a %s, not a number", path, jsonKind(cur))
 	}
 	return f, nil
 }
 
-// flattenJSON calls emit for every finite number in v, in key order.
+// lastKey is the last object key of a dotted path ("results.0.bus_bw" →
+// "bus_bw"), the text to look for on the value's line.
+func lastKey(path string) string {
+	parts := strings.Split(path, ".")
+	for i := len(parts) - 1; i > 0; i-- {
+		if _, err := strconv.Atoi(parts[i]); err != nil {
+			return parts[i]
+		}
+	}
+	return parts[0]
+}
+
+// flattenJSON calls emit for every number in v, in key order.
 func flattenJSON(prefix string, v any, emit func(string, float64)) {
 	join := func(k string) string {
 		if prefix == "" {
@@ -191,9 +229,12 @@ func parseRegex(r io.Reader, file string, opts Options) ([]record.Sample, error)
 	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 		line := strings.Count(text[:m[0]], "\n") + 1
 		raw := text[m[2*valueIdx]:m[2*valueIdx+1]]
-		v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		v, err := parseNumber(strings.TrimSpace(raw))
 		if err != nil {
 			return nil, &OutputError{File: file, Line: line, Text: text[m[0]:m[1]], Msg: fmt.Sprintf("value %q is not a number", raw), Err: ErrSyntax}
+		}
+		if err := notFinite(file, line, text[m[0]:m[1]], "value", v); err != nil {
+			return nil, err
 		}
 		name := opts["name"]
 		if nameIdx >= 0 && m[2*nameIdx] >= 0 {

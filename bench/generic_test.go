@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/perfbot/perfbot/record"
@@ -16,7 +17,7 @@ sglang:time_to_first_token_seconds_bucket{le="0.1",model_name="a"} 12
 sglang:time_to_first_token_seconds_bucket{le="+Inf",model_name="a"} 20
 sglang:time_to_first_token_seconds_sum{model_name="a"} 1.5
 sglang:time_to_first_token_seconds_count{model_name="a"} 20
-vllm:gpu_cache_usage_perc NaN
+go_gc_duration_seconds{quantile="0.5"} NaN
 process_resident_memory_bytes 1.2e+09
 `
 
@@ -39,6 +40,8 @@ func TestPrometheus(t *testing.T) {
 		{name: "not a number", format: "prometheus", input: "up yes\n", is: ErrSyntax, mention: []string{`"yes"`}},
 		{name: "HTML error page", format: "prometheus", input: "<html>\n", is: ErrSyntax},
 		{name: "only comments", format: "prometheus", input: "# HELP x y\n", is: ErrNoResults},
+		{name: "NaN gauge", format: "prometheus", input: promText + "vllm:gpu_cache_usage_perc NaN\n", is: ErrBenchmarkFailed,
+			mention: []string{"<input>:12:", "vllm:gpu_cache_usage_perc NaN"}},
 	})
 }
 
@@ -50,8 +53,9 @@ func TestJSON(t *testing.T) {
 		require.Equal(t, []record.Sample{{Name: "busbw", Unit: "GB/s", Value: 137.2, Better: record.Higher}, {Name: "t16", Unit: "GB/s", Value: 35.5, Better: record.Higher}}, samples)
 	})
 	t.Run("every number without fields", func(t *testing.T) {
-		samples := parseText(t, "json", doc, nil)
-		require.Len(t, samples, 6) // Infinity is skipped
+		finite := strings.Replace(doc, "Infinity", "12.5", 1)
+		samples := parseText(t, "json", finite, nil)
+		require.Len(t, samples, 7)
 		requireSelected(t, samples, []selected{{"results.0.out_of_place.time", "value", 36.5}})
 	})
 	t.Run("JSON lines repeat", func(t *testing.T) {
@@ -61,7 +65,9 @@ func TestJSON(t *testing.T) {
 	runErrorCases(t, []errorCase{
 		{name: "missing key", format: "json", input: doc, opts: Options{"fields": "bw=avg_bus_bandwidth.bw"},
 			is: ErrSyntax, mention: []string{`no key "bw"`, "bandwidth, okay"}},
-		{name: "not a number", format: "json", input: doc, opts: Options{"fields": "ok=avg_bus_bandwidth.okay"}, mention: []string{"string, not a finite number"}},
+		{name: "not a number", format: "json", input: doc, opts: Options{"fields": "ok=avg_bus_bandwidth.okay"}, mention: []string{"string, not a number"}},
+		{name: "every number holds an infinity", format: "json", input: doc, is: ErrBenchmarkFailed,
+			mention: []string{"<input>:2:", "results.1.out_of_place.bus_bw is +Inf", `bus_bw\": Infinity`}},
 		{name: "index out of range", format: "json", input: doc, opts: Options{"fields": "x=results.5.size"}, mention: []string{`"5" is not an index`}},
 		{name: "bad field spec", format: "json", input: doc, opts: Options{"fields": "results.0.size"}, mention: []string{"not name=path"}},
 		{name: "bad better", format: "json", input: doc, opts: Options{"better": "up"}, mention: []string{`got "up"`}},

@@ -34,12 +34,16 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 	}
 	var failures []string
 	firstFailure := 0
+	var nonFinite error
 	for i, l := range lines {
 		if failureLine.MatchString(l) {
 			if firstFailure == 0 {
 				firstFailure = i + 1
 			}
 			failures = append(failures, strings.TrimSpace(l))
+		}
+		if nonFinite == nil {
+			nonFinite = nonFiniteResult(file, i+1, l)
 		}
 	}
 
@@ -55,6 +59,12 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 		case *benchfmt.SyntaxError:
 			syntaxErr = syntaxError(rec, lines)
 		case *benchfmt.Result:
+			if len(rec.Name) == 0 {
+				// "Benchmark 1 2 ns/op": a result no metric can select,
+				// which go test never prints.
+				syntaxErr = namelessResult(file, lines)
+				continue
+			}
 			// The Reader reuses rec; copy out what we keep.
 			for _, v := range rec.Values {
 				results = append(results, result{rec.Name.String(), v})
@@ -76,6 +86,10 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 		return nil, &OutputError{File: file, Line: firstFailure, Text: strings.Join(first(failures, 3), " | "),
 			Msg: "benchmark reported a failure", Err: ErrBenchmarkFailed}
 	}
+	// benchfmt reads NaN and Inf as values, and 1e400 as a syntax error.
+	if nonFinite != nil {
+		return nil, nonFinite
+	}
 	if syntaxErr != nil {
 		return nil, syntaxErr
 	}
@@ -94,6 +108,40 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 			Better: direction(units.GetBetter(res.value.Unit))}
 	}
 	return samples, nil
+}
+
+// nonFiniteResult returns the notFinite error for a result line (name,
+// iterations, then value-unit pairs) that holds a NaN or infinite value.
+func nonFiniteResult(file string, n int, line string) error {
+	f := strings.Fields(line)
+	if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+		return nil
+	}
+	for i := 2; i+1 < len(f); i += 2 {
+		if v, err := parseNumber(f[i]); err == nil {
+			if err := notFinite(file, n, strings.TrimSpace(line), f[0]+" "+f[i+1], v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// namelessResult is the ErrSyntax error for the first result line whose
+// benchmark has no name.
+func namelessResult(file string, lines []string) error {
+	n := 0
+	for i, l := range lines {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Benchmark" {
+			n = i + 1
+			break
+		}
+	}
+	text := ""
+	if n > 0 {
+		text = strings.TrimSpace(lines[n-1])
+	}
+	return &OutputError{File: file, Line: n, Text: text, Msg: "result line without a benchmark name", Err: ErrSyntax}
 }
 
 // syntaxError turns a benchfmt syntax error into an OutputError quoting

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/perfbot/perfbot/record"
@@ -58,10 +57,13 @@ func parseSGLangLog(r io.Reader, file string, _ Options) ([]record.Sample, error
 			if m == nil {
 				continue
 			}
-			v, err := strconv.ParseFloat(m[1], 64)
+			v, err := parseNumber(m[1])
 			if err != nil {
 				return nil, &OutputError{File: file, Line: i + 1, Text: strings.TrimSpace(line),
 					Msg: fmt.Sprintf("%s %q is not a number", metrics[k].name, m[1]), Err: ErrSyntax}
+			}
+			if err := notFinite(file, i+1, strings.TrimSpace(line), metrics[k].name, v); err != nil {
+				return nil, err
 			}
 			metrics[k].values = append(metrics[k].values, v)
 		}

@@ -42,7 +42,10 @@ type ncclColumns struct {
 	header int // line number of the header
 }
 
-var ncclPlaces = [2]string{"out-of-place", "in-place"}
+var (
+	ncclPlaces      = [2]string{"out-of-place", "in-place"}
+	ncclColumnNames = [3]string{"time", "algbw", "busbw"}
+)
 
 // parseNCCLTests reads the stdout of an nccl-tests binary (all_reduce_perf
 // and its siblings). Each table row becomes three samples named
@@ -80,6 +83,9 @@ func parseNCCLTests(r io.Reader, file string, _ Options) ([]record.Sample, error
 		redops   = map[string]bool{}
 		hasFails []string
 		failLine int
+		// nonFinite is the first NaN or infinite value; a failure line
+		// printed with it says more, so it is reported after them.
+		nonFinite error
 	)
 	for i, line := range lines {
 		n := i + 1
@@ -111,9 +117,12 @@ func parseNCCLTests(r io.Reader, file string, _ Options) ([]record.Sample, error
 			continue
 		}
 		if m := ncclAvgLine.FindStringSubmatch(trimmed); m != nil {
-			v, err := strconv.ParseFloat(m[1], 64)
+			v, err := parseNumber(m[1])
 			if err != nil {
 				return nil, &OutputError{File: file, Line: n, Text: trimmed, Msg: "bad average bus bandwidth", Err: ErrSyntax}
+			}
+			if nonFinite == nil {
+				nonFinite = notFinite(file, n, trimmed, "average bus bandwidth", v)
 			}
 			if m[2] == "FAILED" {
 				return nil, &OutputError{File: file, Line: n, Text: trimmed, Msg: "average bus bandwidth below NCCL_TESTS_MIN_BW", Err: ErrBenchmarkFailed}
@@ -150,10 +159,13 @@ func parseNCCLTests(r io.Reader, file string, _ Options) ([]record.Sample, error
 					Msg: fmt.Sprintf("%s result has %s wrong values", ncclPlaces[p], f[w]), Err: ErrBenchmarkFailed}
 			}
 			for k, idx := range [3]int{cols.time[p], cols.algbw[p], cols.busbw[p]} {
-				v, err := strconv.ParseFloat(f[idx], 64)
+				v, err := parseNumber(f[idx])
 				if err != nil {
 					return nil, &OutputError{File: file, Line: n, Text: trimmed,
 						Msg: fmt.Sprintf("field %d (%q) is not a number", idx+1, f[idx]), Err: ErrSyntax}
+				}
+				if nonFinite == nil {
+					nonFinite = notFinite(file, n, trimmed, fmt.Sprintf("%s %s", ncclPlaces[p], ncclColumnNames[k]), v)
 				}
 				rw.vals[p][k] = v
 			}
@@ -164,6 +176,9 @@ func parseNCCLTests(r io.Reader, file string, _ Options) ([]record.Sample, error
 	if len(hasFails) > 0 {
 		return nil, &OutputError{File: file, Line: failLine, Text: strings.Join(first(hasFails, 3), " | "),
 			Msg: "nccl-tests reported a failure", Err: ErrBenchmarkFailed}
+	}
+	if nonFinite != nil {
+		return nil, nonFinite
 	}
 	if len(rows) == 0 {
 		return nil, noResults(file, lines, "nccl-tests result rows")

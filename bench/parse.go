@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/perfbot/perfbot/record"
@@ -52,7 +54,8 @@ func Formats() []string {
 // Parse reads benchmark output in the named format from r and returns
 // every value it holds, in the order they appear. Output that holds no
 // result, or that reports a failed benchmark, is an error; Parse never
-// returns an empty slice with a nil error.
+// returns an empty slice with a nil error, nor a value that is NaN or
+// infinite.
 func Parse(format string, r io.Reader, opts map[string]string) ([]record.Sample, error) {
 	file := opts["file"]
 	if file == "" {
@@ -63,6 +66,9 @@ func Parse(format string, r io.Reader, opts map[string]string) ([]record.Sample,
 			continue
 		}
 		samples, err := f.parse(r, file, opts)
+		if err == nil {
+			err = allFinite(samples, file)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("parse %s output: %w", format, err)
 		}
@@ -81,7 +87,8 @@ func Parse(format string, r io.Reader, opts map[string]string) ([]record.Sample,
 var ErrNoResults = errors.New("no benchmark results")
 
 // ErrBenchmarkFailed means the output itself reports a failure ("--- FAIL",
-// "panic:", a configuration error printed by the benchmark).
+// "panic:", a configuration error printed by the benchmark) or a result
+// that is NaN or infinite.
 var ErrBenchmarkFailed = errors.New("benchmark failed")
 
 // ErrSyntax means a line that should hold a result could not be read.
@@ -156,4 +163,42 @@ func readLines(r io.Reader, file string) ([]string, error) {
 		return nil, nil
 	}
 	return strings.Split(text, "\n"), nil
+}
+
+// parseNumber is strconv.ParseFloat that reads a value too large for a
+// float64 as the infinity it rounds to, so that notFinite reports it: a
+// benchmark that prints 1e400 printed a value, not a syntax error.
+func parseNumber(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return v, nil
+	}
+	return v, err
+}
+
+// isFinite reports whether v is neither NaN nor infinite.
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// notFinite returns nil for a finite v, and otherwise an ErrBenchmarkFailed
+// error at line n quoting text. NaN or an infinity where a result belongs
+// means the benchmark divided by zero or measured nothing: the revision's
+// benchmark failed. Kept as a sample, the value would be refused by the
+// store and the run would count as an infrastructure error.
+func notFinite(file string, n int, text, what string, v float64) error {
+	if isFinite(v) {
+		return nil
+	}
+	return &OutputError{File: file, Line: n, Text: text,
+		Msg: fmt.Sprintf("%s is %v, not a finite number", what, v), Err: ErrBenchmarkFailed}
+}
+
+// allFinite is the backstop behind every parser's own check, which quotes
+// the line.
+func allFinite(samples []record.Sample, file string) error {
+	for _, s := range samples {
+		if err := notFinite(file, 0, "", s.Name+" "+s.Unit, s.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }

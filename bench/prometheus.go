@@ -3,8 +3,6 @@ package bench
 import (
 	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/perfbot/perfbot/record"
@@ -14,7 +12,11 @@ import (
 // (what /metrics serves): one sample per series, named as written,
 // "metric" or `metric{label="value",...}` with the spaces between labels
 // removed. Comments (# HELP, # TYPE) and timestamps are ignored, and so
-// are NaN and infinite values, which mean "no data" for a gauge.
+// is a summary quantile that is NaN: the client libraries write NaN until
+// the summary has an observation. Any other NaN or infinite value fails the
+// benchmark (ErrBenchmarkFailed), whichever series the metric selects: the
+// parser cannot tell which series matter, and a NaN gauge means the
+// server computed it from nothing.
 //
 // The unit follows the Prometheus naming conventions: "_seconds" → "s",
 // "_bytes" → "B", counters and histogram parts (_total, _count, _bucket)
@@ -39,12 +41,15 @@ func parsePrometheus(r io.Reader, file string, _ Options) ([]record.Sample, erro
 		if len(f) < 1 || len(f) > 2 {
 			return nil, &OutputError{File: file, Line: i + 1, Text: t, Msg: "expected a value and an optional timestamp after the series name", Err: ErrSyntax}
 		}
-		v, err := strconv.ParseFloat(f[0], 64)
+		v, err := parseNumber(f[0])
 		if err != nil {
 			return nil, &OutputError{File: file, Line: i + 1, Text: t, Msg: fmt.Sprintf("value %q is not a number", f[0]), Err: ErrSyntax}
 		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if !isFinite(v) && isQuantile(name) {
 			continue
+		}
+		if err := notFinite(file, i+1, t, name, v); err != nil {
+			return nil, err
 		}
 		samples = append(samples, record.Sample{Name: name, Unit: prometheusUnit(name), Value: v})
 	}
@@ -52,6 +57,11 @@ func parsePrometheus(r io.Reader, file string, _ Options) ([]record.Sample, erro
 		return nil, noResults(file, lines, "Prometheus samples")
 	}
 	return samples, nil
+}
+
+// isQuantile reports whether the series is a quantile of a summary.
+func isQuantile(series string) bool {
+	return strings.Contains(series, "{quantile=") || strings.Contains(series, ",quantile=")
 }
 
 // splitSeries splits a line into the series name (metric and labels) and

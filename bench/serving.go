@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -117,6 +116,7 @@ func parseServing(r io.Reader, file, tool string) ([]record.Sample, error) {
 // servingText reads every "==== ... Benchmark Result ====" block.
 func servingText(lines []string, file string, labels map[string]string) ([]record.Sample, error) {
 	var samples []record.Sample
+	var nonFinite error
 	in, prefix, start := false, "", 0 // start: line of the current block's title
 	for i, line := range lines {
 		trimmed := strings.TrimSpace(line)
@@ -147,22 +147,37 @@ func servingText(lines []string, file string, labels map[string]string) ([]recor
 			continue
 		}
 		name := servingName(label, labels)
+		if name == "" {
+			continue // a label of punctuation names nothing
+		}
 		if indent != "" && prefix != "" {
 			name = prefix + "/" + name
 		} else {
 			prefix = ""
 		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+		v, err := parseNumber(value)
+		if err != nil || (!isFinite(v) && isServingSetting(name)) {
 			continue // settings such as "Backend: sglang" or "Traffic request rate: inf"
+		}
+		if nonFinite == nil {
+			nonFinite = notFinite(file, i+1, trimmed, name, v)
 		}
 		samples = append(samples, servingSample(name, v))
 	}
+	// Failed requests explain NaN latencies, so they are reported first.
 	if err := servingFailed(samples, file, start); err != nil {
 		return nil, err
 	}
+	if nonFinite != nil {
+		return nil, nonFinite
+	}
 	return samples, nil
 }
+
+// isServingSetting reports whether a serving benchmark's value is a setting
+// that may be infinite: the request rate, whose default "inf" sends every
+// request at once.
+func isServingSetting(name string) bool { return name == "request_rate" }
 
 // servingName returns the sample name for a summary label.
 func servingName(label string, labels map[string]string) string {
@@ -215,9 +230,10 @@ func servingFailed(samples []record.Sample, file string, line int) error {
 	return nil
 }
 
-// servingJSON reads JSON result records: every finite top-level number is
-// a sample named by its key. Lists (per-request details) and strings
-// (metadata) are skipped.
+// servingJSON reads JSON result records: every top-level number is a
+// sample named by its key. Lists (per-request details) and strings
+// (metadata) are skipped. A number that is NaN or infinite fails the
+// benchmark, unless it is the request rate (a setting).
 func servingJSON(lines []string, file string) ([]record.Sample, error) {
 	docs, err := decodeJSONStream(lines, file)
 	if err != nil {
@@ -229,19 +245,26 @@ func servingJSON(lines []string, file string) ([]record.Sample, error) {
 		if !ok {
 			return nil, &OutputError{File: file, Line: d.line, Msg: fmt.Sprintf("expected a JSON object, found %T", d.value), Err: ErrSyntax}
 		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		var rec []record.Sample
-		for _, k := range keys {
-			if v, ok := jsonNumber(obj[k]); ok {
-				rec = append(rec, servingSample(strings.TrimSuffix(k, ":"), v))
+		var nonFinite error
+		for _, k := range sortedKeys(obj) {
+			v, ok := jsonNumber(obj[k])
+			name := strings.TrimSuffix(k, ":")
+			if !ok || name == "" || (!isFinite(v) && isServingSetting(name)) {
+				continue
 			}
+			if nonFinite == nil && !isFinite(v) {
+				n, text := nonFiniteKeyLine(lines, d.line, k)
+				nonFinite = notFinite(file, n, text, name, v)
+			}
+			rec = append(rec, servingSample(name, v))
 		}
+		// Failed requests explain NaN latencies, so they are reported first.
 		if err := servingFailed(rec, file, d.line); err != nil {
 			return nil, err
+		}
+		if nonFinite != nil {
+			return nil, nonFinite
 		}
 		samples = append(samples, rec...)
 	}
@@ -257,7 +280,8 @@ type jsonDoc struct {
 // decodeJSONStream decodes one or more JSON values (a document, or JSON
 // lines). Lines starting with "#" are skipped, and Python's bare
 // Infinity, -Infinity and NaN (json.dumps writes them; RFC 8259 has no
-// such tokens) are read as null.
+// such tokens) are read as the strings "Infinity", "-Infinity" and "NaN",
+// which jsonNumber reads as those numbers.
 func decodeJSONStream(lines []string, file string) ([]jsonDoc, error) {
 	var buf bytes.Buffer
 	var lineStarts []int // offset in buf where each line begins
@@ -313,8 +337,7 @@ func skipSpace(b []byte, off int64) int64 {
 	return off
 }
 
-// pythonJSONConstants replaces Infinity, -Infinity and NaN outside
-// strings with null.
+// pythonJSONConstants quotes Infinity, -Infinity and NaN outside strings.
 func pythonJSONConstants(line string) string {
 	if !strings.Contains(line, "Infinity") && !strings.Contains(line, "NaN") {
 		return line
@@ -340,15 +363,15 @@ func pythonJSONConstants(line string) string {
 		case c == '"':
 			inString = true
 		case strings.HasPrefix(rest, "-Infinity"):
-			b.WriteString("null")
+			b.WriteString(`"-Infinity"`)
 			i += len("-Infinity") - 1
 			continue
 		case strings.HasPrefix(rest, "Infinity"):
-			b.WriteString("null")
+			b.WriteString(`"Infinity"`)
 			i += len("Infinity") - 1
 			continue
 		case strings.HasPrefix(rest, "NaN"):
-			b.WriteString("null")
+			b.WriteString(`"NaN"`)
 			i += len("NaN") - 1
 			continue
 		}
@@ -357,17 +380,53 @@ func pythonJSONConstants(line string) string {
 	return b.String()
 }
 
-// jsonNumber returns v as a finite float64 when it is a JSON number.
+// jsonNumber returns v as a float64 when it is a number: a JSON number (one
+// too large for a float64 is infinite), or a string that spells NaN or an
+// infinity, which is how Python's bare tokens arrive (see
+// decodeJSONStream) and how nccl-tests -J ("nan") and vLLM ("inf") write
+// them. Other strings are not numbers.
 func jsonNumber(v any) (float64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
+	switch x := v.(type) {
+	case json.Number:
+		f, err := parseNumber(string(x))
+		return f, err == nil
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		if err == nil && !isFinite(f) {
+			return f, true
+		}
 	}
-	f, err := n.Float64()
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, false
+	return 0, false
+}
+
+// nonFiniteKeyLine finds where a NaN or infinite value of key was written:
+// the first line from line from on where the key is followed by a value
+// that reads as one (the key can repeat, in the rows of an array), and
+// the key with that value, to quote. A document on one line (JSON lines)
+// can be long; the quote stays short. Without such a line it falls back to
+// the document's first line.
+func nonFiniteKeyLine(lines []string, from int, key string) (int, string) {
+	quoted := strconv.Quote(key)
+	for n := max(from, 1); n <= len(lines); n++ {
+		line := lines[n-1]
+		for i := strings.Index(line, quoted); i >= 0; {
+			entry := line[i:]
+			if end := strings.IndexAny(entry[len(quoted):], ",}]"); end >= 0 {
+				entry = entry[:len(quoted)+end]
+			}
+			_, value, _ := strings.Cut(entry[len(quoted):], ":")
+			if v, err := parseNumber(strings.Trim(strings.TrimSpace(value), `"`)); err == nil && !isFinite(v) {
+				return n, strings.TrimSpace(entry)
+			}
+			next := strings.Index(line[i+len(quoted):], quoted)
+			if next < 0 {
+				break
+			}
+			i += len(quoted) + next
+		}
 	}
-	return f, true
+	n := min(max(from, 1), len(lines))
+	return n, strings.TrimSpace(lines[n-1])
 }
 
 // looksLikeJSON reports whether the first line that is not blank or a

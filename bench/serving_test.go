@@ -88,7 +88,7 @@ func TestServingErrors(t *testing.T) {
 
 func TestPythonJSONConstants(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{`{"a": Infinity, "b": -Infinity, "c": NaN}`, `{"a": null, "b": null, "c": null}`},
+		{`{"a": Infinity, "b": -Infinity, "c": NaN}`, `{"a": "Infinity", "b": "-Infinity", "c": "NaN"}`},
 		{`{"s": "Infinity and NaN \"Infinity\"", "x": 1}`, `{"s": "Infinity and NaN \"Infinity\"", "x": 1}`},
 		{`{"x": 1}`, `{"x": 1}`},
 	}

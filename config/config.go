@@ -111,7 +111,9 @@ type GitHub struct {
 	// TokenEnv names the environment variable holding the token; the token
 	// itself never appears in a configuration file.
 	TokenEnv string
-	// APIURL is the REST endpoint, with a trailing slash.
+	// APIURL is the REST endpoint, with a trailing slash: https, or http
+	// for a loopback host only (the token would cross the network in
+	// clear), and without credentials.
 	APIURL string
 	Labels []string
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path"
@@ -84,7 +85,13 @@ func document(data []byte, file string) (*yaml.Node, error) {
 	case !errors.Is(err, io.EOF):
 		return nil, syntaxError(file, err)
 	}
-	return doc.Content[0], nil
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		// "---", "~" or a document of comments: nothing is configured, and
+		// the null's position may lie past the file's last line.
+		return nil, Errors{{File: file, Msg: "empty configuration (repo.url, benchmarks and metrics are required)"}}
+	}
+	return root, nil
 }
 
 func syntaxError(file string, err error) error {
@@ -515,11 +522,25 @@ func (d *decoder) github(n *yaml.Node) GitHub {
 		g.APIURL = defaultAPIURL
 	} else if u, err := url.Parse(g.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		d.errorf(value(f, "api_url"), "github.api_url", "%q is not an http(s) URL", g.APIURL)
+	} else if u.User != nil {
+		d.errorf(value(f, "api_url"), "github.api_url", "%s must not hold credentials; the token goes in the variable named by github.token_env", u.Redacted())
+	} else if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		d.errorf(value(f, "api_url"), "github.api_url", "%q sends the token in clear: use https, or http only for a loopback host (127.0.0.1, ::1, localhost)", g.APIURL)
 	} else if !strings.HasSuffix(g.APIURL, "/") {
 		// go-github requires the trailing slash on its base URL.
 		g.APIURL += "/"
 	}
 	return g
+}
+
+// isLoopback reports whether host names this machine, the only host the
+// token may be sent to over plain http.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (d *decoder) report(n *yaml.Node) Report {

@@ -72,7 +72,8 @@ func (d *Dir) Get(ctx context.Context, number int) (Issue, error) {
 	return d.issue(*is), nil
 }
 
-// Find returns the issue filed with the fingerprint's marker.
+// Find returns the issue whose body ended with the fingerprint's marker
+// when it was created.
 func (d *Dir) Find(ctx context.Context, fingerprint string) (Issue, bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -35,7 +35,14 @@ type Filer struct {
 	// otherwise the comment says that it came back and the issue stays
 	// closed.
 	Reopen bool
-	Logger *slog.Logger
+	// Secrets are values that must never appear in an issue or a comment:
+	// the values of the secret variables of the benchmarks' environment
+	// (secret.FromEnv(os.Environ()) gives them), a database password. Every
+	// occurrence in what is rendered is replaced by secret.Mask, as is
+	// anything shaped like a credential (see secret.Scrub) whether listed
+	// here or not.
+	Secrets []string
+	Logger  *slog.Logger
 }
 
 // File files fd and records the outcome in fd: PublishConfidence is set to
@@ -61,7 +68,7 @@ func (f *Filer) File(ctx context.Context, fd *record.Finding) error {
 	if fd.State == record.StateFiled && fd.Issue != 0 {
 		return nil
 	}
-	title, body, err := Render(fd)
+	title, body, err := RenderScrubbed(fd, f.Secrets)
 	if err != nil {
 		return f.fail(fd, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -239,6 +240,6 @@ func TestFilerNeverLeaksToken(t *testing.T) {
 			everything += c
 		}
 	}
-	assert.Contains(t, everything, "[REDACTED]", "the server did echo the header")
+	assert.Contains(t, everything, secret.Mask, "the server did echo the header")
 	assert.NotContains(t, everything, testToken)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/perfbot/perfbot/secret"
 )
 
 // GitHubOptions configure a GitHub tracker.
@@ -25,10 +28,12 @@ type GitHubOptions struct {
 	Token string
 	// APIURL is the REST endpoint; empty or https://api.github.com/ for
 	// github.com, otherwise a GitHub Enterprise Server URL (the /api/v3/
-	// suffix is added when missing).
+	// suffix is added when missing). It is https, or http for a loopback
+	// host only.
 	APIURL string
 	// HTTPClient carries the requests; nil means a client with a 30 s
-	// timeout.
+	// timeout. NewGitHub uses a copy that sends the token to the host of
+	// APIURL only and refuses a redirect to any other host.
 	HTTPClient *http.Client
 	// Label is the label every perfbot issue carries (one of the Filer's
 	// Labels); Find lists the issues with it before it falls back to the
@@ -53,8 +58,9 @@ type GitHubOptions struct {
 // Failures are sorted three ways. A rate limit (403 with no requests
 // remaining, a secondary limit, a 429) waits until GitHub says, up to
 // MaxWait, and no request is sent before then. A 5xx or a network error is
-// retried with exponential backoff. Anything else (401, 403, 404, 410, 422)
-// is a *FileError at once, never retried.
+// retried with exponential backoff. Anything else (401, 403, 404, 410, 422,
+// a redirect away from the API host) is a *FileError at once, never
+// retried. The token goes to the API host only.
 type GitHub struct {
 	owner, name string
 	opts        GitHubOptions
@@ -95,9 +101,15 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 	if err != nil {
 		return nil, err
 	}
+	api := apiEndpoint{scheme: "https", host: "api.github.com"}
+	if enterprise != "" {
+		u, _ := url.Parse(enterprise) // checked by enterpriseURL
+		api = apiEndpoint{scheme: u.Scheme, host: u.Host}
+	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
+	client := tokenClient(opts.HTTPClient, api, opts.Token)
 	if opts.Label == "" {
 		opts.Label = defaultLabel
 	}
@@ -121,7 +133,7 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 	}
 	g := &GitHub{owner: owner, name: name, opts: opts, pageSize: 100}
 	g.newClient = func() *github.Client {
-		c := github.NewClient(opts.HTTPClient).WithAuthToken(opts.Token)
+		c := github.NewClient(client)
 		if enterprise != "" {
 			// Checked by enterpriseURL.
 			c, _ = c.WithEnterpriseURLs(enterprise, enterprise)
@@ -133,28 +145,103 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 }
 
 // enterpriseURL returns apiURL when it names a GitHub Enterprise Server,
-// or "" for github.com.
+// or "" for github.com. Plain http is taken for a loopback host only (a
+// test server, a local proxy): anywhere else the token would cross the
+// network in clear.
 func enterpriseURL(apiURL string) (string, error) {
 	if apiURL == "" {
 		return "", nil
 	}
 	u, err := url.Parse(apiURL)
 	if err != nil {
-		return "", fmt.Errorf("github api_url: %w", err)
+		return "", fmt.Errorf("github.api_url: %w", err)
 	}
 	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-		return "", fmt.Errorf("github api_url %q: want an http(s) URL such as https://github.example.com/api/v3/", apiURL)
+		return "", fmt.Errorf("github.api_url %q: want an http(s) URL such as https://github.example.com/api/v3/", apiURL)
 	}
 	if u.User != nil {
-		return "", fmt.Errorf("github api_url %s: must not hold credentials; the token goes in github.token_env", u.Redacted())
+		return "", fmt.Errorf("github.api_url %s: must not hold credentials; the token goes in github.token_env", u.Redacted())
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return "", fmt.Errorf("github.api_url %q sends the token in clear: use https, or http only for a loopback host (127.0.0.1, ::1, localhost)", apiURL)
 	}
 	if u.Host == "api.github.com" {
 		return "", nil
 	}
 	if _, err := github.NewClient(nil).WithEnterpriseURLs(apiURL, apiURL); err != nil {
-		return "", fmt.Errorf("github api_url %q: %w", apiURL, err)
+		return "", fmt.Errorf("github.api_url %q: %w", apiURL, err)
 	}
 	return apiURL, nil
+}
+
+// isLoopback reports whether host names this machine.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// apiEndpoint is the only place the token goes: the API URL's scheme and
+// host (with its port).
+type apiEndpoint struct{ scheme, host string }
+
+func (e apiEndpoint) matches(u *url.URL) bool {
+	return strings.EqualFold(u.Scheme, e.scheme) && strings.EqualFold(u.Host, e.host)
+}
+
+// tokenClient returns a copy of c that authenticates requests to api with
+// the token and refuses to follow a redirect anywhere else. go-github's own
+// WithAuthToken adds the token in the transport, to every request the
+// client sends, so a redirect to another host would carry it there; the
+// http.Client's habit of dropping Authorization on such a redirect does
+// not apply to a header the transport adds.
+func tokenClient(c *http.Client, api apiEndpoint, token string) *http.Client {
+	out := *c
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	out.Transport = &tokenTransport{api: api, token: token, base: base}
+	next := c.CheckRedirect
+	out.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !api.matches(req.URL) {
+			return &redirectError{to: req.URL.Host, api: api.host}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &out
+}
+
+// tokenTransport adds the token to the requests for the API host only.
+type tokenTransport struct {
+	api   apiEndpoint
+	token string
+	base  http.RoundTripper
+}
+
+func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	if t.api.matches(req.URL) {
+		req.Header.Set("Authorization", "Bearer "+t.token)
+	} else {
+		req.Header.Del("Authorization")
+	}
+	return t.base.RoundTrip(req)
+}
+
+// redirectError is a redirect away from the API host, refused.
+type redirectError struct{ to, api string }
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("redirect to %s refused: the token goes only to %s, the host of github.api_url", e.to, e.api)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -183,7 +270,7 @@ func (g *GitHub) Get(ctx context.Context, number int) (Issue, error) {
 	return toIssue(iss), nil
 }
 
-// Find looks for the issue whose body carries the fingerprint's marker:
+// Find looks for the issue whose body ends with the fingerprint's marker:
 // first among the issues labelled opts.Label, open or closed, then through
 // the search API, which is eventually consistent and may not index HTML
 // comments, but also finds an issue whose label was removed.
@@ -246,8 +333,9 @@ func (g *GitHub) findSearched(ctx context.Context, fp string) (Issue, bool, erro
 	return Issue{}, false, nil
 }
 
-// withMarker returns the issue among issues whose body holds fp's marker;
-// a search hit on the bare word is not enough.
+// withMarker returns the issue among issues whose body ends with fp's
+// marker; a search hit on the bare word, or the marker quoted higher up
+// in a body, is not enough.
 func withMarker(issues []*github.Issue, fp string) *github.Issue {
 	for _, iss := range issues {
 		if iss.IsPullRequest() {
@@ -265,6 +353,7 @@ func withMarker(issues []*github.Issue, fp string) *github.Issue {
 // the retry first looks for the body's marker among the newest issues, so
 // one regression never gets two issues.
 func (g *GitHub) Create(ctx context.Context, title, body string, labels []string) (Issue, error) {
+	title, body = g.scrub(title), g.scrub(body)
 	fp, hasMarker := fingerprintIn(body)
 	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body)}
 	if len(labels) > 0 {
@@ -298,7 +387,7 @@ func (g *GitHub) Create(ctx context.Context, title, body string, labels []string
 // Comment adds a comment to issue number.
 func (g *GitHub) Comment(ctx context.Context, number int, body string) error {
 	return g.call(ctx, fmt.Sprintf("comment on issue %d of %s", number, g.repo()), func(c *github.Client, _ int) (*github.Response, error) {
-		_, resp, err := c.Issues.CreateComment(ctx, g.owner, g.name, number, &github.IssueComment{Body: github.String(body)})
+		_, resp, err := c.Issues.CreateComment(ctx, g.owner, g.name, number, &github.IssueComment{Body: github.String(g.scrub(body))})
 		return resp, err
 	})
 }
@@ -409,7 +498,10 @@ func (g *GitHub) classify(err error, resp *github.Response, attempt int) failure
 		uerr  *url.Error
 	)
 	backoff := min(backoffBase<<attempt, backoffMax)
+	var redirect *redirectError
 	switch {
+	case errors.As(err, &redirect):
+		return failure{permanent: true, msg: redirect.Error()}
 	case errors.As(err, &rate):
 		wait := secondaryWait
 		if !rate.Rate.Reset.IsZero() {
@@ -506,7 +598,8 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// scrub removes the token from s, in case a server or proxy echoed it.
+// scrub masks the token, and anything shaped like a credential, in s: in
+// an answer, in case a server or proxy echoed it, and in what is sent.
 func (g *GitHub) scrub(s string) string {
-	return strings.ReplaceAll(s, g.opts.Token, "[REDACTED]")
+	return secret.Scrub(s, []string{g.opts.Token})
 }

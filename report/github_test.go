@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/secret"
 )
 
 func TestNewGitHubRejectsBadOptions(t *testing.T) {
@@ -341,6 +343,6 @@ func TestGitHubNeverLeaksToken(t *testing.T) {
 		fmt.Fprintf(&text, "%v\n%+v\n%#v\n", err, err, err)
 	}
 	text.WriteString(logs.String())
-	assert.Contains(t, text.String(), "Bearer [REDACTED]", "the server did echo the header")
+	assert.Contains(t, text.String(), "Bearer "+secret.Mask, "the server did echo the header")
 	assert.NotContains(t, text.String(), testToken)
 }

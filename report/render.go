@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 )
 
 // MaxBodyRunes is the longest issue body Render produces. GitHub refuses
@@ -42,28 +43,41 @@ var templates = template.Must(template.New("report").Funcs(template.FuncMap{
 
 // Render returns the title and the Markdown body of the issue for f. The
 // body carries every piece of evidence the finding holds, the warnings of
-// Warnings(f) after f.Warnings, and a hidden fingerprint marker that keeps
-// one issue per regression. Render does not modify f. Long logs are cut to
+// Warnings(f) after f.Warnings, and, as its last line, a hidden fingerprint
+// marker that keeps one issue per regression; marker-like text anywhere
+// above it (a benchmark can print one) is disarmed. Render does not modify f. Long logs are cut to
 // their tail, and then long diffs to their head, so that the body stays
 // under MaxBodyRunes.
+//
+// Whatever looks like a credential is masked in the title and the body
+// (secret.Scrub): a token or a URL's password in the logs, an environment
+// value whose variable has a secret name (secret.Redact).
 func Render(f *record.Finding) (title, body string, err error) {
+	return RenderScrubbed(f, nil)
+}
+
+// RenderScrubbed is Render that also masks every occurrence of the values
+// of secrets (see Filer.Secrets).
+func RenderScrubbed(f *record.Finding, secrets []string) (title, body string, err error) {
 	if err := validate(f); err != nil {
 		return "", "", err
 	}
-	v := newView(f)
+	v := newView(f, secrets)
 	name := templateFor(f)
 	if v.Logs == "" {
 		return v.render(name, f)
 	}
 	// Measure the body without logs first: the logs get what is left, and
-	// only their tail, which is where a benchmark says why it died.
+	// only their tail, which is where a benchmark says why it died. They
+	// are scrubbed before they are measured, as masking can lengthen them.
+	logs := v.scrub(f.Logs)
 	v.Logs = ""
 	if _, body, err = v.render(name, f); err != nil {
 		return "", "", err
 	}
 	const logFrame = 300 // the <details> block around the log
 	budget := MaxBodyRunes - utf8.RuneCountInString(body) - logFrame
-	v.Logs, v.LogsOmitted = logTail(f.Logs, budget)
+	v.Logs, v.LogsOmitted = logTail(logs, budget)
 	return v.render(name, f)
 }
 
@@ -134,9 +148,11 @@ type view struct {
 	LogsOmitted int
 	// DiffLines limits the lines shown of each hunk; 0 shows all.
 	DiffLines int
+	// secrets are the values scrub masks besides secret shapes.
+	secrets []string
 }
 
-func newView(f *record.Finding) *view {
+func newView(f *record.Finding, secrets []string) *view {
 	fp := f.Fingerprint()
 	v := &view{
 		Finding:     f,
@@ -145,17 +161,26 @@ func newView(f *record.Finding) *view {
 		DeltaPct:    changePct(f.Good.Median, f.Bad.Median),
 		AllWarnings: mergeWarnings(f.Warnings, Warnings(f)),
 		Logs:        f.Logs,
+		secrets:     secrets,
 	}
-	v.Title = title(f, v.DeltaPct)
+	v.Title = disarmMarkers(v.scrub(title(f, v.DeltaPct)))
 	return v
 }
 
+// scrub masks the secrets and the secret shapes in s.
+func (v *view) scrub(s string) string { return secret.Scrub(s, v.secrets) }
+
+// execute renders the body and ends it with the marker. Everything above
+// the marker is scrubbed and disarmed: logs, diffs, file names and
+// environment values come from the benchmark and the repository, where a
+// token can leak and a marker line would claim the issue for another
+// regression.
 func (v *view) execute(name string) (string, error) {
 	var b bytes.Buffer
 	if err := templates.ExecuteTemplate(&b, name, v); err != nil {
 		return "", fmt.Errorf("render finding %s: %w", v.Fingerprint, err)
 	}
-	return strings.TrimRight(b.String(), "\n") + "\n", nil
+	return strings.TrimRight(disarmMarkers(v.scrub(b.String())), "\n") + "\n" + v.Marker + "\n", nil
 }
 
 // Link is the commit's abbreviated hash as inline code, linked to the
@@ -251,13 +276,23 @@ func extreme(xs []float64, pick func(a, b float64) float64, start float64) float
 	return m
 }
 
-// EnvText is the good end's environment as NAME=value lines.
+// EnvText is the good end's environment as NAME=value lines, the values
+// of secret variables masked.
 func (v *view) EnvText() string {
 	var b strings.Builder
 	for _, k := range v.EnvNames() {
-		b.WriteString(k + "=" + v.EnvGood[k] + "\n")
+		b.WriteString(k + "=" + secret.Redact(k, v.EnvGood[k]) + "\n")
 	}
 	return b.String()
+}
+
+// EnvDiffRows are EnvDiffs, the values of secret variables masked.
+func (v *view) EnvDiffRows() []record.EnvDiff {
+	rows := make([]record.EnvDiff, len(v.EnvDiffs))
+	for i, d := range v.EnvDiffs {
+		rows[i] = record.EnvDiff{Name: d.Name, Good: secret.Redact(d.Name, d.Good), Bad: secret.Redact(d.Name, d.Bad)}
+	}
+	return rows
 }
 
 // ReproduceText is the reproduction commands, one a line.
@@ -369,20 +404,38 @@ func mergeWarnings(lists ...[]string) []string {
 	return out
 }
 
-// marker is the hidden line that identifies the regression in an issue body.
+// marker is the hidden line that identifies the regression in an issue
+// body. Render writes it as the body's last line and nowhere else.
 func marker(fp string) string {
 	return "<!-- perfbot:fingerprint=" + fp + " -->"
 }
 
-var markerRE = regexp.MustCompile(`<!-- perfbot:fingerprint=([0-9a-zA-Z]+) -->`)
+var (
+	markerRE = regexp.MustCompile(`^<!-- perfbot:fingerprint=([0-9a-zA-Z]+) -->$`)
+	// markerWordRE matches what a lenient reader could take for a marker.
+	markerWordRE = regexp.MustCompile(`(?i)(perfbot\s*:)(\s*fingerprint)`)
+)
 
-// fingerprintIn returns the fingerprint of the marker in body.
+// fingerprintIn returns the fingerprint of body's marker: its last line
+// that is not blank, where Render puts it. A marker anywhere else was not
+// written there by perfbot (issues filed before markers were disarmed can
+// quote one in their logs), and a person who appends to the body moves the
+// marker off the last line; the store's issue index still finds the issue.
 func fingerprintIn(body string) (string, bool) {
-	m := markerRE.FindStringSubmatch(body)
+	body = strings.TrimRight(body, " \t\r\n")
+	last := body[strings.LastIndexByte(body, '\n')+1:]
+	m := markerRE.FindStringSubmatch(strings.TrimSpace(last))
 	if m == nil {
 		return "", false
 	}
 	return m[1], true
+}
+
+// disarmMarkers puts a word joiner (U+2060, invisible) into every
+// "perfbot:fingerprint" of s, so that no text a benchmark printed reads as
+// a marker; the text still shows as it was printed.
+func disarmMarkers(s string) string {
+	return markerWordRE.ReplaceAllString(s, "${1}\u2060${2}")
 }
 
 // noreplyLogin returns the login of a GitHub noreply address

@@ -24,7 +24,8 @@ const (
 type Tracker interface {
 	// Get returns issue number.
 	Get(ctx context.Context, number int) (Issue, error)
-	// Find returns the issue whose body carries the fingerprint marker.
+	// Find returns the issue whose body carries the fingerprint marker
+	// where Render puts it, as the last line.
 	Find(ctx context.Context, fingerprint string) (Issue, bool, error)
 	// Create files a new issue.
 	Create(ctx context.Context, title, body string, labels []string) (Issue, error)

@@ -134,3 +134,22 @@ func BenchmarkHistory1M(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpen1M measures Open on a store of one million samples: Open
+// reads every page once to refuse a damaged file.
+func BenchmarkOpen1M(b *testing.B) {
+	store1M.once.Do(buildStore1M)
+	if store1M.err != nil {
+		b.Fatal(store1M.err)
+	}
+	for i := 0; i < b.N; i++ {
+		db, err := store.Open(store1M.path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/op")
+}

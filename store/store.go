@@ -11,6 +11,10 @@
 // entries and its cache entry are written in one transaction, so a crash
 // leaves either all of them or none.
 //
+// Open reads a file through before it trusts it: a store that is empty,
+// cut short or overwritten is refused with ErrDamaged, naming the file and
+// what to do; perfbot never repairs or recreates one.
+//
 // Only one process may hold a store: a second Open fails after a short lock
 // timeout with ErrLocked instead of waiting forever.
 package store
@@ -19,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -74,7 +79,10 @@ type DB struct {
 }
 
 // Open opens the store at path, creating the file and its parent
-// directories if needed, and migrates it to SchemaVersion.
+// directories if needed, and migrates it to SchemaVersion. An existing file
+// is inspected before it is opened for writing: a file that is empty, cut
+// short or holds pages bbolt cannot read is refused with an error wrapping
+// ErrDamaged that names it, and is left as it was.
 func Open(path string, opts ...Option) (*DB, error) {
 	o := options{lockTimeout: DefaultLockTimeout}
 	for _, opt := range opts {
@@ -87,18 +95,33 @@ func Open(path string, opts ...Option) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	b, err := openChecked(path, bolt.Options{Timeout: timeout})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, &lockedError{path: path, timeout: o.lockTimeout}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return nil, err
 	}
 	if err := b.Update(migrate); err != nil {
 		_ = b.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return &DB{bolt: b, path: path}, nil
+}
+
+// openChecked opens the bbolt file at path for writing, after inspecting it
+// if it exists.
+func openChecked(path string, o bolt.Options) (*bolt.DB, error) {
+	info, err := os.Stat(path)
+	switch {
+	case err == nil:
+		if err := inspect(path, info.Size(), o); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return openGuarded(path, &o)
 }
 
 // Path is the file the store lives in.

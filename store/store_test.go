@@ -104,7 +104,8 @@ func TestOpen(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 				require.NoError(t, os.WriteFile(path, []byte("verify_tok_s 88.8\n"), 0o600))
 			},
-			wantErr: "open store",
+			wantErr: "is damaged (its header pages are not a bbolt database's (invalid database))",
+			wantIs:  store.ErrDamaged,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
