@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 )
 
 // GPUQueryFields are the nvidia-smi --query-gpu fields recorded with every
@@ -161,6 +163,9 @@ func number(dst *float64, v string) error {
 	if err != nil {
 		return fmt.Errorf("%q is not a number", v)
 	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("%q is not a finite number", v)
+	}
 	*dst = f
 	return nil
 }
@@ -228,12 +233,6 @@ func ParseGPUQuery(r io.Reader) ([]record.GPU, error) {
 // checkout and would flag every comparison).
 var fingerprintEnv = []string{"NCCL_*", "CUDA_*", "GO*", "OMP_*"}
 
-// secretName matches variable names whose values must not be stored.
-var secretName = regexp.MustCompile(`(?i)TOKEN|KEY|SECRET|PASSWORD`)
-
-// Redacted replaces the value of a secret variable in a fingerprint.
-const Redacted = "[redacted]"
-
 // keptEnv returns the variables of seen that a fingerprint records: the
 // defaults, those matching keep (names or path.Match globs) and those
 // named in the step's own configuration (explicit), with secrets redacted.
@@ -243,10 +242,7 @@ func keptEnv(seen map[string]string, keep []string, explicit ...map[string]strin
 		if k == "PATH" || !recorded(k, keep, explicit) {
 			continue
 		}
-		if secretName.MatchString(k) {
-			v = Redacted
-		}
-		out[k] = v
+		out[k] = secret.Redact(k, v)
 	}
 	return out
 }

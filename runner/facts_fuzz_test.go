@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/csv"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -9,13 +10,9 @@ import (
 
 // FuzzParseGPUQuery checks ParseGPUQuery on any output: no panic; a refusal
 // is one of its "gpu query:" errors; an accepted output lists at least one
-// GPU, and without an index column the GPUs are numbered in row order. Seeds are the recorded nvidia-smi outputs in
-// testdata/ and the tests' inputs.
-//
-// Not checked, because it does not hold: values are finite. number() takes
-// "NaN" and "Inf" (strconv.ParseFloat does), and a GPU with a NaN clock
-// makes the run's fingerprint impossible to store as JSON. The fix belongs
-// in number(); then this target should check it.
+// GPU whose numbers are all finite (a fingerprint must store as JSON), and
+// without an index column the GPUs are numbered in row order. Seeds are the
+// recorded nvidia-smi outputs in testdata/ and the tests' inputs.
 func FuzzParseGPUQuery(f *testing.F) {
 	for _, name := range []string{"testdata/nvidia_smi_query_gpu.csv", "testdata/nvidia_smi_perfbot_query.csv"} {
 		data, err := os.ReadFile(name)
@@ -45,6 +42,13 @@ func FuzzParseGPUQuery(f *testing.F) {
 		}
 		if len(gpus) == 0 {
 			t.Fatal("no GPUs and no error")
+		}
+		for _, g := range gpus {
+			for _, v := range []float64{g.SMClockMHz, g.MemClockMHz, g.TemperatureC, g.PowerW} {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("GPU %d has a value that is not finite: %+v", g.Index, g)
+				}
+			}
 		}
 		if hasIndexColumn(t, data) {
 			return

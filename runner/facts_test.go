@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -73,6 +74,11 @@ func TestParseGPUQuery(t *testing.T) {
 			want:  []record.GPU{{Index: 3, Name: "Tesla T4", ThrottleReasons: "[Not Supported]"}},
 		},
 		{
+			name:    "a clock that is not a finite number",
+			input:   "index, clocks.sm\n0, NaN\n",
+			wantErr: `"NaN" is not a finite number`,
+		},
+		{
 			name:    "noheader output",
 			input:   "0, NVIDIA H200, 580.159.04, 1980\n",
 			wantErr: `names no known column`,
@@ -121,6 +127,7 @@ func TestKeptEnv(t *testing.T) {
 		"HF_TOKEN":              "hf_abc",
 		"AWS_SECRET_ACCESS_KEY": "xyz",
 		"NCCL_IB_PASSWORD":      "pw",
+		"GOPROXY":               "https://ci:hunter22@proxy.example.com",
 		"PATH":                  "/usr/bin",
 		"HOME":                  "/root",
 		"TERM":                  "xterm",
@@ -133,8 +140,9 @@ func TestKeptEnv(t *testing.T) {
 		"OMP_NUM_THREADS":       "4",
 		"SGLANG_ENABLE_X":       "1",
 		"MODEL":                 "llama",
-		"HF_TOKEN":              Redacted,
-		"AWS_SECRET_ACCESS_KEY": Redacted,
-		"NCCL_IB_PASSWORD":      Redacted,
+		"HF_TOKEN":              secret.Mask,
+		"AWS_SECRET_ACCESS_KEY": secret.Mask,
+		"NCCL_IB_PASSWORD":      secret.Mask,
+		"GOPROXY":               "https://ci:" + secret.Mask + "@proxy.example.com",
 	}, got)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 )
 
 // testSpec builds once and runs one Go benchmark step with two metrics.
@@ -240,7 +241,7 @@ func TestMeasureEnvironment(t *testing.T) {
 	assert.Equal(t, map[string]string{
 		"NCCL_PROTO": "Simple",
 		"NCCL_ALGO":  "Ring",
-		"HF_TOKEN":   Redacted,
+		"HF_TOKEN":   secret.Mask,
 	}, runs[0].Fingerprint.Env, "perfbot's own variables are not part of the fingerprint")
 }
 
@@ -311,7 +312,7 @@ func TestMeasureOnLocalHost(t *testing.T) {
 		assert.Equal(t, "True", env["SGLANG_ENABLE_SPEC_V2"], "configured globs record inherited variables")
 		assert.Equal(t, "SYS", env["NCCL_P2P_LEVEL"])
 		assert.Equal(t, "99", env["SPEED"])
-		assert.Equal(t, Redacted, env["API_KEY"])
+		assert.Equal(t, secret.Mask, env["API_KEY"])
 		assert.NotContains(t, env, "UNRELATED_SETTING")
 		assert.NotContains(t, env, "PATH")
 		assert.NotContains(t, env, EnvCommit)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
+	"github.com/perfbot/perfbot/secret"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -99,6 +100,9 @@ func (b *Bot) filer() (*report.Filer, error) {
 		PublishConfidence: cfg.Report.PublishConfidence,
 		Reopen:            cfg.Report.Reopen,
 		Logger:            b.Logger,
+		// Whatever perfbot's own environment holds as a secret (the token
+		// above all) never reaches an issue, whichever text carries it.
+		Secrets: secret.FromEnv(os.Environ()),
 	}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/secret"
 )
 
 // TestMain lets a test run perfbot as a child process (for SIGKILL tests)
@@ -141,7 +142,7 @@ func TestMeasureStoresAndReusesSamples(t *testing.T) {
 		require.NotNil(t, r.Fingerprint)
 		require.Positive(t, r.Fingerprint.CPUs)
 		require.Equal(t, "LL", r.Fingerprint.Env["NCCL_PROTO"], "the variables the benchmark received are recorded")
-		require.Equal(t, "[redacted]", r.Fingerprint.Env["API_TOKEN"], "secrets are redacted")
+		require.Equal(t, secret.Mask, r.Fingerprint.Env["API_TOKEN"], "secrets are redacted")
 		want := map[string]float64{hashes[0]: 100, hashes[1]: 90}[r.Commit]
 		require.Equal(t, want, r.Value)
 	}
