@@ -124,10 +124,10 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoSummary, error) {
 		case errors.As(err, &ie):
 			// The culprit's own effect is too small to split: keep the
 			// culprit, say why its hunks are missing.
-			fmt.Fprintf(opts.Progress, "no hunks for %s: %v\n", short(c.Commit), err)
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("hunks of %s not localized: %v", short(c.Commit), err))
+			fmt.Fprintf(opts.Progress, "no hunks for %s: %v\n", record.ShortHash(c.Commit), err)
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("hunks of %s not localized: %v", record.ShortHash(c.Commit), err))
 		case err != nil:
-			return nil, fmt.Errorf("hunks of culprit %s: %w", short(c.Commit), err)
+			return nil, fmt.Errorf("hunks of culprit %s: %w", record.ShortHash(c.Commit), err)
 		}
 		rep.Hunks = append(rep.Hunks, hr)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/perfbot/perfbot/bisect"
@@ -132,7 +133,8 @@ func (o *Oracle) brokenError(t record.Target, runID uint64) error {
 	if err != nil || !ok {
 		return fmt.Errorf("%s: %w", t.Short(), bisect.ErrBroken)
 	}
-	return fmt.Errorf("%s: %s: %s: %w", t.Short(), r.Status, firstLine(r.Error), bisect.ErrBroken)
+	firstLine, _, _ := strings.Cut(r.Error, "\n")
+	return fmt.Errorf("%s: %s: %s: %w", t.Short(), r.Status, firstLine, bisect.ErrBroken)
 }
 
 func (o *Oracle) targetLock(key string) *sync.Mutex {
@@ -165,7 +167,7 @@ func (o *Oracle) measure(ctx context.Context, t record.Target, missing int) erro
 			if errors.As(err, &ae) {
 				return o.recordBroken(t, record.StatusBuildFailed, err)
 			}
-			return &bisect.InfraError{Commit: t.Commit, Err: err}
+			return &record.InfraError{Op: "measure " + t.Short(), Err: err}
 		}
 		s.dir = dir
 		o.log.Debug("build", "target", t.Short(), "slot", s.n)
@@ -185,7 +187,7 @@ func (o *Oracle) measure(ctx context.Context, t record.Target, missing int) erro
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &bisect.InfraError{Commit: t.Commit, Err: err}
+		return &record.InfraError{Op: "measure " + t.Short(), Err: err}
 	}
 	if status != record.StatusOK {
 		s.built = ""
