@@ -350,8 +350,10 @@ func (s *search) notReproducedTail() float64 {
 // residualDiffers checks whether the ends of a range beside a culprit
 // still differ, i.e. whether the range holds a further change. The check
 // may add up to residualShare of the runs the search has made so far: a
-// check that cannot decide within that says "a second change here was not
-// excluded" (record.WarnSecondChange) instead of spending on.
+// check that cannot decide within that stops instead of spending on, and
+// when a further change of the minimum effect is still plausible (at
+// least plausibleTail) it says that a second change here was not excluded
+// (record.WarnSecondChange, with that probability).
 func (s *search) residualDiffers(ctx context.Context, r span) (bool, error) {
 	if r.hi-r.lo < 1 {
 		return false, nil
@@ -373,9 +375,23 @@ func (s *search) residualDiffers(ctx context.Context, r span) (bool, error) {
 		return false, err
 	}
 	if out == endsUndecided {
-		s.warn(record.Warning{Kind: record.WarnSecondChange, From: s.chain[r.lo], To: s.chain[r.hi], Runs: s.samples - before})
+		if tail := s.changeTail(r); tail >= plausibleTail {
+			s.warn(record.Warning{Kind: record.WarnSecondChange, From: s.chain[r.lo], To: s.chain[r.hi],
+				Runs: s.samples - before, P: tail})
+		}
 	}
 	return out == endsDiffer, nil
+}
+
+// changeTail is the probability of a change of at least the minimum effect
+// in a searched direction between the ends of r.
+func (s *search) changeTail(r span) float64 {
+	delta, se, df, ok := s.endsEstimate(s.clean(r.lo), s.clean(r.hi))
+	if !ok {
+		return 1
+	}
+	_, _, tail := s.tails(delta, se, df, 0)
+	return tail
 }
 
 // isWhole reports whether sp is the whole chain.

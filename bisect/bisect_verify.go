@@ -36,6 +36,12 @@ const (
 	// purpose: second culprits are rare, and proving the absence of a 2%
 	// step at 5% noise would take hundreds of runs per range.
 	residualSameTail = 0.1
+	// plausibleTail is the probability of a further change of the minimum
+	// effect from which a residual check that stopped undecided warns. A
+	// check that cannot afford the runs to exclude a change as small as
+	// the noise stops between the two more often than not; below this the
+	// change is unlikely enough to let go quietly.
+	plausibleTail = 0.3
 	// residualMinRuns is what each end of a residual range gets before the
 	// comparison starts.
 	residualMinRuns = 2
@@ -45,7 +51,7 @@ const (
 	// shows a change of the minimum effect, a check may add up to
 	// residualExtendShare of them: a second change that looks real is
 	// followed further.
-	residualShare       = 0.25
+	residualShare       = 0.15
 	residualExtendShare = 1.0
 	residualMinBudget   = 2
 	// notReproducedRuns is the runs each end needs before the ends of a

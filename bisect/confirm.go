@@ -32,6 +32,10 @@ const DefaultConfirmPairs = 12
 // gives no 95% interval below four runs a side.
 const minPairs = 4
 
+// futilePairs is the fewest pairs on which Confirm gives a culprit up as
+// not shown: four runs a side refute a real change now and then.
+const futilePairs = 6
+
 // Confirmation is the verdict of Confirm on one culprit.
 type Confirmation struct {
 	Commit string `json:"commit"`
@@ -106,7 +110,8 @@ type ConfirmOptions struct {
 // the effect (stats.Delta of the pairs) excludes zero on the culprit's side
 // (Confirmed), or as soon as it cannot any more within MaxPairs fresh pairs
 // at the current estimate, since an interval narrows about as the square
-// root of its runs (NotShown). It needs at least four pairs either way.
+// root of its runs (NotShown). It needs at least four pairs to confirm and
+// six to give up.
 //
 // A parent that does not build gives Unmeasurable; any other oracle error
 // is returned.
@@ -154,7 +159,7 @@ func (c *Confirmation) run(ctx context.Context, o Oracle, pr, cr []Run, sign flo
 				c.Verdict, c.Confirmed = Confirmed, true
 				return nil
 			}
-			if !stillPossible(e, sign, c.Pairs, left) {
+			if c.Pairs >= futilePairs && !stillPossible(e, sign, c.Pairs, left) {
 				c.Verdict = NotShown
 				return nil
 			}
@@ -239,21 +244,22 @@ func freshRun(ctx context.Context, o Oracle, commit string, have []Run, onProbe 
 }
 
 // stillPossible reports whether left more pairs could make the interval of
-// e exclude zero on the side of sign if the estimate stayed where it is:
-// the distance from the estimate to the interval's bound on that side
-// shrinks as √(pairs now / pairs then).
+// e exclude zero on the side of sign if the estimate stayed where it is.
+// The runs' own spread projects the interval's half-width then (about
+// two standard errors of a difference of means with that many runs a
+// side): the distribution-free interval of a few runs is much wider than
+// it will be, so its own width would stop a real change too early.
 func stillPossible(e effect, sign float64, pairs, left int) bool {
 	est := math.Log1p(e.pct / 100)
 	if sign*est <= 0 {
 		return false
 	}
-	bound := math.Log1p(e.hi / 100)
-	if sign > 0 {
-		bound = math.Log1p(e.lo / 100)
-	}
-	if math.IsInf(bound, 0) || math.IsNaN(bound) {
+	lp, ls := stats.Logs(Values(e.parent)), stats.Logs(Values(e.self))
+	df := float64(len(lp) + len(ls) - 2)
+	if df < 1 {
 		return true
 	}
-	gap := math.Abs(bound - est)
-	return math.Abs(est) > gap*math.Sqrt(float64(pairs)/float64(pairs+left))
+	sigma := math.Sqrt((stats.SumSquares(lp) + stats.SumSquares(ls)) / df)
+	n := float64(pairs + left)
+	return math.Abs(est) > 2*sigma*math.Sqrt(2/n)
 }

@@ -131,7 +131,7 @@ func (s *setSearch) test(ctx context.Context, set elemSet, side string) (string,
 // stay undecided too, all the samples together decide if they can, and
 // the configuration is unresolved otherwise.
 func (s *setSearch) retest(ctx context.Context, c *setConfig) error {
-	for c.verdict == OutcomeUnresolved && !c.broken && c.retests < s.opts.Retests {
+	for c.verdict == OutcomeUnresolved && !c.broken && c.retests < max(s.opts.Retests, 0) {
 		c.retests++
 		c.verdict = ""
 		s.log.Info("isolate: test undecided; measuring again", "set", s.u.namesOf(c.set), "n", len(c.samples))

@@ -51,7 +51,8 @@ type Options struct {
 	MaxRunsPerTest int
 	// Retests is how many times a configuration whose test stays
 	// undecided (not broken: the host was too noisy for it) is tested
-	// again on fresh samples before it is called unresolved. Default 2.
+	// again on fresh samples before it is called unresolved. Default 2;
+	// negative means never.
 	Retests int
 	// InitialRuns is the number of samples each end gets before the search
 	// starts. Default 10.

@@ -32,7 +32,8 @@ const (
 	// was resolved; Commit was the most probable culprit, at P.
 	WarnBudgetSpent WarningKind = "budget_spent"
 	// WarnSecondChange: a second change of at least the minimum effect
-	// in From..To was not excluded within the Runs its check could spend.
+	// in From..To was not excluded: its check stopped after Runs runs with
+	// the probability P of such a change.
 	WarnSecondChange WarningKind = "second_change_not_excluded"
 	// WarnHiddenChange: a further change hides among Commits, which do
 	// not build.
@@ -89,7 +90,7 @@ func (w Warning) String() string {
 	case WarnBudgetSpent:
 		return fmt.Sprintf("run budget (%d) spent before %s was resolved (most probable culprit %s, p=%.2f)", w.Runs, span, ShortHash(w.Commit), w.P)
 	case WarnSecondChange:
-		return fmt.Sprintf("a second change in %s was not excluded (its check stopped after %d runs)", span, w.Runs)
+		return fmt.Sprintf("a second change in %s was not excluded (p=%.2f when its check stopped after %d runs)", span, w.P, w.Runs)
 	case WarnHiddenChange:
 		return fmt.Sprintf("a further change hides among commits that do not build: %s", shortList(w.Commits))
 	case WarnUnconfirmed:

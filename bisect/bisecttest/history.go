@@ -55,6 +55,10 @@ type History struct {
 	// to the next, as a shared machine's neighbours come and go.
 	DriftSD   float64
 	DriftCorr float64
+	// Transient lists commits whose first runs read differently from the
+	// rest (a cold cache after the build, a warm-up the benchmark does not
+	// discard): what the commit's first runs show, later runs do not.
+	Transient []Transient
 	// Cached lists runs the oracle holds before the search starts, taken
 	// at another time (an earlier stretch, an earlier night): one after
 	// another, with no run of another commit between them, long before
@@ -68,6 +72,12 @@ type History struct {
 type Cached struct {
 	At, Runs int
 	Host     float64
+}
+
+// Transient multiplies the first Runs fresh runs of commit At by Factor.
+type Transient struct {
+	At, Runs int
+	Factor   float64
 }
 
 // cacheGap is the distance in time (Seq) between the cached runs and the
@@ -133,6 +143,7 @@ func (h *History) Oracle(seed int64) *Oracle {
 		values:  make(map[int][]bisect.Run),
 		streams: make(map[int]*rand.Rand),
 		built:   make(map[int]bool),
+		fresh:   make(map[int]int),
 		host:    rand.New(rand.NewPCG(uint64(seed), 1<<40)),
 	}
 	for _, c := range h.Cached {
@@ -165,6 +176,7 @@ type Oracle struct {
 	values  map[int][]bisect.Run
 	streams map[int]*rand.Rand
 	built   map[int]bool
+	fresh   map[int]int // runs made of each commit
 	runs    int
 	seq     uint64     // the oracle's clock: the Seq of the latest run
 	drift   float64    // current log drift of the host
@@ -202,16 +214,25 @@ func (o *Oracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Ru
 		o.streams[i] = r
 	}
 	level := math.Log(o.h.Level(i))
+	fresh := o.fresh[i]
 	for len(have) < n {
 		z := r.NormFloat64()
 		if o.h.OutlierRate > 0 && r.Float64() < o.h.OutlierRate {
 			z += o.h.OutlierShift
 		}
 		o.seq++
-		have = append(have, bisect.Run{Value: math.Exp(level + o.sigma*z + o.nextDrift()), Seq: o.seq})
+		v := math.Exp(level + o.sigma*z + o.nextDrift())
+		for _, t := range o.h.Transient {
+			if t.At == i && fresh < t.Runs {
+				v *= t.Factor
+			}
+		}
+		fresh++
+		have = append(have, bisect.Run{Value: v, Seq: o.seq})
 		o.runs++
 	}
 	o.values[i] = have
+	o.fresh[i] = fresh
 	return slices.Clone(have), nil
 }
 
