@@ -68,6 +68,10 @@ func (c Confirmation) String() string {
 	if c.Verdict == Unmeasurable {
 		return fmt.Sprintf("its parent %s cannot be measured", record.ShortHash(c.Parent))
 	}
+	if c.ParentRuns.N != c.SelfRuns.N {
+		return fmt.Sprintf("%d runs of the parent and %d of the culprit, interleaved with the search's, give %+.1f%% [%+.1f%%, %+.1f%%]",
+			c.ParentRuns.N, c.SelfRuns.N, c.DeltaPct, c.CILoPct, c.CIHiPct)
+	}
 	return fmt.Sprintf("%d interleaved runs each of parent and culprit give %+.1f%% [%+.1f%%, %+.1f%%]",
 		c.Pairs, c.DeltaPct, c.CILoPct, c.CIHiPct)
 }

@@ -112,7 +112,7 @@ func TestBisectJob(t *testing.T) {
 				require.GreaterOrEqual(t, rep.Culprits[0].Confidence, 0.99)
 				require.Equal(t, fmt.Sprint(tt.culprit+1), rep.Culprits[0].Subject)
 				require.True(t, rep.Culprits[0].Confirmed, rep.Culprits[0].Confirmation)
-				require.Contains(t, rep.Culprits[0].Confirmation, "interleaved runs")
+				require.Contains(t, rep.Culprits[0].Confirmation, "interleaved")
 			case record.OutcomeCandidates:
 				require.Len(t, rep.Candidates, tt.candidates)
 			}
