@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"slices"
 	"sync"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/stats"
 )
 
 // Defaults of Options.
@@ -26,15 +26,23 @@ const (
 	// snapDistance is how much worse a split an already-measured commit
 	// may give than the ideal one and still be preferred: another run of a
 	// measured commit costs no build and tells more than a first run
-	// elsewhere.
-	snapDistance = 0.2
+	// elsewhere. Runs count more than builds here, so the margin is small.
+	snapDistance = 0.1
 	// refUncertainty is how unsure the posterior may be of a commit's side
 	// for the commit to count as a reference in reference balancing.
 	refUncertainty = 0.05
+	// refShare is how many runs a probe may have, in runs of the weaker
+	// reference, before that reference is measured instead.
+	refShare = 2.0
 	// tentativeConfidence is where a culprit is first taken up for the
 	// residual checks; their runs then confirm it (or not) to the full
 	// confidence.
 	tentativeConfidence = 0.95
+	// endgameConfidence is the posterior of a single culprit from which
+	// the search runs its parent and it in turn: those are the runs the
+	// posterior needs to settle, and taken side by side they are also the
+	// pairs its confirmation rests on.
+	endgameConfidence = 0.5
 )
 
 // Phases reported in ProbeEvent.
@@ -42,14 +50,32 @@ const (
 	PhaseVerify   = "verify"
 	PhaseBisect   = "bisect"
 	PhaseResidual = "residual"
+	PhaseConfirm  = "confirm"
 )
 
 // commitState is what the search knows about one commit of the chain.
 type commitState struct {
-	raw    []float64 // values as the oracle returned them
-	at     []int     // place of each raw value in the order of runs; −1: from the cache
-	clean  []float64 // log values left after outlier screening
+	runs []Run // as the oracle returned them
+	// counts marks the runs that count in comparisons: positive values
+	// with a run of another commit beside them in time (see anchored).
+	counts []bool
+	// n is the number of runs that count.
+	n int
+	// clean are the log values of the runs that count, drift removed and
+	// outliers screened out.
+	clean  []float64
 	broken bool
+}
+
+// countedRuns returns the runs of c that count in comparisons.
+func (c *commitState) countedRuns() []Run {
+	var out []Run
+	for k, r := range c.runs {
+		if k < len(c.counts) && c.counts[k] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // search is one call of Bisect.
@@ -63,18 +89,19 @@ type search struct {
 	// measured lists the commits with values, in chain order.
 	measured []int
 	samples  int
-	// clock counts the runs this search made, in order.
-	clock int
-	// lastRun is the commit of the latest fresh run (−1 before any).
-	lastRun int
+	// since is the Seq of the search's first fresh run (0 before any).
+	since uint64
+	// lastRun is the commit of the latest fresh run (−1 before any), and
+	// row the number of fresh runs of it in a row.
+	lastRun, row int
 	// drifting reports whether the host's drift was significant at the
 	// latest screening.
 	drifting bool
 	// limit is the run budget of the current phase (at most MaxRuns).
 	limit int
-	// scale is the pooled robust σ used for screening and intervals.
+	// scale is the pooled robust σ used for screening.
 	scale    float64
-	warnings []string
+	warnings []record.Warning
 	last     struct { // latest posterior summary, for progress events
 		best string
 		p    float64
@@ -157,7 +184,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.InitialRuns = DefaultInitialRuns
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
 	case o.Confidence <= 0.5 || o.Confidence >= 1:
@@ -226,7 +253,7 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		return s.finish(res, nil), nil
 	case endsUndecided:
 		res.Verdict = record.OutcomeInconclusive
-		s.warnf("the ends could not be told apart within %d runs", s.samples)
+		s.warn(record.Warning{Kind: record.WarnEndsUndecided, From: s.chain[good], To: s.chain[bad], Runs: s.samples})
 		return s.finish(res, nil), nil
 	}
 	s.log.Debug("ends differ", "direction", dir, "samples", s.samples)
@@ -249,7 +276,7 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		}
 		switch out {
 		case spanVanished:
-			s.warnf("the ends of %s..%s turned out not to differ; the range was dropped", s.chain[sp.lo], s.chain[sp.hi])
+			s.warn(record.Warning{Kind: record.WarnRangeDropped, From: s.chain[sp.lo], To: s.chain[sp.hi]})
 			if s.isWhole(sp) {
 				res.Verdict = record.OutcomeNotReproduced
 			}
@@ -258,8 +285,8 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 			if len(changes) == 0 {
 				res.Verdict = record.OutcomeInconclusive
 			}
-			s.warnf("run budget (%d) spent before %s..%s was resolved (most probable culprit %s, p=%.2f)",
-				s.limit, s.chain[sp.lo], s.chain[sp.hi], s.last.best, s.last.p)
+			s.warn(record.Warning{Kind: record.WarnBudgetSpent, From: s.chain[sp.lo], To: s.chain[sp.hi],
+				Runs: s.limit, Commit: s.last.best, P: s.last.p})
 			continue
 		}
 		changes = append(changes, f)
@@ -277,11 +304,15 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 // configured confidence sends the search back to bisecting the range.
 func (s *search) searchSpan(ctx context.Context, sp span) (found, []span, spanOutcome, error) {
 	threshold := min(tentativeConfidence, s.opts.Confidence)
+	kept := len(s.warnings)
 	for {
 		f, out, err := s.bisectSpan(ctx, sp, threshold)
 		if err != nil || out != spanLocated {
 			return f, nil, out, err
 		}
+		// The residual checks of a culprit that does not hold say nothing
+		// about the final one.
+		s.warnings = s.warnings[:kept]
 		var further []span
 		for _, r := range []span{{sp.lo, f.first - 1}, {f.last, sp.hi}} {
 			differ, err := s.residualDiffers(ctx, r)
@@ -316,22 +347,19 @@ func (s *search) notReproducedTail() float64 {
 	return (1 - s.opts.Confidence) * notReproducedFactor
 }
 
-// residualRuns scales a run allowance of the residual check with the
-// noise: telling a difference of the minimum effect apart takes about
-// (σ/MinEffect)² runs per side, so perRatio is the allowance at σ equal to
-// the minimum effect.
-func (s *search) residualRuns(perRatio float64) int {
-	sigma, _ := s.pooledSigma()
-	r := sigma / math.Log1p(s.opts.MinEffect)
-	return max(1, int(math.Round(perRatio*min(r*r, maxNoiseRatio))))
-}
-
 // residualDiffers checks whether the ends of a range beside a culprit
-// still differ, i.e. whether the range holds a further change.
+// still differ, i.e. whether the range holds a further change. The check
+// may add up to residualShare of the runs the search has made so far: a
+// check that cannot decide within that stops instead of spending on, and
+// when a further change of the minimum effect is still plausible (at
+// least plausibleTail) it says that a second change here was not excluded
+// (record.WarnSecondChange, with that probability).
 func (s *search) residualDiffers(ctx context.Context, r span) (bool, error) {
 	if r.hi-r.lo < 1 {
 		return false, nil
 	}
+	budget := max(residualMinBudget, int(math.Ceil(residualShare*float64(s.samples))))
+	before := s.samples
 	out, _, err := s.compareEnds(ctx, endsTest{
 		phase:     PhaseResidual,
 		a:         r.lo,
@@ -339,16 +367,31 @@ func (s *search) residualDiffers(ctx context.Context, r span) (bool, error) {
 		minRuns:   min(residualMinRuns, s.opts.InitialRuns),
 		alpha:     residualAlpha,
 		sameTail:  residualSameTail,
-		maxNew:    s.residualRuns(residualMaxNew),
-		extendMax: s.residualRuns(residualExtend),
+		maxNew:    budget,
+		extendNew: int(math.Ceil(residualExtendShare * float64(s.samples))),
+		futile:    true,
 	})
 	if err != nil {
 		return false, err
 	}
 	if out == endsUndecided {
-		s.warnf("%s..%s was not fully checked for a further change", s.chain[r.lo], s.chain[r.hi])
+		if tail := s.changeTail(r); tail >= plausibleTail {
+			s.warn(record.Warning{Kind: record.WarnSecondChange, From: s.chain[r.lo], To: s.chain[r.hi],
+				Runs: s.samples - before, P: tail})
+		}
 	}
 	return out == endsDiffer, nil
+}
+
+// changeTail is the probability of a change of at least the minimum effect
+// in a searched direction between the ends of r.
+func (s *search) changeTail(r span) float64 {
+	delta, se, df, ok := s.endsEstimate(s.clean(r.lo), s.clean(r.hi))
+	if !ok {
+		return 1
+	}
+	_, _, tail := s.tails(delta, se, df, 0)
+	return tail
 }
 
 // isWhole reports whether sp is the whole chain.
@@ -372,17 +415,18 @@ const (
 // strict rule for "same", and a range whose change has vanished is dropped.
 func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (found, spanOutcome, error) {
 	broken := func(i int) bool { return s.commits[i].broken }
-	recheck := endsTest{a: sp.lo, b: sp.hi, sameTail: s.notReproducedTail(), sameRuns: max(notReproducedRuns, s.opts.InitialRuns)}
+	recheck := endsTest{a: sp.lo, b: sp.hi, alpha: verifyAlpha, sameTail: s.notReproducedTail(), sameRuns: max(notReproducedRuns, s.opts.InitialRuns)}
 	if !s.isWhole(sp) {
 		// A residual range was admitted by the residual check; the same
 		// rule lets it go.
-		recheck = endsTest{a: sp.lo, b: sp.hi, sameTail: residualSameTail}
+		recheck = endsTest{a: sp.lo, b: sp.hi, alpha: residualAlpha, sameTail: residualSameTail}
 	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return found{}, spanExhausted, err
 		}
-		if out, _, _ := s.decideEnds(recheck); out == endsSame {
+		ends, _ := s.decideEnds(recheck)
+		if ends == endsSame {
 			return found{}, spanVanished, nil
 		}
 		post := newPosterior(s.spanStats(sp))
@@ -393,12 +437,24 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 			s.log.Debug("located", "first", s.chain[f.first], "last", s.chain[f.last], "p", groupP, "samples", s.samples)
 			return f, spanLocated, nil
 		}
-		probes := s.chooseProbes(post, sp)
-		if len(probes) == 1 && probes[0] == s.lastRun && s.drifting {
+		var probes []int
+		switch {
+		case ends == endsUndecided:
+			// The ends no longer show the change: until they do again,
+			// or show that there is none, a probe has nothing to be
+			// compared with.
+			probes = []int{s.nextEnd(recheck)}
+		case s.opts.Parallel == 1 && group > 0 && groupP >= endgameConfidence && post.measured[group-1]+1 == post.measured[group]:
+			probes = []int{s.pairProbe(post.measured[group-1], post.measured[group])}
+		default:
+			probes = s.chooseProbes(post, sp)
+		}
+		if len(probes) == 1 && probes[0] == s.lastRun && (s.drifting || s.inRow(probes[0])) {
 			// On a drifting host, runs of one commit in a row share the
 			// host's state of that moment; a reference run between them
 			// lets the drift be told from the commit. (A steady host is
-			// spared the extra reference runs.)
+			// spared the extra reference runs until the row grows so long
+			// that its runs would not count.)
 			nGood, nBad := s.references(post, sp)
 			if e := s.weakerEnd(sp, nGood, nBad, func(i int) bool { return i == s.lastRun }); e >= 0 {
 				probes = []int{e}
@@ -412,6 +468,34 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 			return found{}, spanExhausted, err
 		}
 	}
+}
+
+// nextEnd returns the end of a comparison to measure next: the one with
+// fewer runs that count, or on a tie the one not measured last.
+func (s *search) nextEnd(t endsTest) int {
+	na, nb := s.commits[t.a].n, s.commits[t.b].n
+	next := t.a
+	if nb < na || (nb == na && s.lastRun == t.a) {
+		next = t.b
+	}
+	if s.inRow(next) {
+		next = t.a + t.b - next
+	}
+	return next
+}
+
+// pairProbe returns the next of the two commits beside a change to run,
+// so that their runs alternate and pair up in time.
+func (s *search) pairProbe(parent, culprit int) int {
+	switch {
+	case s.lastRun == parent:
+		return culprit
+	case s.lastRun == culprit:
+		return parent
+	case s.commits[culprit].n < s.commits[parent].n:
+		return culprit
+	}
+	return parent
 }
 
 // chooseProbes picks the commits of the next round: one per host, at the
@@ -431,7 +515,7 @@ func (s *search) chooseProbes(post *posterior, sp span) []int {
 		if measured >= 0 && measuredDist <= idealDist+snapDistance {
 			m = measured
 		}
-		if m < 0 || len(s.commits[m].raw) >= min(nGood, nBad) {
+		if m < 0 || float64(s.commits[m].n) >= refShare*float64(min(nGood, nBad)) {
 			if e := s.weakerEnd(sp, nGood, nBad, taken); e >= 0 {
 				m = e
 			}
@@ -453,9 +537,9 @@ func (s *search) references(post *posterior, sp span) (nGood, nBad int) {
 		}
 		switch c := post.cdf(i); {
 		case c <= refUncertainty:
-			nGood += len(s.commits[i].raw)
+			nGood += s.commits[i].n
 		case c >= 1-refUncertainty:
-			nBad += len(s.commits[i].raw)
+			nBad += s.commits[i].n
 		}
 	}
 	return nGood, nBad
@@ -504,36 +588,41 @@ func (s *search) spanStats(sp span) []segmentStats {
 	return out
 }
 
+// inRow reports whether another run of commit i now would extend a row of
+// its runs beyond pairWindow, where runs no longer count until a run of
+// another commit follows.
+func (s *search) inRow(i int) bool { return s.lastRun == i && s.row >= pairWindow }
+
 // budgetFor reports whether n more runs fit in the budget.
 func (s *search) budgetFor(n int) bool { return s.samples+n <= s.limit }
 
-// measureOne asks the oracle for one more value of commit i.
+// measureOne asks the oracle for one more run of commit i.
 func (s *search) measureOne(ctx context.Context, phase string, i int) error {
-	return s.measure(ctx, phase, i, len(s.commits[i].raw)+1)
+	return s.measure(ctx, phase, i, len(s.commits[i].runs)+1)
 }
 
-// measureRound asks for one more value of each commit, concurrently, and
+// measureRound asks for one more run of each commit, concurrently, and
 // records the answers in the order given.
 func (s *search) measureRound(ctx context.Context, idx []int) error {
 	if len(idx) == 1 {
 		return s.measureOne(ctx, PhaseBisect, idx[0])
 	}
 	type answer struct {
-		values []float64
-		err    error
+		runs []Run
+		err  error
 	}
 	answers := make([]answer, len(idx))
 	var wg sync.WaitGroup
 	for j, i := range idx {
 		wg.Go(func() {
-			v, err := s.oracle.Samples(ctx, s.chain[i], len(s.commits[i].raw)+1)
+			v, err := s.oracle.Samples(ctx, s.chain[i], len(s.commits[i].runs)+1)
 			answers[j] = answer{v, err}
 		})
 	}
 	wg.Wait()
 	var first error
 	for j, i := range idx {
-		err := s.record(ctx, PhaseBisect, i, len(s.commits[i].raw)+1, answers[j].values, answers[j].err)
+		err := s.record(ctx, PhaseBisect, i, len(s.commits[i].runs)+1, answers[j].runs, answers[j].err)
 		if err != nil && first == nil {
 			first = err
 		}
@@ -541,7 +630,7 @@ func (s *search) measureRound(ctx context.Context, idx []int) error {
 	return first
 }
 
-// measure asks the oracle for at least n values of commit i.
+// measure asks the oracle for at least n runs of commit i.
 func (s *search) measure(ctx context.Context, phase string, i, n int) error {
 	v, err := s.oracle.Samples(ctx, s.chain[i], n)
 	return s.record(ctx, phase, i, n, v, err)
@@ -549,30 +638,32 @@ func (s *search) measure(ctx context.Context, phase string, i, n int) error {
 
 // record stores an oracle answer. A broken middle commit is remembered and
 // skipped; a broken end or any other failure ends the search.
-func (s *search) record(ctx context.Context, phase string, i, n int, values []float64, err error) error {
+func (s *search) record(ctx context.Context, phase string, i, n int, runs []Run, err error) error {
 	c := &s.commits[i]
-	s.samples += max(n-len(c.raw), 0)
+	s.samples += max(n-len(c.runs), 0)
 	switch {
-	case err == nil && len(values) < n:
-		return &InfraError{Commit: s.chain[i], Err: fmt.Errorf("asked for %d values, got %d", n, len(values))}
+	case err == nil && len(runs) < n:
+		return infraError(s.chain[i], fmt.Errorf("asked for %d runs, got %d", n, len(runs)))
 	case err == nil:
-		if len(c.raw) == 0 && len(values) > 0 {
+		if len(c.runs) == 0 && len(runs) > 0 {
 			at, _ := slices.BinarySearch(s.measured, i)
 			s.measured = slices.Insert(s.measured, at, i)
 		}
-		// The values the search asked for beyond those it had are its own
-		// fresh runs, made one after another; anything else came from the
-		// cache and has no place in time.
-		for k := len(c.raw); k < len(values); k++ {
-			at := -1
-			if k < n {
-				at = s.clock
-				s.clock++
-				s.lastRun = i
+		if n > len(c.runs) {
+			if s.lastRun != i {
+				s.lastRun, s.row = i, 0
 			}
-			c.at = append(c.at, at)
+			s.row += n - len(c.runs)
 		}
-		c.raw = slices.Clone(values)
+		if n > len(c.runs) && s.since == 0 {
+			// The runs beyond those the search had are its own.
+			for _, r := range runs[len(c.runs):] {
+				if r.Seq > 0 && (s.since == 0 || r.Seq < s.since) {
+					s.since = r.Seq
+				}
+			}
+		}
+		c.runs = slices.Clone(runs)
 		s.rescreen()
 	case errors.Is(err, ErrBroken):
 		if i == 0 || i == len(s.chain)-1 {
@@ -582,14 +673,14 @@ func (s *search) record(ctx context.Context, phase string, i, n int, values []fl
 	case ctx.Err() != nil:
 		return fmt.Errorf("bisect: measure %s: %w", s.chain[i], ctx.Err())
 	default:
-		return &InfraError{Commit: s.chain[i], Err: err}
+		return infraError(s.chain[i], err)
 	}
 	ev := ProbeEvent{
 		Phase:     phase,
 		Commit:    s.chain[i],
 		Index:     i,
-		N:         len(c.raw),
-		Median:    median(c.raw),
+		N:         len(c.runs),
+		Median:    medianOrZero(Values(c.runs)),
 		Status:    StatusOK,
 		Samples:   s.samples,
 		Best:      s.last.best,
@@ -608,15 +699,48 @@ func (s *search) record(ctx context.Context, phase string, i, n int, values []fl
 	return nil
 }
 
-// rescreen recomputes the clean log values of every commit: the host's
-// drift and the pooled scale change with every run. The good and bad ends
-// of the whole chain span every level a commit can honestly have.
+// infraError wraps an oracle failure that is not the commit's fault.
+func infraError(commit string, err error) error {
+	if record.IsInfra(err) {
+		return fmt.Errorf("bisect: measure %s: %w", record.ShortHash(commit), err)
+	}
+	return &record.InfraError{Op: "measure " + record.ShortHash(commit), Err: err}
+}
+
+// medianOrZero is the median of xs, or 0 for none (a broken commit in a
+// progress line).
+func medianOrZero(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return stats.Median(xs)
+}
+
+// rescreen recomputes which runs count and the clean log values of every
+// commit: the runs beside each run, the host's drift and the pooled scale
+// change with every run. The good and bad ends of the whole chain span
+// every level a commit can honestly have.
 func (s *search) rescreen() {
+	all := make([][]Run, len(s.measured))
+	for j, i := range s.measured {
+		all[j] = s.commits[i].runs
+	}
+	counts := anchored(all)
 	groups := make([][]float64, len(s.measured))
 	ats := make([][]int, len(s.measured))
 	lo, hi := -1, -1
 	for j, i := range s.measured {
-		groups[j], ats[j] = logTimed(s.commits[i].raw, s.commits[i].at)
+		c := &s.commits[i]
+		c.counts, c.n = counts[j], 0
+		for k, r := range c.runs {
+			if !counts[j][k] || !(r.Value > 0) || math.IsInf(r.Value, 1) {
+				c.counts[k] = false
+				continue
+			}
+			c.n++
+			groups[j] = append(groups[j], math.Log(r.Value))
+			ats[j] = append(ats[j], int(r.Seq))
+		}
 		switch i {
 		case 0:
 			lo = j
@@ -625,8 +749,8 @@ func (s *search) rescreen() {
 		}
 	}
 	groups, s.drifting = removeDrift(groups, ats)
-	s.scale = pooledScale(groups)
-	clean := screen(groups, s.scale, lo, hi)
+	s.scale = stats.Scale(groups)
+	clean := stats.Screen(groups, s.scale, lo, hi)
 	for j, i := range s.measured {
 		s.commits[i].clean = clean[j]
 	}
@@ -644,7 +768,7 @@ func (s *search) pooledSigma() (sigma, df float64) {
 		if len(c.clean) < 2 {
 			continue
 		}
-		ss += sumSquares(c.clean)
+		ss += stats.SumSquares(c.clean)
 		df += float64(len(c.clean) - 1)
 	}
 	if df == 0 {
@@ -653,6 +777,6 @@ func (s *search) pooledSigma() (sigma, df float64) {
 	return math.Sqrt(ss / df), df
 }
 
-func (s *search) warnf(format string, args ...any) {
-	s.warnings = append(s.warnings, fmt.Sprintf(format, args...))
+func (s *search) warn(w record.Warning) {
+	s.warnings = append(s.warnings, w)
 }

@@ -6,22 +6,19 @@ import (
 	"slices"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/stats"
 )
 
-// z95 is the normal quantile of a two-sided 95% interval; medianEfficiency
-// is the ratio of the median's standard error to the mean's under Gaussian
-// noise (√(π/2)).
-const (
-	z95              = 1.959964
-	medianEfficiency = 1.2533
-)
+// summaryConfidence is the confidence of the end summaries and of the
+// culprits' effect intervals.
+const summaryConfidence = 0.95
 
 // finish assembles the result from the search state and the changes found.
 func (s *search) finish(res *Result, changes []found) *Result {
 	slices.SortFunc(changes, func(a, b found) int { return a.first - b.first })
 	good, bad := 0, len(s.chain)-1
-	res.Good = s.endSummary(good)
-	res.Bad = s.endSummary(bad)
+	res.Good = summarize(s.chain[good], s.commits[good].countedRuns())
+	res.Bad = summarize(s.chain[bad], s.commits[bad].countedRuns())
 	for _, f := range changes {
 		if f.first != f.last {
 			for i := f.first; i <= f.last; i++ {
@@ -29,14 +26,14 @@ func (s *search) finish(res *Result, changes []found) *Result {
 			}
 			continue
 		}
-		res.Culprits = append(res.Culprits, s.culprit(f, changes))
+		res.Culprits = append(res.Culprits, s.culprit(f))
 	}
 	switch {
 	case res.Verdict != "":
 	case len(res.Culprits) > 0:
 		res.Verdict = record.OutcomeCulprit
 		if len(res.Candidates) > 0 {
-			s.warnf("a further change hides among commits that do not build: %v", res.Candidates)
+			s.warn(record.Warning{Kind: record.WarnHiddenChange, Commits: res.Candidates})
 		}
 	case len(res.Candidates) > 0:
 		res.Verdict = record.OutcomeCandidates
@@ -48,25 +45,29 @@ func (s *search) finish(res *Result, changes []found) *Result {
 		case c.broken:
 			res.Skipped = append(res.Skipped, s.chain[i])
 			res.Probes = append(res.Probes, Probe{Commit: s.chain[i], Index: i, Status: StatusBroken})
-		case len(c.raw) > 0:
+		case len(c.runs) > 0:
 			res.Probes = append(res.Probes, Probe{
 				Commit: s.chain[i],
 				Index:  i,
-				N:      len(c.raw),
-				Median: median(c.raw),
+				N:      len(c.runs),
+				Median: medianOrZero(Values(c.runs)),
 				Status: StatusOK,
 				Side:   side(i, changes),
 			})
 		}
 	}
 	if len(res.Skipped) > 0 {
-		s.warnf("%d commits do not build and were skipped", len(res.Skipped))
+		s.warn(record.Warning{Kind: record.WarnSkipped, Count: len(res.Skipped)})
 	}
 	if n := s.screened(); n > 0 {
-		s.warnf("%d outlier runs were left out of the comparison", n)
+		s.warn(record.Warning{Kind: record.WarnOutliers, Count: n})
+	}
+	if n := s.stale(); n > 0 {
+		s.warn(record.Warning{Kind: record.WarnStaleRuns, Count: n})
 	}
 	res.Samples = s.samples
-	res.Warnings = s.warnings
+	res.Since, res.Drifting = s.since, s.drifting
+	res.Warnings = record.MergeWarnings(s.warnings)
 	return res
 }
 
@@ -83,79 +84,73 @@ func side(i int, changes []found) string {
 	return ""
 }
 
-// endSummary describes an end of the chain.
-func (s *search) endSummary(i int) EndSummary {
-	c := s.commits[i]
-	e := EndSummary{Commit: s.chain[i], N: len(c.raw)}
-	if len(c.clean) == 0 {
+// summarize describes runs of a commit with stats.Summarize.
+func summarize(commit string, runs []Run) EndSummary {
+	e := EndSummary{Commit: commit, N: len(runs)}
+	if len(runs) == 0 {
 		return e
 	}
-	m := median(c.clean)
-	half := z95 * medianEfficiency * s.spread() / math.Sqrt(float64(len(c.clean)))
-	e.Median, e.Lo, e.Hi = math.Exp(m), math.Exp(m-half), math.Exp(m+half)
+	sum := stats.Summarize(Values(runs), summaryConfidence)
+	e.Median, e.Lo, e.Hi, e.Confidence = sum.Median, sum.Lo, sum.Hi, sum.Confidence
 	return e
 }
 
-// culprit describes a change found at a single commit. Its effect is the
-// ratio of the medians of the segments on either side, each reaching to
-// the neighbouring change (or the end of the chain), so that a second
-// culprit does not dilute the first.
-func (s *search) culprit(f found, changes []found) Culprit {
-	lo, hi := 0, len(s.chain)-1
-	for _, g := range changes {
-		if g.last < f.first {
-			lo = max(lo, g.last)
-		}
-		if g.first > f.last {
-			hi = min(hi, g.first-1)
-		}
-	}
-	left := s.segmentValues(lo, f.first-1)
-	right := s.segmentValues(f.first, hi)
-	d := median(right) - median(left)
-	se := medianEfficiency * s.spread() * math.Sqrt(1/float64(len(left))+1/float64(len(right)))
-	c := Culprit{
-		Commit:     s.chain[f.first],
-		Index:      f.first,
-		Confidence: f.p,
-		DeltaPct:   100 * math.Expm1(d),
-		CILoPct:    100 * math.Expm1(d-z95*se),
-		CIHiPct:    100 * math.Expm1(d+z95*se),
-		Direction:  record.Improvement,
-	}
-	if s.worse*d > 0 {
+// culprit describes a change found at a single commit, its effect
+// estimated from the runs of it and of its parent taken side by side.
+func (s *search) culprit(f found) Culprit {
+	c := Culprit{Commit: s.chain[f.first], Index: f.first, Confidence: f.p}
+	parent, self := s.commits[f.first-1].countedRuns(), s.commits[f.first].countedRuns()
+	e := effectOf(parent, self, minPairs)
+	c.DeltaPct, c.CILoPct, c.CIHiPct = e.pct, e.lo, e.hi
+	c.Parent = summarize(s.chain[f.first-1], e.parent)
+	c.Self = summarize(c.Commit, e.self)
+	c.Direction = record.Improvement
+	if s.worse*math.Log1p(c.DeltaPct/100) > 0 {
 		c.Direction = record.Regression
 	}
 	return c
 }
 
-// spread is the standard deviation of one run's log value: the robust
-// pooled scale when there are enough runs for it, else the classical
-// pooled one.
-func (s *search) spread() float64 {
-	if s.scale > 0 {
-		return s.scale
-	}
-	sigma, _ := s.pooledSigma()
-	return sigma
+// effect is the change from a parent to a culprit with the runs it rests
+// on.
+type effect struct {
+	pct, lo, hi  float64
+	parent, self []Run
 }
 
-// segmentValues returns the clean log values of the commits lo..hi.
-func (s *search) segmentValues(lo, hi int) []float64 {
-	var out []float64
-	for _, i := range s.measured {
-		if i >= lo && i <= hi {
-			out = append(out, s.commits[i].clean...)
-		}
+// effectOf estimates the change from parent to self: stats.Delta of the
+// runs paired in time, or, when fewer than least pairs exist, of all the
+// runs given.
+func effectOf(parent, self []Run, least int) effect {
+	ip, is := pairs(parent, self)
+	e := effect{parent: pick(parent, ip), self: pick(self, is)}
+	if len(ip) < least {
+		e.parent, e.self = parent, self
 	}
-	return out
+	e.pct, e.lo, e.hi = stats.Delta(Values(e.parent), Values(e.self), summaryConfidence)
+	return e
 }
 
-// screened counts the runs left out as outliers.
+// screened counts the runs that count but were left out as outliers.
 func (s *search) screened() int {
 	n := 0
 	for _, i := range s.measured {
-		n += len(logValues(s.commits[i].raw)) - len(s.commits[i].clean)
+		n += s.commits[i].n - len(s.commits[i].clean)
+	}
+	return n
+}
+
+// stale counts the runs that do not count: taken at another time with no
+// run of another commit beside them.
+func (s *search) stale() int {
+	n := 0
+	for _, i := range s.measured {
+		for _, r := range s.commits[i].runs {
+			if r.Value > 0 && !math.IsInf(r.Value, 1) {
+				n++
+			}
+		}
+		n -= s.commits[i].n
 	}
 	return n
 }

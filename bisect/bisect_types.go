@@ -3,21 +3,47 @@ package bisect
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/perfbot/perfbot/record"
 )
 
-// Oracle measures commits for Bisect.
+// Run is one benchmark run of a commit as the search sees it: the metric's
+// value and the run's place in time.
+type Run struct {
+	// Value is the raw metric value (not a logarithm).
+	Value float64
+	// Seq orders the oracle's runs in time: a run with a larger Seq was
+	// made later, and runs whose Seqs differ by a few were made a few runs
+	// apart. All the runs of one oracle share one sequence (the store's
+	// run ids, a fake's run counter). Zero means the time is unknown.
+	Seq uint64
+	// At is when the run started, when known: two runs adjacent in Seq
+	// but far apart in time (yesterday's last run and today's first) are
+	// not side by side.
+	At time.Time
+}
+
+// Values returns the values of runs.
+func Values(runs []Run) []float64 {
+	out := make([]float64, len(runs))
+	for i, r := range runs {
+		out[i] = r.Value
+	}
+	return out
+}
+
+// Oracle measures commits.
 type Oracle interface {
-	// Samples returns every value recorded for the commit (raw metric
-	// values, not logarithms), measuring more until there are at least n;
-	// n = 0 returns only what is recorded. Bisect may call it concurrently
-	// for different commits. An error wrapping ErrBroken means the commit
-	// does not build or run and is skipped; any other error is an
-	// infrastructure failure and stops the search.
-	Samples(ctx context.Context, commit string, n int) ([]float64, error)
+	// Samples returns every run recorded for the commit, oldest first,
+	// measuring more until there are at least n; n = 0 returns only what is
+	// recorded. Asking for one more run than recorded therefore makes one
+	// fresh run now, which is how Confirm takes its runs. The searches may
+	// call it concurrently for different commits. An error wrapping
+	// ErrBroken means the commit does not build or run and is skipped; any
+	// other error is an infrastructure failure and stops the search.
+	Samples(ctx context.Context, commit string, n int) ([]Run, error)
 }
 
 // ErrBroken marks a revision or configuration that cannot be measured
@@ -25,29 +51,16 @@ type Oracle interface {
 // revision, not of the host.
 var ErrBroken = errors.New("broken revision")
 
-// InfraError reports an infrastructure failure (host unreachable, disk full)
-// while measuring Commit. The search stops; the job may be retried.
-type InfraError struct {
-	Commit string
-	Err    error
-}
-
-// Error implements error.
-func (e *InfraError) Error() string {
-	return fmt.Sprintf("measure %s: infrastructure: %v", e.Commit, e.Err)
-}
-
-// Unwrap returns the oracle's error.
-func (e *InfraError) Unwrap() error { return e.Err }
-
-// Options configures Bisect. The zero value asks for the defaults.
+// Options configures Bisect, Scan and Locate. The zero value asks for the
+// defaults.
 type Options struct {
 	// Confidence is the posterior probability a culprit needs. Default 0.99.
 	Confidence float64
 	// MinEffect is the smallest relative change worth finding, as a
 	// fraction (0.02 = 2%). Default 0.02.
 	MinEffect float64
-	// MaxRuns bounds the values requested from the oracle. Default 400.
+	// MaxRuns bounds the runs one search requests from the oracle.
+	// Default 400.
 	MaxRuns int
 	// Better says which way the metric improves. Default record.Higher.
 	Better record.Better
@@ -66,24 +79,45 @@ type Options struct {
 	// it asks for more evidence than a culprit. Scan screens many
 	// stretches and uses a laxer default (ScanSameTail).
 	SameTail float64
+	// Scan, when above 1, makes Locate survey the chain every Scan
+	// commits (see Scan) instead of bisecting it whole.
+	Scan int
+	// Attempts bounds the searches of Locate: a culprit that is not
+	// confirmed sends the range back to the search, with the confirmation's
+	// runs in the oracle. Default 3.
+	Attempts int
+	// ConfirmPairs bounds the fresh parent/culprit pairs one confirmation
+	// may take. Default 12.
+	ConfirmPairs int
+	// Known holds confirmations from an earlier run of the same job, by
+	// culprit commit: Locate takes a confirmed one as it is and measures
+	// nothing for it.
+	Known map[string]Confirmation
 	// Logger receives debug records of the search; nil discards them.
 	Logger *slog.Logger
 	// OnProbe, when set, is called after every measurement, from the
-	// goroutine that called Bisect (for progress lines and for persisting
-	// the job).
+	// goroutine that called the search (for progress lines and for
+	// persisting the job).
 	OnProbe func(ProbeEvent)
+	// OnConfirm, when set, is called by Locate after every confirmation it
+	// takes (for persisting the job).
+	OnConfirm func(Confirmation)
+	// OnSearchAgain, when set, is called by Locate before it searches the
+	// range again: attempt is the search about to start (2, 3, …) and
+	// unconfirmed the culprits that sent it back.
+	OnSearchAgain func(attempt, unconfirmed int)
 }
 
 // ProbeEvent describes one measurement of a search in progress.
 type ProbeEvent struct {
-	// Phase is "verify" (the ends), "bisect" or "residual" (a range left
-	// beside a culprit).
+	// Phase is "verify" (the ends), "bisect", "residual" (a range left
+	// beside a culprit), "survey" (Scan's survey points) or "confirm".
 	Phase string
 	// Commit and Index name the measured commit and its place on the chain.
 	Commit string
 	Index  int
-	// N is the number of values the commit has now; Median is their
-	// median. Both are 0 for a broken commit.
+	// N is the number of runs the commit has now; Median is their median.
+	// Both are 0 for a broken commit.
 	N      int
 	Median float64
 	// Status is "ok" or "broken".
@@ -92,17 +126,20 @@ type ProbeEvent struct {
 	// probability ("" and 0 outside the bisect phase).
 	Best      string
 	Posterior float64
-	// Samples is the number of values requested so far.
+	// Samples is the number of runs requested so far.
 	Samples int
 }
 
-// EndSummary describes one end of the range as measured.
+// EndSummary describes the runs of one commit that count in the
+// comparisons: stats.Summarize of their values.
 type EndSummary struct {
 	Commit string
 	N      int
-	// Median is the median value; Lo and Hi bound its 95% confidence
-	// interval.
+	// Median is the median value; Lo and Hi bound it with probability
+	// Confidence (at least 0.95 from 6 runs on; with fewer, [Lo, Hi] is
+	// the range of the runs and Confidence its lower coverage).
 	Median, Lo, Hi float64
+	Confidence     float64
 }
 
 // Culprit is a commit that changed the metric.
@@ -113,12 +150,20 @@ type Culprit struct {
 	// Confidence is the posterior probability that this commit is where
 	// the change happened.
 	Confidence float64
-	// DeltaPct is the change from the segment before the commit to the
-	// segment from it on, in percent of the former; CILoPct and CIHiPct
-	// bound its 95% confidence interval.
+	// DeltaPct is the change from the parent to the commit, in percent of
+	// the parent's value, and CILoPct and CIHiPct bound its 95%
+	// confidence interval: stats.Delta of the runs of the two commits
+	// taken side by side in time (see Confirm). Too few such runs leave
+	// the bounds at −100 and +Inf; Locate always has enough.
 	DeltaPct, CILoPct, CIHiPct float64
 	// Direction is Regression or Improvement.
 	Direction record.Direction
+	// Parent and Self summarize the parent's and the commit's runs that
+	// the effect is estimated from.
+	Parent, Self EndSummary
+	// Confirmation is the verdict of Confirm on the commit; Locate sets it
+	// (nil from Bisect and Scan).
+	Confirmation *Confirmation
 }
 
 // Probe is the record of one measured commit.
@@ -134,7 +179,7 @@ type Probe struct {
 	Side string
 }
 
-// Result is the outcome of Bisect.
+// Result is the outcome of a search.
 type Result struct {
 	Verdict   record.Outcome
 	Direction record.Direction
@@ -148,10 +193,17 @@ type Result struct {
 	Skipped []string
 	// Probes lists every commit measured, in chain order.
 	Probes []Probe
-	// Samples is the number of values requested from the oracle.
+	// Samples is the number of runs requested from the oracle.
 	Samples int
-	// Warnings are statistical caveats a reader should see.
-	Warnings []string
+	// Since is the place in time (Run.Seq) of the first run the search
+	// made, 0 when it made none; Drifting reports whether it found the
+	// host's speed drifting. Locate lets Confirm count a culprit's runs
+	// since then, taken in one search on a steady host, as they are.
+	Since    uint64
+	Drifting bool
+	// Warnings are statistical caveats a reader should see, as values;
+	// record.Warning.String renders them.
+	Warnings []record.Warning
 }
 
 // Probe statuses.

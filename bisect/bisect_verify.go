@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/stats"
 )
 
 // endsOutcome is the decision of the sequential end comparison.
@@ -20,9 +21,10 @@ const (
 // (cmd/bench-bisect).
 const (
 	// verifyAlpha is the error allowed when the ends are first called
-	// different. It can be modest: the bisection keeps comparing the ends
-	// and drops a range whose change vanishes.
-	verifyAlpha = 0.01
+	// different. It can be modest: the bisection keeps comparing the ends,
+	// measures them again whenever they stop showing the change, and drops
+	// a range whose change vanishes.
+	verifyAlpha = 0.05
 	// notReproducedFactor scales 1−Confidence into the tail that calls
 	// the ends the same for good (see notReproducedTail).
 	notReproducedFactor = 0.1
@@ -34,26 +36,24 @@ const (
 	// purpose: second culprits are rare, and proving the absence of a 2%
 	// step at 5% noise would take hundreds of runs per range.
 	residualSameTail = 0.1
-	// residualMinRuns is what each end of a residual range gets before the
-	// comparison starts: the commits beside a culprit, measured again,
-	// are also its confirmation.
-	residualMinRuns = 2
-	// residualMaxNew and residualExtend are the runs one residual check
-	// may add, at noise equal to the minimum effect (see residualRuns):
-	// the first always, the second while the estimate alone shows a change
-	// of the minimum effect. Past them the range is reported as not fully
-	// checked.
-	residualMaxNew = 2.0
-	residualExtend = 24.0
-	// maxNoiseRatio caps (σ/MinEffect)² for the residual allowances, so
-	// that a tiny minimum effect does not buy hundreds of runs per check.
-	maxNoiseRatio = 16.0
-	// plausibleTail is the probability of a change of at least the
-	// minimum effect above which a residual check keeps adding runs up to
-	// its extended allowance. Below one half it follows changes whose
-	// estimate has not yet reached the minimum effect: a second 3% drop
-	// measured with three runs often looks like 1.5%.
+	// plausibleTail is the probability of a further change of the minimum
+	// effect from which a residual check that stopped undecided warns. A
+	// check that cannot afford the runs to exclude a change as small as
+	// the noise stops between the two more often than not; below this the
+	// change is unlikely enough to let go quietly.
 	plausibleTail = 0.3
+	// residualMinRuns is what each end of a residual range gets before the
+	// comparison starts.
+	residualMinRuns = 2
+	// residualShare is the part of the search's own runs one residual
+	// check may add, and residualMinBudget the least it may add: a check
+	// costs in proportion to the search it follows. While its estimate
+	// shows a change of the minimum effect, a check may add up to
+	// residualExtendShare of them: a second change that looks real is
+	// followed further.
+	residualShare       = 0.15
+	residualExtendShare = 1.0
+	residualMinBudget   = 2
 	// notReproducedRuns is the runs each end needs before the ends of a
 	// range are called the same for good.
 	notReproducedRuns = 10
@@ -67,37 +67,40 @@ type endsTest struct {
 	sameRuns int     // runs each side needs before "same"
 	alpha    float64 // "differ" when P(no change or the other way) falls to this
 	sameTail float64 // "same" when P(|change| ≥ MinEffect) falls to this
-	maxNew   int     // runs the test may add (on top of the budget)
-	// extendMax is the runs the test may add while a change of the
-	// minimum effect stays plausible (one that may be real but is not yet
-	// significant).
-	extendMax int
+	maxNew   int     // runs the test may add after the first decision
+	// futile stops the test as soon as neither decision can be reached
+	// within maxNew at the current estimate.
+	futile bool
+	// extendNew replaces maxNew while the estimate itself shows a change
+	// of the minimum effect: a change that looks real is followed further.
+	extendNew int
 }
 
 // compareEnds runs the sequential comparison of t.a and t.b: it measures
-// both up to t.minRuns, interleaved, then adds one run to each in turn
-// (a, b, a, b …) until the change b−a is shown in a searched direction by
-// at least the minimum effect (endsDiffer) or shown not to reach it
-// (endsSame), or until its allowance (t.maxNew runs after the first
-// decision, t.extendMax while the estimate looks like a change) is spent.
-// It returns the decision and, for endsDiffer, the direction.
+// both up to t.minRuns runs that count, interleaved, then adds one run to
+// the side with fewer in turn (a, b, a, b …) until the change b−a is shown in a searched
+// direction by at least the minimum effect (endsDiffer) or shown not to
+// reach it (endsSame), or until its allowance of t.maxNew runs is spent (or,
+// with t.futile, can no longer decide). It returns the decision and, for
+// endsDiffer, the direction.
 func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, record.Direction, error) {
 	added := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return endsUndecided, "", err
 		}
-		na, nb := len(s.commits[t.a].raw), len(s.commits[t.b].raw)
-		next := t.a
-		if nb < na {
-			next = t.b
-		}
+		na, nb := s.commits[t.a].n, s.commits[t.b].n
+		next := s.nextEnd(t)
 		if na >= t.minRuns && nb >= t.minRuns {
-			out, dir, looks := s.decideEnds(t)
+			out, dir := s.decideEnds(t)
 			if out != endsUndecided {
 				return out, dir, nil
 			}
-			if added >= t.maxNew && !(looks && added < t.extendMax) {
+			allowed := t.maxNew
+			if t.extendNew > allowed && s.looksChanged(t) {
+				allowed = t.extendNew
+			}
+			if added >= allowed || (t.futile && !s.reachable(t, allowed-added)) {
 				return endsUndecided, "", nil
 			}
 			added++
@@ -111,49 +114,101 @@ func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, reco
 	}
 }
 
-// decideEnds applies the decision rule to the current values. The change
-// δ = mean(b) − mean(a) of the log values, oriented so that positive is
-// worse, has a Student-t posterior around its estimate (flat prior on the
-// means, Jeffreys on σ), with σ pooled over every commit measured so far.
-//
-// looks reports whether a change of at least the minimum effect in a
-// searched direction is still plausible (probability ≥ plausibleTail).
-func (s *search) decideEnds(t endsTest) (out endsOutcome, dir record.Direction, looks bool) {
-	a, b := s.clean(t.a), s.clean(t.b)
+// endsEstimate is the change δ = mean(b) − mean(a) of the clean log
+// values, oriented so that positive is worse, with its standard error and
+// degrees of freedom (σ pooled over every commit measured so far).
+func (s *search) endsEstimate(a, b []float64) (delta, se, df float64, ok bool) {
 	sigma, df := s.pooledSigma()
 	if len(a) == 0 || len(b) == 0 || df < 1 {
-		return endsUndecided, "", false
+		return 0, 0, 0, false
 	}
-	delta := s.worse * (mean(b) - mean(a))
-	se := sigma * math.Sqrt(1/float64(len(a))+1/float64(len(b)))
+	delta = s.worse * (stats.Mean(b) - stats.Mean(a))
+	se = sigma * math.Sqrt(1/float64(len(a))+1/float64(len(b)))
 	if se == 0 {
 		se = 1e-12
 	}
+	return delta, se, df, true
+}
+
+// decideEnds applies the decision rule to the current values. The change
+// δ has a Student-t posterior around its estimate (flat prior on the
+// means, Jeffreys on σ).
+func (s *search) decideEnds(t endsTest) (endsOutcome, record.Direction) {
+	a, b := s.clean(t.a), s.clean(t.b)
+	delta, se, df, ok := s.endsEstimate(a, b)
+	if !ok {
+		return endsUndecided, ""
+	}
+	differ, dir, tail := s.tails(delta, se, df, t.alpha)
+	if differ {
+		return endsDiffer, dir
+	}
+	if tail <= t.sameTail && len(a) >= t.sameRuns && len(b) >= t.sameRuns {
+		return endsSame, ""
+	}
+	return endsUndecided, ""
+}
+
+// tails applies the rule to an estimate: differ (with its direction) when
+// the change is in a searched direction with probability 1−alpha and its
+// estimate reaches the minimum effect; tail is the probability of a change
+// of at least the minimum effect in a searched direction.
+func (s *search) tails(delta, se, df, alpha float64) (differ bool, dir record.Direction, tail float64) {
 	minEff := math.Log1p(s.opts.MinEffect)
 	// pWorse is P(δ > 0); pAbove and pBelow are P(δ ≥ minEff) and
 	// P(δ ≤ −minEff).
-	pWorse := studentCDF(delta/se, df)
-	pAbove := 1 - studentCDF((minEff-delta)/se, df)
-	pBelow := studentCDF((-minEff-delta)/se, df)
-
+	pWorse := stats.StudentCDF(delta/se, df)
+	pAbove := 1 - stats.StudentCDF((minEff-delta)/se, df)
+	pBelow := stats.StudentCDF((-minEff-delta)/se, df)
 	lookWorse := s.opts.Direction != record.Improvement
 	lookBetter := s.opts.Direction != record.Regression
-	looks = (lookWorse && pAbove >= plausibleTail) || (lookBetter && pBelow >= plausibleTail)
-	if lookWorse && pWorse >= 1-t.alpha && delta >= minEff {
-		return endsDiffer, record.Regression, looks
+	if lookWorse && pWorse >= 1-alpha && delta >= minEff {
+		return true, record.Regression, pAbove
 	}
-	if lookBetter && 1-pWorse >= 1-t.alpha && -delta >= minEff {
-		return endsDiffer, record.Improvement, looks
+	if lookBetter && 1-pWorse >= 1-alpha && -delta >= minEff {
+		return true, record.Improvement, pBelow
 	}
-	var tail float64
 	if lookWorse {
 		tail += pAbove
 	}
 	if lookBetter {
 		tail += pBelow
 	}
-	if tail <= t.sameTail && len(a) >= t.sameRuns && len(b) >= t.sameRuns {
-		return endsSame, "", looks
+	return false, "", tail
+}
+
+// looksChanged reports whether the estimate of the comparison shows a
+// change of at least the minimum effect in a searched direction.
+func (s *search) looksChanged(t endsTest) bool {
+	delta, _, _, ok := s.endsEstimate(s.clean(t.a), s.clean(t.b))
+	if !ok {
+		return false
 	}
-	return endsUndecided, "", looks
+	minEff := math.Log1p(s.opts.MinEffect)
+	return (s.opts.Direction != record.Improvement && delta >= minEff) ||
+		(s.opts.Direction != record.Regression && -delta >= minEff)
+}
+
+// reachable reports whether the comparison could still decide with add
+// more runs, shared between the two sides, if the estimate stayed where it
+// is: the interval only narrows with more runs, so a test that would not
+// decide even then stops now.
+func (s *search) reachable(t endsTest, add int) bool {
+	a, b := s.clean(t.a), s.clean(t.b)
+	delta, se, df, ok := s.endsEstimate(a, b)
+	if !ok {
+		return true
+	}
+	na, nb := float64(len(a)), float64(len(b))
+	ea, eb := na, nb
+	for range add {
+		if ea <= eb {
+			ea++
+		} else {
+			eb++
+		}
+	}
+	se *= math.Sqrt((1/ea + 1/eb) / (1/na + 1/nb))
+	differ, _, tail := s.tails(delta, se, df+float64(add), t.alpha)
+	return differ || tail <= t.sameTail
 }

@@ -1,102 +1,140 @@
-// Package bisect localizes performance changes under measurement noise:
-// Bisect finds the commit of a first-parent chain that changed a metric,
-// Isolate narrows a commit down to the hunks (or environment variables)
-// that matter, and Classify is the comparison both rely on.
+// Package bisect finds the commit of a first-parent chain that changed a
+// metric, under measurement noise, and decides whether that change is
+// real. Locate runs a whole bisection as `perfbot bisect` does; Bisect and
+// Scan are its searches and Confirm its verdict on a culprit.
 //
-// The package measures nothing itself. It asks an Oracle (commits) or a
-// SetOracle (hunk or variable subsets) for values and never imports git,
-// hosts or the store; bisecttest holds seeded fakes of both.
+// The package measures nothing itself. It asks an Oracle for runs of a
+// commit and never imports git, hosts or the store; bisecttest holds
+// seeded fakes. The statistics it shows (medians, intervals, effects) come
+// from package stats, the same functions every report uses.
+//
+// # Runs in time
+//
+// Every run the oracle returns carries its place in time (Run.Seq, and
+// Run.At when known). A host's speed wanders, so two runs compare fairly
+// only when they were taken close together. A run counts in a comparison
+// only when a run of another commit of the search lies within a few runs of
+// it (and within an hour); the cache of an earlier stretch, an earlier
+// night, or a long row of runs of one commit counts in no comparison, and a
+// comparison that needs such a commit measures both sides again,
+// interleaved. Result.Warnings says how many runs were left out
+// (record.WarnStaleRuns).
 //
 // # Comparing on log values
 //
 // Every comparison works on the logarithm of the metric, so effects are
 // ratios ("−5%"), the same for tok/s and ms, and noise proportional to the
-// level (a coefficient of variation) is a constant σ. Two groups of runs are
-// compared by Bayesian model comparison with flat priors on the group means
-// and the Jeffreys prior on a common σ, which gives closed-form Student-t
-// marginal likelihoods. Runs are screened for outliers against a pooled
-// median absolute deviation (a stalled host or a throttled GPU produces one
-// slow run, not a slow commit); the screen waits for twenty runs, because
-// a scale from fewer is too noisy to judge by.
+// level is a constant σ. Before anything is compared:
 //
-// # Commit bisection
+//   - The host's drift is removed. The residuals of runs of different
+//     commits that follow each other covary by the drift's variance τ² and
+//     not at all on a steady host; when that lag-one covariance is
+//     significant, each run is corrected by the mean residual of the runs of
+//     other commits around it, shrunk by τ²/(τ²+σ²/k) for k of them
+//     (empirical Bayes). A steady host is left untouched.
+//   - Outliers are screened out against a robust σ: the median absolute
+//     difference between successive runs of a commit, pooled over the
+//     commits (stats.Scale). Deviations from a commit's own median would
+//     understate σ by a third when commits hold two or three runs, as most
+//     do; successive differences do not. Screening waits for twenty such
+//     differences.
 //
-// Bisect follows algorithms.md §1.7 (a Bayesian change-point bisection):
+// The clean values are compared by Bayesian model comparison with flat
+// priors on the segment means and the Jeffreys prior on one common σ, which
+// gives closed-form Student-t marginal likelihoods (stats.Classify is the
+// two-group case, which the set search uses).
 //
-//  1. Verify the ends. The good and bad ends are measured alternately
-//     (A B A B …, so that drift cancels), InitialRuns each, counting what the
-//     oracle already holds, and then one more run each at a time until the
-//     change is shown in the searched direction by at least MinEffect
-//     (error 1%) or shown smaller than MinEffect with ten times the
-//     evidence a culprit needs (at least 2×InitialRuns runs per end); the
-//     latter is record.OutcomeNotReproduced and nothing is bisected.
+// # Bisect
+//
+//  1. Verify the ends. The good and bad ends are measured in turn (A B A B
+//     …), InitialRuns each, counting what the oracle holds side by side,
+//     and then one more run each at a time until the change shows in the
+//     searched direction by at least MinEffect (error 5%: the search keeps
+//     checking) or is shown smaller than MinEffect with ten times the
+//     evidence a culprit needs and at least ten runs per end; the latter is
+//     record.OutcomeNotReproduced and nothing is bisected.
 //  2. Keep a posterior over the first bad commit. A split of the measured
 //     commits into a left and a right segment has the marginal likelihood
 //     (nL·nR)^(−1/2)·(SS_L+SS_R)^(−(n−2)/2); with prefix sums the whole
 //     posterior costs O(measured commits). All positions between two
 //     measured commits share one likelihood, so only a commit measured next
-//     to a measured neighbour can become a culprit.
+//     to a measured parent can become a culprit.
 //  3. Probe where the posterior splits 50/50 (with K hosts, at the
-//     quantiles j/(K+1), measured concurrently), one run at a time. A
-//     commit measured before is preferred when its split is within 0.2 of
-//     the best one: another run costs no build. Reference balancing: a
-//     probe never gets as many runs as the runs that pin down the weaker of
-//     the two levels (the commits whose side is already 95% certain); the
-//     end on that side is measured instead, so that no probe outweighs its
-//     references and the search cannot get stuck on it.
-//  4. At 0.95 a culprit is taken up; the two ranges beside it are checked
-//     (good…culprit−1, culprit…bad) with the same sequential comparison,
-//     whose runs on the culprit's neighbours go back into the posterior. The
-//     culprit stands once it holds Confidence; a residual range whose ends
-//     differ is searched the same way (a second culprit), each culprit with
-//     its own direction when Direction is Any.
+//     quantiles j/(K+1), measured concurrently), one run at a time; a
+//     measured commit is preferred when its split is within 0.1 of the best
+//     one (another run costs no build). Reference balancing: a probe gets at
+//     most twice the runs of the weaker of the two levels' references (the
+//     commits whose side is 95% certain), else that side's end is measured.
+//     Whenever the ends stop showing the change, they are measured, in
+//     turn, until they show it again or show there is none. Once a single
+//     commit holds half the posterior, its parent and it are measured in
+//     turn: the runs the posterior needs to settle, taken side by side so
+//     that they are also the pairs Confirm rests on. On a drifting host a
+//     reference run goes between runs of one commit.
+//  4. At 0.95 a culprit is taken up and the two ranges beside it are checked
+//     (good…parent, culprit…bad) with the same sequential comparison. A
+//     check may add 15% of the runs the search has made (all of them while
+//     its estimate itself shows a further change of MinEffect), and stops
+//     as soon as a further change of MinEffect is improbable (10%), shown,
+//     or can no longer be decided within that budget; when such a change
+//     is then still plausible (30% or more), a second change there was not
+//     excluded (record.WarnSecondChange, with its probability). The culprit
+//     stands once it holds Confidence; a range whose ends differ is searched
+//     the same way (a second culprit), each culprit with its own direction
+//     when Direction is Any.
 //  5. After every round the ends of the range are compared again; a range
-//     whose change vanishes (chance made the ends look different) is
-//     dropped, and a residual range may spend at most what the search had
-//     spent when it was admitted.
+//     whose change vanishes is dropped.
 //
-// A commit whose build fails (ErrBroken) is skipped: it leaves the model and
-// is listed in Result.Skipped. A change between a measured commit and the
-// next one after a block of broken commits cannot be placed more precisely;
-// it is reported as record.OutcomeCandidates with the block and that commit. Any
-// other oracle error is an *InfraError and ends the search. When MaxRuns
-// is spent first, the verdict is record.OutcomeInconclusive (or the culprits found
-// so far, with a warning).
+// A commit whose build fails (ErrBroken) is skipped and listed in
+// Result.Skipped. A change between a measured commit and the next one after
+// a block of broken commits is reported as record.OutcomeCandidates. Any
+// other oracle error is a *record.InfraError and ends the search. When
+// MaxRuns is spent first, the verdict is record.OutcomeInconclusive (or the
+// culprits found so far, with a warning).
 //
-// # Example
+// # Scan
 //
-//	res, err := bisect.Bisect(ctx, chain, oracle, bisect.Options{
-//		Better:    record.Higher, // tok/s
-//		Direction: record.Regression,
-//	})
-//	if err != nil {
-//		return err // *InfraError: retry the job later
-//	}
-//	for _, c := range res.Culprits {
-//		fmt.Println(c) // c0123 −5.1% [−5.6, −4.6] p=0.993
-//	}
+// Bisect compares the two ends first, so a regression followed by an
+// improvement of similar size inside its range is invisible to it. Scan
+// surveys the chain every N commits and bisects each pair of adjacent
+// survey points; only changes that cancel within one step stay hidden.
+// Each stretch's runs of its first point were taken with the previous
+// stretch, so they count only beside fresh runs of the stretch's other end.
+//
+// # Confirm and Locate
+//
+// Confirm decides whether a culprit's change shows in runs of it and of its
+// parent taken side by side: it pairs runs of the two taken within a few
+// runs of each other (or, after a search that found the host steady, takes
+// all the runs that search made of them), adds fresh pairs one at a time,
+// alternating which commit goes first, and stops as soon as the 95%
+// interval of the effect (stats.Delta, at least four runs a side) excludes
+// zero on the culprit's side, or as soon as more pairs within its budget
+// could not make it. The effect it measures is the culprit's effect in the
+// result: one estimate of one number. Locate runs the search, confirms
+// every culprit, and searches the range again, with the confirmation's
+// runs in the oracle, when one is not confirmed (three searches at most).
 //
 // # Figures
 //
-// From cmd/bench-bisect (2000 simulated bisections per row, a 5% drop,
-// culprit uniform): 28–35 runs for 64–1024 commits at 2% noise with
-// 99.8–99.9% exact culprits, 126–160 runs at 5% noise with about 99%; plain
-// bisection needs 80–120 runs (k=10) at 2% and 240–360 (k=30, 88–95%) at
-// 5%.
+// From cmd/bench-bisect (a 5% drop at 2% noise, lognormal, culprit
+// uniform): the whole job on 64 commits costs about 26 runs with the right
+// culprit in every one of 2000 simulated cases, where plain bisection with
+// ten runs per step needs 80; a range without a change ends not_reproduced
+// in about 99.7% of cases.
 //
 // # Caveats
 //
 //   - The model has one change point per range. Two changes in one range
-//     are found through the residual checks, which look for a further change
-//     of at least MinEffect with limited runs: at 2% noise two 3% drops are
-//     both found in about 60% of the simulated cases. A regression masked by
-//     a later improvement of the same size leaves the ends equal and is not
-//     found at all.
+//     are found through the residual checks, which are cheap on purpose:
+//     at 2% noise two 3% drops are both found in about half the simulated
+//     cases, and the other half say that a second change was not excluded.
+//     A regression masked by a later improvement leaves the ends equal and
+//     only Scan can find it.
 //   - The confidence is a posterior under the model (Gaussian log values,
-//     one σ for the whole chain). It is well calibrated in simulation; noise
-//     that differs between commits, or drift within a host, is not modelled.
-//     Interleaving the ends and screening outliers limit the damage.
-//   - Culprit effects are ratios of segment medians with a normal-theory
-//     interval; commits measured many times near the change weigh more, so
-//     the interval is a little optimistic.
+//     one σ for the chain). In simulation it is calibrated or a little
+//     conservative; noise that differs between commits is not modelled.
+//   - Drift removal follows a wandering host, not a step: a host that
+//     changed speed once between two blocks of runs is handled by counting
+//     only runs taken side by side.
 package bisect

@@ -3,6 +3,8 @@ package bisect
 import (
 	"math"
 	"slices"
+
+	"github.com/perfbot/perfbot/stats"
 )
 
 // Host drift: a shared machine changes speed while a bisection runs (its
@@ -10,8 +12,9 @@ import (
 // taken in a slow minute look like a regression of whichever commit was
 // measured then. The search takes its runs one after another, commits
 // interleaved, so runs close in time share the host's state; removeDrift
-// estimates that state from the other commits' runs around each run and
-// takes it out before the runs are screened and compared.
+// estimates that state from the other commits' runs around each run (by
+// the runs' places in time, Run.Seq) and takes it out before the runs are
+// screened and compared.
 const (
 	// driftNeighbours is how many runs of other commits on each side of a
 	// run estimate the host's state at that run.
@@ -19,6 +22,9 @@ const (
 	// driftMinRuns is the number of timed runs below which drift is not
 	// estimated.
 	driftMinRuns = 12
+	// driftReach is how far (in Seq) a run of another commit may be and
+	// still tell the host's state at a run.
+	driftReach = 8 * driftNeighbours
 	// driftSignificance is how many standard errors the lag-one
 	// covariance of the residuals must exceed zero by before any drift is
 	// removed: on a steady host the correction would only add noise.
@@ -32,10 +38,10 @@ type timedRun struct {
 }
 
 // removeDrift returns copies of the groups of log values with the host's
-// drift removed, and whether there was a drift to remove. at[g][k] is the place of run k of group g in the order the
-// runs were made, or −1 for a run of unknown time (one from the cache),
-// which is used for the groups' levels but neither corrected nor used to
-// estimate the drift.
+// drift removed, and whether there was a drift to remove. at[g][k] is the
+// place in time (Run.Seq) of run k of group g, or −1 for a run of unknown
+// time, which is used for the groups' levels but neither corrected nor used
+// to estimate the drift.
 //
 // The drift is an empirical-Bayes estimate. Each timed run's residual is
 // its value minus the mean of its group's other runs. Residuals of runs of
@@ -67,7 +73,7 @@ func removeDrift(groups [][]float64, at [][]int) (_ [][]float64, drifting bool) 
 	for t, r := range runs {
 		g := groups[r.group]
 		n := float64(len(g))
-		others := (mean(g)*n - g[r.index]) / (n - 1)
+		others := (stats.Mean(g)*n - g[r.index]) / (n - 1)
 		resid[t] = g[r.index] - others
 		// A leave-one-out residual has variance σ²·n/(n−1).
 		weight[t] = (n - 1) / n
@@ -121,13 +127,13 @@ func driftVariance(runs []timedRun, resid []float64) (tau2, sigma2 float64, ok b
 
 // neighbours returns the positions of up to driftNeighbours runs of other
 // groups on each side of run t, nearest first, looking at most
-// 4·driftNeighbours runs away.
+// 4·driftNeighbours runs and driftReach in time away.
 func neighbours(runs []timedRun, t int) []int {
 	out := make([]int, 0, 2*driftNeighbours)
 	g := runs[t].group
 	for _, step := range []int{-1, 1} {
 		found := 0
-		for u := t + step; u >= 0 && u < len(runs) && found < driftNeighbours && abs(u-t) <= 4*driftNeighbours; u += step {
+		for u := t + step; u >= 0 && u < len(runs) && found < driftNeighbours && abs(u-t) <= 4*driftNeighbours && abs(runs[u].at-runs[t].at) <= driftReach; u += step {
 			if runs[u].group != g {
 				out = append(out, u)
 				found++
@@ -144,29 +150,13 @@ func clipResiduals(r []float64) {
 	for i, x := range r {
 		abs[i] = math.Abs(x)
 	}
-	cut := outlierCut * 1.4826 * median(abs)
+	cut := stats.OutlierCut * 1.4826 * stats.Median(abs)
 	if cut == 0 {
 		return
 	}
 	for i, x := range r {
 		r[i] = max(-cut, min(cut, x))
 	}
-}
-
-// logTimed returns the logarithms of the positive, finite values with the
-// places of those values in time (none when at is nil).
-func logTimed(xs []float64, at []int) ([]float64, []int) {
-	logs := make([]float64, 0, len(xs))
-	var places []int
-	for k, x := range xs {
-		if x > 0 && !math.IsInf(x, 1) {
-			logs = append(logs, math.Log(x))
-			if at != nil {
-				places = append(places, at[k])
-			}
-		}
-	}
-	return logs, places
 }
 
 func abs(x int) int {

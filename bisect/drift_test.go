@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/perfbot/perfbot/stats"
 )
 
 // interleaved draws rounds of one run per group, groups taken in turn, with
@@ -50,7 +52,7 @@ func TestRemoveDriftFollowsSlowEpisode(t *testing.T) {
 		assert.Less(t, after, 0.4*before, "group %d: standard deviation %.4f before, %.4f after", g, before, after)
 	}
 	// The difference between the groups is kept.
-	assert.InDelta(t, -0.05, mean(fixed[1])-mean(fixed[0]), 0.01)
+	assert.InDelta(t, -0.05, stats.Mean(fixed[1])-stats.Mean(fixed[0]), 0.01)
 }
 
 func TestRemoveDriftIgnoresUntimedRuns(t *testing.T) {
@@ -62,5 +64,5 @@ func TestRemoveDriftIgnoresUntimedRuns(t *testing.T) {
 }
 
 func spread(xs []float64) float64 {
-	return math.Sqrt(sumSquares(xs) / float64(len(xs)-1))
+	return math.Sqrt(stats.SumSquares(xs) / float64(len(xs)-1))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/perfbot/perfbot/record"
 )
@@ -168,7 +169,7 @@ func builds(ctx context.Context, o Oracle, commit string) (bool, error) {
 	case errors.Is(err, ErrBroken):
 		return false, nil
 	default:
-		return false, &InfraError{Commit: commit, Err: err}
+		return false, infraError(commit, err)
 	}
 }
 
@@ -181,7 +182,7 @@ func mergeRange(out, res *Result, off int, probes map[int]Probe) {
 	}
 	out.Candidates = append(out.Candidates, res.Candidates...)
 	for _, s := range res.Skipped {
-		if !containsString(out.Skipped, s) {
+		if !slices.Contains(out.Skipped, s) {
 			out.Skipped = append(out.Skipped, s)
 		}
 	}
@@ -192,7 +193,11 @@ func mergeRange(out, res *Result, off int, probes map[int]Probe) {
 		}
 	}
 	out.Samples += res.Samples
-	out.Warnings = append(out.Warnings, res.Warnings...)
+	if res.Since > 0 && (out.Since == 0 || res.Since < out.Since) {
+		out.Since = res.Since
+	}
+	out.Drifting = out.Drifting || res.Drifting
+	out.Warnings = record.MergeWarnings(out.Warnings, res.Warnings)
 	switch {
 	case len(out.Culprits) > 0:
 		out.Verdict = record.OutcomeCulprit
@@ -201,13 +206,4 @@ func mergeRange(out, res *Result, off int, probes map[int]Probe) {
 	case res.Verdict == record.OutcomeInconclusive:
 		out.Verdict = record.OutcomeInconclusive
 	}
-}
-
-func containsString(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

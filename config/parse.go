@@ -35,7 +35,7 @@ const (
 	defaultBisectConfidence  = 0.99
 	defaultBisectMinEffect   = 0.02
 	defaultBisectMaxRuns     = 400
-	defaultBisectRepeats     = 5
+	defaultBisectRepeats     = 3 // DESIGN §6: the ends start at 3 runs
 	defaultDetectMinEffect   = 0.03
 	defaultTokenEnv          = "GITHUB_TOKEN"
 	defaultAPIURL            = "https://api.github.com/"

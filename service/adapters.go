@@ -6,10 +6,15 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 )
 
-// commitOracle measures plain commits for the commit bisection.
+// commitOracle measures plain commits for the commit bisection and its
+// confirmations. Each run comes with its place in time: the store's run
+// id, which grows with every run recorded, and its start time, so that
+// runs taken at another time (an earlier stretch, an earlier night) are
+// told from the runs of this job.
 type commitOracle struct {
 	o      *Oracle
 	metric string
@@ -17,8 +22,22 @@ type commitOracle struct {
 
 var _ bisect.Oracle = commitOracle{}
 
-func (c commitOracle) Samples(ctx context.Context, commit string, n int) ([]float64, error) {
-	return c.o.Values(ctx, record.Target{Commit: commit}, c.metric, n)
+func (c commitOracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Run, error) {
+	t := record.Target{Commit: commit}
+	if err := c.o.Ensure(ctx, t, n); err != nil {
+		return nil, err
+	}
+	entry, err := c.o.store.Cached(c.o.spec, t.Key())
+	if err != nil {
+		return nil, err
+	}
+	var runs []bisect.Run
+	for _, r := range entry.OK {
+		if v, ok := r.Values[c.metric]; ok {
+			runs = append(runs, bisect.Run{Value: v, Seq: r.ID, At: r.Started})
+		}
+	}
+	return runs, nil
 }
 
 // hunkOracle measures the base of a patch plus a subset of its hunks. The
@@ -32,7 +51,7 @@ type hunkOracle struct {
 	all    map[string]bool
 }
 
-var _ bisect.SetOracle = (*hunkOracle)(nil)
+var _ minimize.Oracle = (*hunkOracle)(nil)
 
 func newHunkOracle(o *Oracle, metric string, p *gitops.Patch, full string) *hunkOracle {
 	o.AddPatch(p)
@@ -74,9 +93,9 @@ type envOracle struct {
 	good, bad map[string]string
 }
 
-var _ bisect.SetOracle = (*envOracle)(nil)
+var _ minimize.Oracle = (*envOracle)(nil)
 
 func (e *envOracle) Samples(ctx context.Context, set []string, n int) ([]float64, error) {
-	env := bisect.EnvConfiguration(e.good, e.bad, set)
+	env := minimize.EnvConfiguration(e.good, e.bad, set)
 	return e.o.Values(ctx, record.Target{Commit: e.commit, Env: env}, e.metric, n)
 }

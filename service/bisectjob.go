@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -78,29 +77,24 @@ type CulpritReport struct {
 	DeltaPct   float64          `json:"delta_pct"`
 	CIPct      [2]float64       `json:"ci_pct"`
 	Direction  record.Direction `json:"direction"`
-	// Confirmed reports whether fresh interleaved runs of the culprit and
-	// its parent, taken after the search, show the change again;
-	// Confirmation says what they showed (or why there are none).
+	// Confirmed reports whether interleaved runs of the culprit and its
+	// parent show the change (bisect.Confirm); Confirmation says what they
+	// showed (or why there are none).
 	Confirmed    bool   `json:"confirmed"`
 	Confirmation string `json:"confirmation,omitempty"`
+	// ParentRuns and CulpritRuns summarize the runs of the parent and of
+	// the culprit that the effect is estimated from: the evidence's
+	// summary table shows them.
+	ParentRuns  EndReport `json:"parent_runs"`
+	CulpritRuns EndReport `json:"culprit_runs"`
 }
-
-// bisectAttempts bounds the searches of one bisection: a culprit that fresh
-// runs do not confirm sends the search back over the range, with those runs
-// in the store.
-const bisectAttempts = 3
 
 // bisectState is what a bisection job persists: every probe, and the
 // confirmation of every culprit, so that the same command after a crash or
 // after the end re-runs nothing that already confirmed a culprit.
 type bisectState struct {
-	Probes        []bisect.ProbeEvent     `json:"probes"`
-	Confirmations map[string]confirmation `json:"confirmations,omitempty"`
-}
-
-type confirmation struct {
-	Confirmed bool   `json:"confirmed"`
-	Detail    string `json:"detail"`
+	Probes        []bisect.ProbeEvent            `json:"probes"`
+	Confirmations map[string]bisect.Confirmation `json:"confirmations,omitempty"`
 }
 
 // CommitRef names a commit.
@@ -159,13 +153,13 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 	job := b.startJob(record.JobBisect, map[string]any{"good": good.Hash, "bad": bad.Hash, "metric": metric.Name, "direction": req.Direction, "scan": req.Scan, "min_effect": req.MinEffect, "spec": b.Oracle.SpecHash()})
 	b.progressf("bisect %s..%s (%d commits) on %s, direction %s, job %s", good.Short(), bad.Short(), len(chain)-1, metric.Name, req.Direction, job.ID)
 
-	state := bisectState{Confirmations: map[string]confirmation{}}
+	state := bisectState{Confirmations: map[string]bisect.Confirmation{}}
 	if len(job.State) > 0 {
 		// An older job's state may not decode; its confirmations are then
 		// simply taken again.
 		_ = json.Unmarshal(job.State, &state)
 		if state.Confirmations == nil {
-			state.Confirmations = map[string]confirmation{}
+			state.Confirmations = map[string]bisect.Confirmation{}
 		}
 	}
 	opts := bisect.Options{
@@ -179,9 +173,9 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 		Logger:      b.Logger,
 		OnProbe: func(e bisect.ProbeEvent) {
 			state.Probes = append(state.Probes, e)
-			line := fmt.Sprintf("  %-8s %s #%-4d n=%-3d median=%-10.4g %s", e.Phase, short(e.Commit), e.Index, e.N, e.Median, e.Status)
+			line := fmt.Sprintf("  %-8s %s #%-4d n=%-3d median=%-10.4g %s", e.Phase, record.ShortHash(e.Commit), e.Index, e.N, e.Median, e.Status)
 			if e.Best != "" {
-				line += fmt.Sprintf("  best %s p=%.3f", short(e.Best), e.Posterior)
+				line += fmt.Sprintf("  best %s p=%.3f", record.ShortHash(e.Best), e.Posterior)
 			}
 			b.progressf("%s", line)
 			b.saveJob(job, record.JobRunning, state)
@@ -190,32 +184,25 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 	if req.MinEffect > 0 {
 		opts.MinEffect = req.MinEffect
 	}
-	oracle := commitOracle{o: b.Oracle, metric: metric.Name}
-	var res *bisect.Result
-	var rep *BisectReport
-	for attempt := 1; ; attempt++ {
-		state.Probes = state.Probes[:0]
-		if req.Scan > 1 {
-			res, err = bisect.Scan(ctx, hashes, oracle, opts, req.Scan)
-		} else {
-			res, err = bisect.Bisect(ctx, hashes, oracle, opts)
-		}
-		if err != nil {
-			b.saveJob(job, record.JobFailed, state)
-			return nil, fmt.Errorf("bisect %s..%s: %w", good.Short(), bad.Short(), err)
-		}
-		rep = b.bisectReport(res, chain, metric)
-		unconfirmed, err := b.confirmCulprits(ctx, rep, metric.Name, state.Confirmations)
+	// The search, the confirmation of every culprit and the search again
+	// over a range whose culprit is not confirmed are the engine's
+	// (bisect.Locate); the job persists what it confirmed.
+	opts.Scan = req.Scan
+	opts.Known = state.Confirmations
+	opts.OnConfirm = func(c bisect.Confirmation) {
+		state.Confirmations[c.Commit] = c
 		b.saveJob(job, record.JobRunning, state)
-		if err != nil {
-			b.saveJob(job, record.JobFailed, state)
-			return nil, err
-		}
-		if unconfirmed == 0 || attempt == bisectAttempts {
-			break
-		}
-		b.progressf("%d culprit(s) not confirmed by fresh runs; searching the range again with them (attempt %d of %d)", unconfirmed, attempt+1, bisectAttempts)
 	}
+	opts.OnSearchAgain = func(attempt, unconfirmed int) {
+		state.Probes = state.Probes[:0]
+		b.progressf("%d culprit(s) not confirmed by interleaved runs; searching the range again with them (attempt %d of %d)", unconfirmed, attempt, bisect.DefaultAttempts)
+	}
+	res, err := bisect.Locate(ctx, hashes, commitOracle{o: b.Oracle, metric: metric.Name}, opts)
+	if err != nil {
+		b.saveJob(job, record.JobFailed, state)
+		return nil, fmt.Errorf("bisect %s..%s: %w", good.Short(), bad.Short(), err)
+	}
+	rep := b.bisectReport(res, chain, metric)
 	rep.JobID = job.ID
 	if req.Hunks {
 		for _, c := range res.Culprits {
@@ -232,45 +219,6 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 	return rep, nil
 }
 
-// confirmCulprits measures every culprit of rep against its parent with
-// fresh interleaved runs (a culprit confirmed once, in known, is not
-// measured again), marks each one, adds a warning for each that is
-// not confirmed and returns how many are not.
-func (b *Bot) confirmCulprits(ctx context.Context, rep *BisectReport, metric string, known map[string]confirmation) (int, error) {
-	unconfirmed := 0
-	for i := range rep.Culprits {
-		c := &rep.Culprits[i]
-		// A confirmed culprit stays confirmed; one that was not is tested
-		// again with new fresh runs when a later search names it again.
-		got, ok := known[c.Commit]
-		if !ok || !got.Confirmed {
-			commit, err := b.Repo.Commit(ctx, c.Commit)
-			if err != nil {
-				return 0, err
-			}
-			if len(commit.Parents) == 0 {
-				got = confirmation{Detail: "the culprit is a root commit"}
-			} else {
-				b.progressf("  confirm  %s against its parent with fresh interleaved runs", short(c.Commit))
-				got.Confirmed, got.Detail, err = b.confirm(ctx, commit.Parents[0], c.Commit, metric, c.DeltaPct)
-				switch {
-				case errors.Is(err, bisect.ErrBroken):
-					got = confirmation{Detail: fmt.Sprintf("its parent %s cannot be measured", short(commit.Parents[0]))}
-				case err != nil:
-					return 0, err
-				}
-			}
-			known[c.Commit] = got
-		}
-		c.Confirmed, c.Confirmation = got.Confirmed, got.Detail
-		if !got.Confirmed {
-			unconfirmed++
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("culprit %s not confirmed: %s", short(c.Commit), got.Detail))
-		}
-	}
-	return unconfirmed, nil
-}
-
 func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric record.Metric) *BisectReport {
 	byHash := map[string]gitops.Commit{}
 	for _, c := range chain {
@@ -282,16 +230,21 @@ func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric rec
 	}
 	rep := &BisectReport{
 		Verdict: res.Verdict, Metric: metric.Name, Unit: metric.Unit, Direction: res.Direction,
-		Good: end(res.Good), Bad: end(res.Bad), Samples: res.Samples, Warnings: res.Warnings,
+		Good: end(res.Good), Bad: end(res.Bad), Samples: res.Samples, Warnings: record.WarningStrings(res.Warnings),
 		Culprits: []CulpritReport{}, Candidates: []CommitRef{}, Skipped: []CommitRef{}, Probes: []ProbeReport{},
 		chain: chain,
 	}
 	for _, c := range res.Culprits {
 		bc := byHash[c.Commit]
-		rep.Culprits = append(rep.Culprits, CulpritReport{
+		cr := CulpritReport{
 			Commit: c.Commit, Subject: bc.Subject, Author: bc.Author, Confidence: c.Confidence,
 			DeltaPct: c.DeltaPct, CIPct: [2]float64{c.CILoPct, c.CIHiPct}, Direction: c.Direction,
-		})
+			ParentRuns: end(c.Parent), CulpritRuns: end(c.Self),
+		}
+		if c.Confirmation != nil {
+			cr.Confirmed, cr.Confirmation = c.Confirmation.Confirmed, c.Confirmation.String()
+		}
+		rep.Culprits = append(rep.Culprits, cr)
 	}
 	for _, h := range res.Candidates {
 		rep.Candidates = append(rep.Candidates, ref(h))
@@ -338,20 +291,4 @@ func (b *Bot) summarize(t record.Target, metric string) (stats.Summary, []float6
 		return stats.Summary{}, nil, err
 	}
 	return stats.Summarize(vals, 0.95), vals, nil
-}
-
-func short(h string) string {
-	if len(h) > 10 {
-		return h[:10]
-	}
-	return h
-}
-
-func firstLine(s string) string {
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

@@ -9,22 +9,8 @@ import (
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/stats"
 	"github.com/perfbot/perfbot/store"
 )
-
-// endRuns is the number of runs each side of a culprit gets before its
-// finding is written, so the summary table's intervals are meaningful.
-const endRuns = 10
-
-// confirmPairs is the number of fresh parent/culprit run pairs taken,
-// interleaved, before a culprit's finding may be filed: a culprit that
-// came out of runs taken while the host was slower must show its change
-// again side by side with its parent.
-const confirmPairs = 6
-
-// confirmRounds bounds the rounds of confirm.
-const confirmRounds = 3
 
 // historyWindow is how many chain commits on each side of a culprit the
 // sparkline shows.
@@ -32,9 +18,12 @@ const historyWindow = 20
 
 // Findings turns a bisection into findings, one per culprit (or one for
 // candidates or a verdict without culprit), and stores them. hunks holds
-// the hunk search of each culprit in order, or nil. What the evidence
-// costs (the runs that give each side of a culprit endRuns values) is
-// added to the report's runs, builds and wall time.
+// the hunk search of each culprit in order, or nil. The evidence is the
+// bisection's own: each culprit's summary table shows the runs of its
+// parent and of it that its effect and its confirmation rest on, so
+// nothing is measured for it. Only a culprit that was never confirmed (a
+// report put together by hand) is confirmed here; what that costs is added
+// to the report's runs, builds and wall time.
 func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*record.Finding, error) {
 	metric, err := b.Config.Metric(rep.Metric)
 	if err != nil {
@@ -89,21 +78,20 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 	if err != nil {
 		return nil, err
 	}
-	good, err := b.end(ctx, parent, metric.Name)
-	if err != nil {
-		return nil, err
-	}
-	bad, err := b.end(ctx, culprit, metric.Name)
-	if err != nil {
-		return nil, err
-	}
 	f := b.newFinding(rep, metric)
 	if c.Confirmation == "" {
 		// The bisection did not confirm it (a report from before
 		// confirmation, or one built by hand): do it now.
-		if c.Confirmed, c.Confirmation, err = b.confirm(ctx, parent.Hash, culprit.Hash, metric.Name, c.DeltaPct); err != nil {
-			return nil, err
+		conf, err := bisect.Confirm(ctx, commitOracle{o: b.Oracle, metric: metric.Name}, parent.Hash, culprit.Hash, bisect.ConfirmOptions{
+			Better: record.Better(metric.Better), Direction: c.Direction,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("confirm %s: %w", culprit.Short(), err)
 		}
+		c.Confirmed, c.Confirmation = conf.Confirmed, conf.String()
+		c.DeltaPct, c.CIPct = conf.DeltaPct, [2]float64{conf.CILoPct, conf.CIHiPct}
+		c.ParentRuns = EndReport{Commit: parent.Hash, N: conf.ParentRuns.N, Median: conf.ParentRuns.Median, CI: [2]float64{conf.ParentRuns.Lo, conf.ParentRuns.Hi}}
+		c.CulpritRuns = EndReport{Commit: culprit.Hash, N: conf.SelfRuns.N, Median: conf.SelfRuns.Median, CI: [2]float64{conf.SelfRuns.Lo, conf.SelfRuns.Hi}}
 	}
 	if !c.Confirmed {
 		f.Unconfirmed = c.Confirmation
@@ -111,7 +99,8 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 	}
 	f.Outcome = record.OutcomeCulprit
 	f.Direction = c.Direction
-	f.Good, f.Bad = good, bad
+	f.Good = endOf(b.reportCommit(parent), c.ParentRuns)
+	f.Bad = endOf(b.reportCommit(culprit), c.CulpritRuns)
 	rc := b.reportCommit(culprit)
 	if p, err := b.Repo.Diff(ctx, parent.Hash, culprit.Hash); err == nil {
 		for _, fd := range p.Files {
@@ -146,7 +135,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 	f.Logs = b.lastLog(record.Target{Commit: culprit.Hash})
 	f.Reproduce = []string{
 		fmt.Sprintf("perfbot measure %s %s --repeats 10", parent.Short(), culprit.Short()),
-		fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s --direction %s", short(rep.Good.Commit), short(rep.Bad.Commit), metric.Name, rep.Direction),
+		fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s --direction %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name, rep.Direction),
 		fmt.Sprintf("perfbot hunks %s --metric %s", culprit.Short(), metric.Name),
 	}
 	f.ID = f.Fingerprint()
@@ -165,7 +154,7 @@ func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record
 		if err != nil {
 			return nil, err
 		}
-		*e.dst = record.End{Commit: b.reportCommit(c), N: e.src.N, Median: e.src.Median, Lo: e.src.CI[0], Hi: e.src.CI[1]}
+		*e.dst = endOf(b.reportCommit(c), e.src)
 	}
 	for _, cand := range rep.Candidates {
 		c, err := b.Repo.Commit(ctx, cand.Commit)
@@ -175,7 +164,7 @@ func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record
 		f.Candidates = append(f.Candidates, b.reportCommit(c))
 	}
 	f.EnvGood, f.EnvDiffs = b.envEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
-	f.Reproduce = []string{fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s", short(rep.Good.Commit), short(rep.Bad.Commit), metric.Name)}
+	f.Reproduce = []string{fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name)}
 	f.ID = f.Fingerprint()
 	if f.Outcome == record.OutcomeNotReproduced {
 		f.ID += "-nr"
@@ -187,7 +176,7 @@ func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Findin
 	f := &record.Finding{
 		Created: now(), Repo: b.Config.Repo.URL, Metric: metric.Name, Unit: metric.Unit,
 		Direction: rep.Direction, Runs: rep.Runs, Builds: rep.Builds, WallSeconds: rep.WallSeconds,
-		Warnings: uniqueWarnings(rep.Warnings), State: record.StateKept,
+		Warnings: rep.Warnings, State: record.StateKept,
 		PublishConfidence: b.Config.Report.PublishConfidence,
 	}
 	if b.Config.GitHub.Repo != "" {
@@ -213,17 +202,10 @@ func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Findin
 	return f
 }
 
-// end makes sure one side of a culprit has endRuns runs and summarizes it.
-func (b *Bot) end(ctx context.Context, c gitops.Commit, metric string) (record.End, error) {
-	t := record.Target{Commit: c.Hash}
-	if err := b.Oracle.Ensure(ctx, t, endRuns); err != nil {
-		return record.End{}, fmt.Errorf("measure %s for the evidence: %w", c.Short(), err)
-	}
-	s, _, err := b.summarize(t, metric)
-	if err != nil {
-		return record.End{}, err
-	}
-	return record.End{Commit: b.reportCommit(c), N: s.N, Median: s.Median, Lo: s.Lo, Hi: s.Hi}, nil
+// endOf is the evidence's summary of one side: the bisection's, as the
+// command line printed it.
+func endOf(c record.Commit, e EndReport) record.End {
+	return record.End{Commit: c, N: e.N, Median: e.Median, Lo: e.CI[0], Hi: e.CI[1]}
 }
 
 func (b *Bot) reportCommit(c gitops.Commit) record.Commit {
@@ -328,57 +310,4 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-// confirm measures parent and culprit again, interleaved, in rounds of
-// confirmPairs pairs, and reports whether the fresh runs show a change of
-// the culprit's sign, with what they show. A round whose interval still
-// holds zero while its estimate has the culprit's sign asks for another,
-// up to confirmRounds.
-func (b *Bot) confirm(ctx context.Context, parent, culprit, metric string, deltaPct float64) (bool, string, error) {
-	var good, bad []float64
-	var pct, lo, hi float64
-	confirmed := false
-	for round := 0; round < confirmRounds && !confirmed; round++ {
-		for range confirmPairs {
-			g, err := b.freshRuns(ctx, record.Target{Commit: parent}, 1)
-			if err != nil {
-				return false, "", fmt.Errorf("confirm %s: %w", short(culprit), err)
-			}
-			bd, err := b.freshRuns(ctx, record.Target{Commit: culprit}, 1)
-			if err != nil {
-				return false, "", fmt.Errorf("confirm %s: %w", short(culprit), err)
-			}
-			good, bad = append(good, g[metric]...), append(bad, bd[metric]...)
-		}
-		pct, lo, hi = stats.Delta(good, bad, 0.95)
-		confirmed = (deltaPct < 0 && hi < 0) || (deltaPct > 0 && lo > 0)
-		if pct*deltaPct <= 0 {
-			break // the fresh runs point the other way or nowhere
-		}
-	}
-	return confirmed, fmt.Sprintf("%d fresh interleaved runs each of parent and culprit give %+.1f%% [%+.1f%%, %+.1f%%]", len(good), pct, lo, hi), nil
-}
-
-// uniqueWarnings drops repeated warnings and folds the bisection's
-// "N outlier runs were left out" lines into one total.
-func uniqueWarnings(ws []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	outliers := 0
-	for _, w := range ws {
-		var n int
-		if _, err := fmt.Sscanf(w, "%d outlier runs were left out of the comparison", &n); err == nil && strings.HasSuffix(w, "left out of the comparison") {
-			outliers += n
-			continue
-		}
-		if !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	if outliers > 0 {
-		out = append([]string{fmt.Sprintf("%d outlier runs were left out of the comparisons", outliers)}, out...)
-	}
-	return out
 }

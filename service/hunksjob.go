@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -42,6 +42,9 @@ type HunksReport struct {
 	Builds         int      `json:"builds"`
 	WallSeconds    float64  `json:"wall_seconds"`
 	Warnings       []string `json:"warnings,omitempty"`
+	// Undecided are hunks of the minimal set whose effect could not be
+	// measured; they are not among Hunks.
+	Undecided []string `json:"undecided,omitempty"`
 }
 
 // HunkReport is one hunk of the minimal set.
@@ -135,11 +138,11 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 	if len(all) == 0 {
 		return nil, &InputError{Err: fmt.Errorf("hunks %s: the change has no hunks", rep.Change)}
 	}
-	b.progressf("hunks of %s: %d hunks in %d files on %s", short(rep.Change), len(all), len(patch.Files), metric.Name)
+	b.progressf("hunks of %s: %d hunks in %d files on %s", record.ShortHash(rep.Change), len(all), len(patch.Files), metric.Name)
 
-	groups := make([]bisect.Group, 0, len(patch.Files))
+	groups := make([]minimize.Group, 0, len(patch.Files))
 	for _, f := range patch.Files {
-		g := bisect.Group{Name: f.NewPath}
+		g := minimize.Group{Name: f.NewPath}
 		if g.Name == "" {
 			g.Name = f.OldPath
 		}
@@ -151,7 +154,7 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		}
 	}
 	o := newHunkOracle(b.Oracle, metric.Name, patch, full)
-	iso, err := bisect.Isolate(ctx, o, bisect.DDOptions{
+	iso, err := minimize.Isolate(ctx, o, minimize.Options{
 		Groups:      groups,
 		Deps:        patch.Dependencies(),
 		Confidence:  0.999,
@@ -162,12 +165,12 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 	})
 	if err != nil {
 		switch {
-		case errors.Is(err, bisect.ErrEndsAlike):
-			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (the change has no measurable effect on %s)", short(rep.Change), err, metric.Name)}
-		case errors.Is(err, bisect.ErrNotWorse):
-			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured again, the change is no regression of %s)", short(rep.Change), err, metric.Name)}
+		case errors.Is(err, minimize.ErrEndsAlike):
+			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (the change has no measurable effect on %s)", record.ShortHash(rep.Change), err, metric.Name)}
+		case errors.Is(err, minimize.ErrNotWorse):
+			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured again, the change is no regression of %s)", record.ShortHash(rep.Change), err, metric.Name)}
 		}
-		return nil, fmt.Errorf("hunks %s: %w", short(rep.Change), err)
+		return nil, fmt.Errorf("hunks %s: %w", record.ShortHash(rep.Change), err)
 	}
 	byID := map[string]*gitops.Hunk{}
 	for _, h := range all {
@@ -182,12 +185,8 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 	}
 	sort.Slice(rep.Hunks, func(i, j int) bool { return rep.Hunks[i].File < rep.Hunks[j].File })
 	rep.Effect = effectOf(iso)
-	if iso.AppliedOutcome != "" && iso.AppliedOutcome != bisect.OutcomeBad {
-		rep.Warnings = append(rep.Warnings, "applying the minimal set alone to the parent does not reproduce the change: the set is not trustworthy")
-	}
-	if iso.RevertedOutcome != "" && iso.RevertedOutcome != bisect.OutcomeGood {
-		rep.Warnings = append(rep.Warnings, "reverting the minimal set alone does not recover the change: other hunks contribute too")
-	}
+	rep.Warnings = record.WarningStrings(iso.Warnings)
+	rep.Undecided = iso.Undecided
 	rep.Tests = testsOf(iso)
 	rep.Unresolved = iso.Unresolved
 	if rep.Unresolved == nil {
@@ -219,6 +218,7 @@ type EnvBisectReport struct {
 	Runs        int               `json:"runs"`
 	Builds      int               `json:"builds"`
 	WallSeconds float64           `json:"wall_seconds"`
+	Warnings    []string          `json:"warnings,omitempty"`
 }
 
 // EnvBisect finds the smallest set of environment variables whose values
@@ -241,14 +241,14 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 	if err != nil {
 		return nil, err
 	}
-	names := bisect.EnvDiff(good, bad)
+	names := minimize.EnvDiff(good, bad)
 	if len(names) == 0 {
 		return nil, &InputError{Err: fmt.Errorf("envbisect: %s and %s set the same variables", req.GoodEnv, req.BadEnv)}
 	}
 	b.progressf("envbisect at %s: %d variables differ: %s", c.Short(), len(names), strings.Join(names, " "))
 	o := &envOracle{o: b.Oracle, metric: metric.Name, commit: c.Hash, good: good, bad: bad}
-	iso, err := bisect.Isolate(ctx, o, bisect.DDOptions{
-		Groups:      []bisect.Group{{Name: "env", Elements: names}},
+	iso, err := minimize.Isolate(ctx, o, minimize.Options{
+		Groups:      []minimize.Group{{Name: "env", Elements: names}},
 		Confidence:  0.999,
 		Better:      record.Better(metric.Better),
 		InitialRuns: max(b.Config.Bisect.Repeats, 8),
@@ -256,26 +256,27 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 		OnTest:      b.testProgress,
 	})
 	if err != nil {
-		if errors.Is(err, bisect.ErrEndsAlike) {
+		if errors.Is(err, minimize.ErrEndsAlike) {
 			return nil, &InputError{Err: fmt.Errorf("envbisect: %w", err)}
 		}
 		return nil, fmt.Errorf("envbisect %s: %w", c.Short(), err)
 	}
-	rep := &EnvBisectReport{Commit: c.Hash, Metric: metric.Name, Differing: names, Minimal: iso.Minimal, Good: good, Bad: bad, Unresolved: iso.Unresolved}
+	rep := &EnvBisectReport{Commit: c.Hash, Metric: metric.Name, Differing: names, Minimal: iso.Minimal, Good: good, Bad: bad,
+		Unresolved: iso.Unresolved, Warnings: record.WarningStrings(iso.Warnings)}
 	rep.Effect = effectOf(iso)
 	rep.Tests = testsOf(iso)
 	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
 	return rep, nil
 }
 
-func effectOf(iso *bisect.Isolation) EffectReport {
-	delta := func(m bisect.Measure) DeltaReport {
+func effectOf(iso *minimize.Isolation) EffectReport {
+	delta := func(m minimize.Effect) DeltaReport {
 		return DeltaReport{DeltaPct: m.DeltaPct, CIPct: [2]float64{m.CILoPct, m.CIHiPct}, N: m.N}
 	}
 	return EffectReport{Applied: delta(iso.Applied), Reverted: delta(iso.Reverted)}
 }
 
-func testsOf(iso *bisect.Isolation) []TestReport {
+func testsOf(iso *minimize.Isolation) []TestReport {
 	out := []TestReport{}
 	for _, t := range iso.Tests {
 		out = append(out, TestReport{Set: t.Set, Side: t.Side, N: t.N, Median: t.Median, PBad: t.PBad, Outcome: t.Outcome})
@@ -284,7 +285,7 @@ func testsOf(iso *bisect.Isolation) []TestReport {
 }
 
 // testProgress prints one line per decided configuration of a set search.
-func (b *Bot) testProgress(e bisect.TestEvent) {
+func (b *Bot) testProgress(e minimize.TestEvent) {
 	b.progressf("  test %-6s %-40s n=%-3d median=%-10.4g p(bad)=%.3f %s", e.Test.Side, trim(strings.Join(e.Test.Set, ","), 40), e.Test.N, e.Test.Median, e.Test.PBad, e.Test.Outcome)
 }
 

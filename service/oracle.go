@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/perfbot/perfbot/bisect"
@@ -119,7 +120,8 @@ func (o *Oracle) brokenError(t record.Target, runID uint64) error {
 	if err != nil || !ok {
 		return fmt.Errorf("%s: %w", t.Short(), bisect.ErrBroken)
 	}
-	return fmt.Errorf("%s: %s: %s: %w", t.Short(), r.Status, firstLine(r.Error), bisect.ErrBroken)
+	first, _, _ := strings.Cut(r.Error, "\n")
+	return fmt.Errorf("%s: %s: %s: %w", t.Short(), r.Status, first, bisect.ErrBroken)
 }
 
 func (o *Oracle) targetLock(key string) *sync.Mutex {

@@ -55,7 +55,34 @@ type History struct {
 	// to the next, as a shared machine's neighbours come and go.
 	DriftSD   float64
 	DriftCorr float64
+	// Transient lists commits whose first runs read differently from the
+	// rest (a cold cache after the build, a warm-up the benchmark does not
+	// discard): what the commit's first runs show, later runs do not.
+	Transient []Transient
+	// Cached lists runs the oracle holds before the search starts, taken
+	// at another time (an earlier stretch, an earlier night): one after
+	// another, with no run of another commit between them, long before
+	// the search's own runs.
+	Cached []Cached
 }
+
+// Cached is a block of recorded runs of commit At: Runs runs taken in a
+// row while the host ran at Host times its usual speed (0.72: the host was
+// 28% slower then; 0 means 1).
+type Cached struct {
+	At, Runs int
+	Host     float64
+}
+
+// Transient multiplies the first Runs fresh runs of commit At by Factor.
+type Transient struct {
+	At, Runs int
+	Factor   float64
+}
+
+// cacheGap is the distance in time (Seq) between the cached runs and the
+// first run of a search: other work ran in between.
+const cacheGap = 1000
 
 // CommitID returns the identifier of commit i: "c0007".
 func CommitID(i int) string { return fmt.Sprintf("c%04d", i) }
@@ -107,17 +134,34 @@ func (h *History) IsBroken(i int) bool {
 }
 
 // Oracle returns a fresh oracle over the history; the seed fixes every
-// value it will ever return.
+// value it will ever return. The Cached runs are recorded in it already.
 func (h *History) Oracle(seed int64) *Oracle {
-	return &Oracle{
+	o := &Oracle{
 		h:       h,
 		seed:    uint64(seed),
 		sigma:   math.Sqrt(math.Log1p(h.CV * h.CV)),
-		values:  make(map[int][]float64),
+		values:  make(map[int][]bisect.Run),
 		streams: make(map[int]*rand.Rand),
 		built:   make(map[int]bool),
+		fresh:   make(map[int]int),
 		host:    rand.New(rand.NewPCG(uint64(seed), 1<<40)),
 	}
+	for _, c := range h.Cached {
+		r := rand.New(rand.NewPCG(uint64(seed), uint64(c.At)|1<<50))
+		host := c.Host
+		if host == 0 {
+			host = 1
+		}
+		for range c.Runs {
+			o.seq++
+			v := h.Level(c.At) * host * math.Exp(o.sigma*r.NormFloat64())
+			o.values[c.At] = append(o.values[c.At], bisect.Run{Value: v, Seq: o.seq})
+		}
+	}
+	if len(h.Cached) > 0 {
+		o.seq += cacheGap
+	}
+	return o
 }
 
 // Oracle is a seeded, noisy bisect.Oracle over a History. It records what
@@ -129,18 +173,21 @@ type Oracle struct {
 	sigma float64
 
 	mu      sync.Mutex
-	values  map[int][]float64
+	values  map[int][]bisect.Run
 	streams map[int]*rand.Rand
 	built   map[int]bool
+	fresh   map[int]int // runs made of each commit
 	runs    int
+	seq     uint64     // the oracle's clock: the Seq of the latest run
 	drift   float64    // current log drift of the host
 	host    *rand.Rand // stream of the drift
 }
 
 var _ bisect.Oracle = (*Oracle)(nil)
 
-// Samples implements bisect.Oracle.
-func (o *Oracle) Samples(ctx context.Context, commit string, n int) ([]float64, error) {
+// Samples implements bisect.Oracle. Every run it makes gets the next Seq
+// of the oracle's clock.
+func (o *Oracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -167,15 +214,25 @@ func (o *Oracle) Samples(ctx context.Context, commit string, n int) ([]float64, 
 		o.streams[i] = r
 	}
 	level := math.Log(o.h.Level(i))
+	fresh := o.fresh[i]
 	for len(have) < n {
 		z := r.NormFloat64()
 		if o.h.OutlierRate > 0 && r.Float64() < o.h.OutlierRate {
 			z += o.h.OutlierShift
 		}
-		have = append(have, math.Exp(level+o.sigma*z+o.nextDrift()))
+		o.seq++
+		v := math.Exp(level + o.sigma*z + o.nextDrift())
+		for _, t := range o.h.Transient {
+			if t.At == i && fresh < t.Runs {
+				v *= t.Factor
+			}
+		}
+		fresh++
+		have = append(have, bisect.Run{Value: v, Seq: o.seq})
 		o.runs++
 	}
 	o.values[i] = have
+	o.fresh[i] = fresh
 	return slices.Clone(have), nil
 }
 
@@ -193,8 +250,8 @@ func (o *Oracle) nextDrift() float64 {
 	return o.drift
 }
 
-// Record stores values for a commit as if measured before (a warm cache);
-// they do not count as runs.
+// Record stores values for a commit as if measured before at an unknown
+// time (Seq 0: a cache without timestamps); they do not count as runs.
 func (o *Oracle) Record(commit string, values ...float64) error {
 	i, err := o.index(commit)
 	if err != nil {
@@ -202,7 +259,9 @@ func (o *Oracle) Record(commit string, values ...float64) error {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.values[i] = append(o.values[i], values...)
+	for _, v := range values {
+		o.values[i] = append(o.values[i], bisect.Run{Value: v})
+	}
 	return nil
 }
 

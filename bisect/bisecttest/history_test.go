@@ -25,8 +25,9 @@ func TestHistoryOracle(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, v, 40)
 	var logs float64
-	for _, x := range v {
-		logs += math.Log(x)
+	for k, x := range v {
+		logs += math.Log(x.Value)
+		assert.Equal(t, uint64(k+1), x.Seq, "runs are stamped with the oracle's clock")
 	}
 	assert.InDelta(t, math.Log(90), logs/40, 0.01)
 
@@ -58,7 +59,7 @@ func TestHistoryOracleOrder(t *testing.T) {
 	require.NoError(t, err)
 	y, err := b.Samples(ctx, "c0002", 3)
 	require.NoError(t, err)
-	assert.Equal(t, x, y)
+	assert.Equal(t, bisect.Values(x), bisect.Values(y), "the values do not depend on the order; their places in time do")
 }
 
 func TestHistoryOutliers(t *testing.T) {
@@ -67,7 +68,28 @@ func TestHistoryOutliers(t *testing.T) {
 	require.NoError(t, err)
 	var logs float64
 	for _, x := range v {
-		logs += math.Log(x)
+		logs += math.Log(x.Value)
 	}
 	assert.InDelta(t, math.Log(100)-5*0.02, logs/50, 0.01)
+}
+
+// TestHistoryCached checks that cached runs are recorded at another time
+// and in another host state, and cost no runs.
+func TestHistoryCached(t *testing.T) {
+	h := &bisecttest.History{Len: 4, CV: 0.01, Cached: []bisecttest.Cached{{At: 0, Runs: 20, Host: 0.7}}}
+	o := h.Oracle(1)
+	cached, err := o.Samples(context.Background(), "c0000", 0)
+	require.NoError(t, err)
+	require.Len(t, cached, 20)
+	var logs float64
+	for k, r := range cached {
+		logs += math.Log(r.Value)
+		assert.Equal(t, uint64(k+1), r.Seq)
+	}
+	assert.InDelta(t, math.Log(70), logs/20, 0.01)
+	fresh, err := o.Samples(context.Background(), "c0003", 1)
+	require.NoError(t, err)
+	assert.Greater(t, fresh[0].Seq, uint64(20+100), "the search's runs come long after the cache")
+	assert.InDelta(t, 100, fresh[0].Value, 5)
+	assert.Equal(t, 1, o.Runs())
 }

@@ -10,9 +10,10 @@ import (
 	"sync"
 
 	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/minimize"
 )
 
-// SetWorld is a seeded, noisy bisect.SetOracle over a set of elements (hunks
+// SetWorld is a seeded, noisy minimize.Oracle over a set of elements (hunks
 // or environment variables). A configuration's samples are lognormal around
 // Base·exp(Effect(set)) with a coefficient of variation CV; a configuration
 // for which Broken holds does not build. Values are recorded, so asking
@@ -35,6 +36,10 @@ type SetWorld struct {
 	// OutlierRate is the fraction of samples slowed by 30% (a disturbed
 	// run), to exercise robust comparisons.
 	OutlierRate float64
+	// Busy makes the machine busy now and then: of every Busy.Every
+	// samples drawn, the last Busy.For have noise Busy.CV instead of CV
+	// (neighbours compete for the machine).
+	Busy Busy
 	// Seed makes the noise repeatable.
 	Seed uint64
 
@@ -45,9 +50,24 @@ type SetWorld struct {
 	samples        int
 }
 
-var _ bisect.SetOracle = (*SetWorld)(nil)
+// Busy describes the busy stretches of a SetWorld's machine; the zero
+// value is a quiet machine.
+type Busy struct {
+	Every, For int
+	CV         float64
+}
 
-// Samples implements bisect.SetOracle.
+// noise returns the noise of the next sample.
+func (w *SetWorld) noise() float64 {
+	if b := w.Busy; b.Every > 0 && w.samples%b.Every >= b.Every-b.For {
+		return b.CV
+	}
+	return w.CV
+}
+
+var _ minimize.Oracle = (*SetWorld)(nil)
+
+// Samples implements minimize.Oracle.
 func (w *SetWorld) Samples(ctx context.Context, set []string, n int) ([]float64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -76,7 +96,7 @@ func (w *SetWorld) Samples(ctx context.Context, set []string, n int) ([]float64,
 		level *= math.Exp(w.Effect(members))
 	}
 	for len(xs) < n {
-		x := level * math.Exp(w.CV*w.rng.NormFloat64())
+		x := level * math.Exp(w.noise()*w.rng.NormFloat64())
 		if w.rng.Float64() < w.OutlierRate {
 			x *= 0.7
 		}

@@ -21,7 +21,7 @@ func logSamples(ctx context.Context, o *bisecttest.Oracle, chain []string, i, n 
 	}
 	out := make([]float64, n)
 	for j := range out {
-		out[j] = math.Log(v[j])
+		out[j] = math.Log(v[j].Value)
 	}
 	return out, nil
 }

@@ -13,17 +13,20 @@ import (
 
 func TestRunPrintsTable(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-trials", "8", "-workers", "2", "-rows", "N=64 CV=2%"}, &out, &errOut)
+	code := run(context.Background(), []string{"-trials", "8", "-workers", "2", "-rows", "N=64 CV=2% 5% drop"}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 2+2+3, out.String())
+	// The plain search row, the two variants with three strategies each,
+	// and the whole job.
+	require.Len(t, lines, 2+2+3+3+1, out.String())
 	assert.Equal(t, "| scenario | strategy | accuracy | mean runs | p90 runs | mean builds | misses wrong/extra/short/none |", lines[2])
 	for _, l := range lines[4:] {
-		assert.True(t, strings.HasPrefix(l, "| N=64 CV=2% 5% drop | "), l)
+		assert.True(t, strings.HasPrefix(l, "| N=64 CV=2% 5% drop"), l)
 	}
 	assert.Contains(t, lines[5], "| plain k=10 | ")
 	// Plain bisection costs k runs per probe and per end: 10 × (6+2).
 	assert.Contains(t, lines[5], "| 80.0 | 80 | 8.0 | ")
+	assert.Contains(t, lines[10], ", whole job (CLI) | perfbot job | ")
 }
 
 func TestRunBadFlags(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
+	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -24,6 +25,10 @@ type scenario struct {
 	parallel int
 	// noChange marks the row whose right answer is "not reproduced".
 	noChange bool
+	// job runs the whole job as the command line does (bisect.Locate with
+	// the configuration's defaults) instead of the search alone, and only
+	// that strategy.
+	job bool
 }
 
 // drop5 is the level factor of a 5% drop.
@@ -80,6 +85,31 @@ func scenarios() []scenario {
 			noChange: true,
 		},
 		scenario{
+			name: "N=64 CV=2% 5% drop, good end cached 28% slower",
+			cv:   0.02,
+			draw: func(r *rand.Rand) *bisecttest.History {
+				return &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{{At: 1 + r.IntN(64), Factor: drop5}},
+					Cached: []bisecttest.Cached{{At: 0, Runs: 55, Host: 0.72}}}
+			},
+		},
+		scenario{
+			name: "N=64 CV=2% 5% drop, whole job (CLI)",
+			cv:   0.02,
+			job:  true,
+			draw: func(r *rand.Rand) *bisecttest.History {
+				return &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{{At: 1 + r.IntN(64), Factor: drop5}}}
+			},
+		},
+		scenario{
+			name:     "N=64 CV=2% no change, whole job (CLI)",
+			cv:       0.02,
+			job:      true,
+			noChange: true,
+			draw: func(r *rand.Rand) *bisecttest.History {
+				return &bisecttest.History{Len: 65, CV: 0.02}
+			},
+		},
+		scenario{
 			name:     "N=256 CV=2% 5% drop, K=4 hosts",
 			cv:       0.02,
 			parallel: 4,
@@ -96,6 +126,9 @@ type outcome struct {
 	culprits    []int
 	reproduced  bool // false: the strategy said the ends do not differ
 	runs, build int
+	// confidence is the least confidence reported for a culprit (perfbot
+	// only; 0 otherwise).
+	confidence float64
 }
 
 // strategy is one way to search a history.
@@ -108,6 +141,9 @@ func strategies(sc scenario) []strategy {
 	k := 10
 	if sc.cv > 0.03 {
 		k = 30
+	}
+	if sc.job {
+		return []strategy{{name: "perfbot job", run: runJob}}
 	}
 	out := []strategy{{name: "perfbot", run: func(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle) (outcome, error) {
 		return runPerfbot(ctx, h, o, sc.parallel)
@@ -137,6 +173,56 @@ func runPerfbot(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle
 	}
 	return out, nil
 }
+
+// runJob runs what `perfbot bisect --good G --bad B` runs: bisect.Locate
+// (search, confirmation, search again on an unconfirmed culprit) with the
+// options the service builds from the configuration's defaults. The
+// command's evidence reuses the confirmation's runs and measures nothing.
+func runJob(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle) (outcome, error) {
+	opts, err := cliOptions()
+	if err != nil {
+		return outcome{}, err
+	}
+	res, err := bisect.Locate(ctx, h.Chain(), o, opts)
+	if err != nil {
+		return outcome{}, err
+	}
+	out := outcome{reproduced: res.Verdict != record.OutcomeNotReproduced, runs: o.Runs(), build: o.Builds(), confidence: 1}
+	for _, c := range res.Culprits {
+		out.culprits = append(out.culprits, c.Index)
+		out.confidence = min(out.confidence, c.Confidence)
+	}
+	return out, nil
+}
+
+// cliOptions are the bisect.Options `perfbot bisect` uses on a noise
+// repository (internal/noisyrepo): its configuration sets no bisect key,
+// so every value is the configuration's default, mapped as the service
+// maps it (one host, a higher-is-better metric, a regression searched).
+func cliOptions() (bisect.Options, error) {
+	cfg, err := config.Parse([]byte(noisyConfig), "perfbot.yaml")
+	if err != nil {
+		return bisect.Options{}, err
+	}
+	return bisect.Options{
+		Confidence:  cfg.Bisect.Confidence,
+		MinEffect:   cfg.Bisect.MinEffect,
+		MaxRuns:     cfg.Bisect.MaxRuns,
+		InitialRuns: cfg.Bisect.Repeats,
+		Better:      record.Higher,
+		Direction:   record.Regression,
+		Parallel:    1,
+	}, nil
+}
+
+// noisyConfig is the shape of a noise repository's configuration, without
+// a bisect section.
+const noisyConfig = `repo: {url: ./repo, branch: main}
+benchmarks:
+  - {name: decode, run: sh ./bench.sh, format: gobench, timeout: 1m}
+metrics:
+  - {name: tok_s, benchmark: decode, select: Decode, unit: tok/s, better: higher, primary: true}
+`
 
 // summary aggregates the trials of one row.
 type summary struct {

@@ -1,4 +1,4 @@
-// Command bench-ddmin measures, by seeded simulation, what bisect.Isolate
+// Command bench-ddmin measures, by seeded simulation, what minimize.Isolate
 // costs to narrow a culprit commit down to its hunks: the configurations
 // (builds) and samples (benchmark runs) it needs and how often it finds the
 // exact minimal set.
@@ -38,8 +38,8 @@ import (
 	"slices"
 	"text/tabwriter"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
+	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -181,12 +181,12 @@ func simulate(ctx context.Context, sc scenario, h int, cv float64, trials int, s
 		tr := sc.draw(ids, cv, rng)
 		w := tr.world
 		w.Seed = rng.Uint64()
-		iso, err := bisect.Isolate(ctx, w, bisect.DDOptions{
+		iso, err := minimize.Isolate(ctx, w, minimize.Options{
 			Groups: files(ids, rng),
 			Deps:   tr.deps,
 			Better: record.Higher,
 		})
-		if errors.Is(err, bisect.ErrEndsAlike) {
+		if errors.Is(err, minimize.ErrEndsAlike) {
 			if misses != nil {
 				fmt.Fprintf(misses, "%s H=%d CV=%g trial %d: %v\n", sc.name, h, cv, t, err)
 			}
@@ -216,12 +216,12 @@ func simulate(ctx context.Context, sc scenario, h int, cv float64, trials int, s
 
 // countUnresolved counts the tests that did not build and those that ran
 // out of samples undecided.
-func countUnresolved(iso *bisect.Isolation) (broken, undecided int) {
+func countUnresolved(iso *minimize.Isolation) (broken, undecided int) {
 	for _, t := range iso.Tests {
 		switch {
 		case t.Broken:
 			broken++
-		case t.Outcome == bisect.OutcomeUnresolved:
+		case t.Outcome == minimize.OutcomeUnresolved:
 			undecided++
 		}
 	}
@@ -229,11 +229,11 @@ func countUnresolved(iso *bisect.Isolation) (broken, undecided int) {
 }
 
 // files spreads the hunks, in order, over files of one to six hunks.
-func files(ids []string, rng *rand.Rand) []bisect.Group {
-	var groups []bisect.Group
+func files(ids []string, rng *rand.Rand) []minimize.Group {
+	var groups []minimize.Group
 	for i := 0; i < len(ids); {
 		n := min(1+rng.IntN(6), len(ids)-i)
-		groups = append(groups, bisect.Group{Name: fmt.Sprintf("file%d.go", len(groups)), Elements: ids[i : i+n]})
+		groups = append(groups, minimize.Group{Name: fmt.Sprintf("file%d.go", len(groups)), Elements: ids[i : i+n]})
 		i += n
 	}
 	return groups

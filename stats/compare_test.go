@@ -1,4 +1,4 @@
-package bisect
+package stats
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 
 // noisy returns n log-normal values around level with coefficient of
 // variation cv.
-func noisy(r *rand.Rand, n int, level, cv float64) []float64 {
+func noisyLog(r *rand.Rand, n int, level, cv float64) []float64 {
 	out := make([]float64, n)
 	for i := range out {
 		out[i] = level * math.Exp(cv*r.NormFloat64())
@@ -21,8 +21,8 @@ func noisy(r *rand.Rand, n int, level, cv float64) []float64 {
 
 func TestClassify(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	good := noisy(r, 20, 100, 0.02)
-	bad := noisy(r, 20, 95, 0.02)
+	good := noisyLog(r, 20, 100, 0.02)
+	bad := noisyLog(r, 20, 95, 0.02)
 	tests := []struct {
 		name   string
 		probe  []float64
@@ -58,9 +58,9 @@ func TestClassifyUninformative(t *testing.T) {
 // that the direction of the metric plays no part.
 func TestClassifySymmetric(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	good := noisy(r, 6, 50, 0.05)
-	bad := noisy(r, 6, 45, 0.05)
-	probe := noisy(r, 2, 47, 0.05)
+	good := noisyLog(r, 6, 50, 0.05)
+	bad := noisyLog(r, 6, 45, 0.05)
+	probe := noisyLog(r, 2, 47, 0.05)
 	p := Classify(good, bad, probe)
 	assert.InDelta(t, 1-p, Classify(bad, good, probe), 1e-12)
 }
@@ -73,14 +73,14 @@ func TestClassifyCalibrated(t *testing.T) {
 	type bin struct{ sumP, bad, n float64 }
 	bins := map[string]*bin{"0.6-0.9": {}, "0.9-1": {}}
 	for range 4000 {
-		good := noisy(r, 20, 100, 0.05)
-		bad := noisy(r, 20, 95, 0.05)
+		good := noisyLog(r, 20, 100, 0.05)
+		bad := noisyLog(r, 20, 95, 0.05)
 		isBad := r.IntN(2) == 1
 		level := 100.0
 		if isBad {
 			level = 95
 		}
-		p := Classify(good, bad, noisy(r, 2, level, 0.05))
+		p := Classify(good, bad, noisyLog(r, 2, level, 0.05))
 		var b *bin
 		switch {
 		case p >= 0.9:
@@ -113,7 +113,7 @@ func TestStudentCDF(t *testing.T) {
 		{12.706, 1, 0.975},
 	}
 	for _, tt := range tests {
-		assert.InDelta(t, tt.want, studentCDF(tt.t, tt.df), 1e-3, "t=%v df=%v", tt.t, tt.df)
+		assert.InDelta(t, tt.want, StudentCDF(tt.t, tt.df), 1e-3, "t=%v df=%v", tt.t, tt.df)
 	}
 }
 
@@ -130,13 +130,13 @@ func TestScreen(t *testing.T) {
 	bad := gauss(12, -0.05)
 	probe := []float64{-0.3}
 	groups := [][]float64{good, bad, probe}
-	got := screen(groups, pooledScale(groups), 0, 1)
+	got := Screen(groups, Scale(groups), 0, 1)
 	require.Len(t, got, 3)
 	assert.Len(t, got[0], 12, "the stalled good run is dropped")
 	assert.Len(t, got[1], 12)
 	assert.Empty(t, got[2], "a lone run far outside both ends is dropped")
 
 	small := [][]float64{{0, 0.01, -0.5}, {-0.05, -0.04, -0.06}}
-	few := screen(small, pooledScale(small), 0, 1)
+	few := Screen(small, Scale(small), 0, 1)
 	assert.Len(t, few[0], 3, "six runs are too few to know what an outlier is")
 }

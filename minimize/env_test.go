@@ -1,11 +1,11 @@
-package bisect_test
+package minimize_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/minimize"
 )
 
 func TestEnvDiff(t *testing.T) {
@@ -22,7 +22,7 @@ func TestEnvDiff(t *testing.T) {
 		{"both nil", nil, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, bisect.EnvDiff(tc.good, tc.bad))
+			assert.Equal(t, tc.want, minimize.EnvDiff(tc.good, tc.bad))
 		})
 	}
 }
@@ -39,10 +39,10 @@ func TestEnvConfiguration(t *testing.T) {
 		{"value from bad", []string{"NCCL_PROTO"}, map[string]string{"NCCL_PROTO": "LL", "OMP_NUM_THREADS": "8", "HOME": "/root"}},
 		{"set only on bad", []string{"NCCL_ALGO"}, map[string]string{"NCCL_PROTO": "Simple", "NCCL_ALGO": "Ring", "OMP_NUM_THREADS": "8", "HOME": "/root"}},
 		{"unset on bad", []string{"OMP_NUM_THREADS"}, map[string]string{"NCCL_PROTO": "Simple", "HOME": "/root"}},
-		{"full difference is the bad environment", bisect.EnvDiff(good, bad), bad},
+		{"full difference is the bad environment", minimize.EnvDiff(good, bad), bad},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, bisect.EnvConfiguration(good, bad, tc.set))
+			assert.Equal(t, tc.want, minimize.EnvConfiguration(good, bad, tc.set))
 		})
 	}
 	assert.Equal(t, "Simple", good["NCCL_PROTO"], "inputs are not modified")

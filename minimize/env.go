@@ -1,4 +1,4 @@
-package bisect
+package minimize
 
 import "sort"
 
@@ -7,7 +7,7 @@ import "sort"
 // unset on the other differs; set to the empty string is not unset.
 //
 // The names are the elements of an environment search: Isolate with one
-// Group holding them, and a SetOracle that measures the set S in the
+// Group holding them, and an Oracle that measures the set S in the
 // environment EnvConfiguration(good, bad, S).
 func EnvDiff(good, bad map[string]string) []string {
 	var names []string

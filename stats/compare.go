@@ -1,37 +1,42 @@
-package bisect
+package stats
 
 import (
 	"math"
 	"slices"
 )
 
-// outlierCut is the distance, in robust standard deviations, beyond which a
-// run is screened out as an outlier. Four σ drops one honest Gaussian run in
-// 16,000 and most runs disturbed by a stalled host or a throttled GPU.
-const outlierCut = 4.0
+// OutlierCut is the distance, in robust standard deviations, beyond which
+// Screen drops a run. Four σ drops one honest Gaussian run in 16,000 and
+// most runs disturbed by a stalled host or a throttled GPU.
+const OutlierCut = 4.0
+
+// MinScaleRuns is the number of successive differences Scale needs before
+// it trusts a scale: a median absolute deviation of fewer runs is so noisy
+// that screening with it throws honest runs away and makes the spread look
+// small.
+const MinScaleRuns = 20
 
 // Classify returns the posterior probability that the probe values come
 // from the bad end's distribution rather than the good end's.
 //
 // All three arguments are raw metric values (tok/s, ms); Classify compares
 // their logarithms, so effects are ratios and the direction of the metric
-// does not matter. Values that are not positive and finite have no logarithm
-// and are ignored. The two hypotheses are "probe shares the bad end's mean"
-// and "probe shares the good end's mean"; both give the data two means and
-// one common, unknown standard deviation. With flat priors on the means and
-// the Jeffreys prior on σ the marginal likelihood of a split of n values
-// into groups of n₁ and n₂ is proportional to
+// does not matter. Values that are not positive and finite have no
+// logarithm and are ignored. The two hypotheses are "probe shares the bad
+// end's mean" and "probe shares the good end's mean"; both give the data
+// two means and one common, unknown standard deviation. With flat priors on
+// the means and the Jeffreys prior on σ the marginal likelihood of a split
+// of n values into groups of n₁ and n₂ is proportional to
 //
 //	(n₁·n₂)^(−1/2) · SS^(−(n−2)/2)
 //
 // where SS is the within-group sum of squares (a Student-t marginal); the
-// result is the ratio of the two, with even prior odds.
+// result is the ratio of the two, with even prior odds. The commit
+// bisection's posterior over change points is the same likelihood over
+// every split of a chain.
 //
-// Runs are screened for outliers first (see screen): a run more than four
-// robust standard deviations from its group's median is dropped, and so is a
-// probe run that lies that far outside the span of the two ends when the
-// probe has too few runs for a median of its own. A single stalled run
-// therefore cannot decide a probe.
+// Runs are screened first (see Screen), so a single stalled run cannot
+// decide a probe.
 //
 // The posterior treats the ends' observed medians as well known; with fewer
 // than about ten runs per end at 5% noise it is overconfident (a reported
@@ -42,8 +47,8 @@ const outlierCut = 4.0
 // a group is empty after screening, there are fewer than three values in
 // all, or the ends are indistinguishable.
 func Classify(good, bad, probe []float64) float64 {
-	raw := [][]float64{logValues(good), logValues(bad), logValues(probe)}
-	groups := screen(raw, pooledScale(raw), 0, 1)
+	raw := [][]float64{Logs(good), Logs(bad), Logs(probe)}
+	groups := Screen(raw, Scale(raw), 0, 1)
 	g, b, p := groups[0], groups[1], groups[2]
 	if len(g) == 0 || len(b) == 0 || len(p) == 0 {
 		return 0.5
@@ -54,19 +59,19 @@ func Classify(good, bad, probe []float64) float64 {
 	}
 	bp := slices.Concat(b, p)
 	gp := slices.Concat(g, p)
-	ssBad := sumSquares(g) + sumSquares(bp)
-	ssGood := sumSquares(gp) + sumSquares(b)
+	ssBad := SumSquares(g) + SumSquares(bp)
+	ssGood := SumSquares(gp) + SumSquares(b)
 	if ssBad == ssGood {
 		return 0.5
 	}
 	df := float64(n - 2)
 	logBad := -0.5*math.Log(float64(len(g))) - 0.5*math.Log(float64(len(bp))) - df/2*math.Log(ssBad)
 	logGood := -0.5*math.Log(float64(len(gp))) - 0.5*math.Log(float64(len(b))) - df/2*math.Log(ssGood)
-	return logistic(logBad - logGood)
+	return Logistic(logBad - logGood)
 }
 
-// logistic maps log odds to a probability without overflowing.
-func logistic(x float64) float64 {
+// Logistic maps log odds to a probability without overflowing.
+func Logistic(x float64) float64 {
 	if x >= 0 {
 		return 1 / (1 + math.Exp(-x))
 	}
@@ -74,23 +79,31 @@ func logistic(x float64) float64 {
 	return e / (1 + e)
 }
 
-// logValues returns the natural logarithms of the positive, finite values.
-func logValues(xs []float64) []float64 {
-	logs, _ := logTimed(xs, nil)
+// Logs returns the natural logarithms of the positive, finite values, in
+// order; the others have no logarithm and are left out.
+func Logs(xs []float64) []float64 {
+	logs := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if x > 0 && !math.IsInf(x, 1) {
+			logs = append(logs, math.Log(x))
+		}
+	}
 	return logs
 }
 
-// screen returns copies of the groups of log values without their outliers.
+// Screen returns copies of the groups of log values without their
+// outliers.
 //
-// scale is the pooled robust standard deviation of pooledScale, so that one
-// group of three runs does not decide its own scale. A group with at least
-// three runs loses the runs farther than outlierCut scales from its median. A smaller group cannot
-// show which of its runs is odd, so its runs are instead kept only when they
-// lie within outlierCut scales of the span between the medians of the two
-// reference groups (lo and hi: the good and bad ends; −1 for none), where
-// every honest run of a commit on either side of a single change falls.
-// With a zero scale (too few runs to estimate it) nothing is screened.
-func screen(groups [][]float64, scale float64, lo, hi int) [][]float64 {
+// scale is the pooled robust standard deviation of Scale, so that one group
+// of three runs does not decide its own scale. A group with at least three
+// runs loses the runs farther than OutlierCut scales from its median. A
+// smaller group cannot show which of its runs is odd, so its runs are
+// instead kept only when they lie within OutlierCut scales of the span
+// between the medians of the two reference groups (lo and hi, the good and
+// bad ends; −1 for none), where every honest run of a commit on either side
+// of a single change falls. With a zero scale (too few runs to estimate
+// it) nothing is screened.
+func Screen(groups [][]float64, scale float64, lo, hi int) [][]float64 {
 	out := make([][]float64, len(groups))
 	if scale == 0 {
 		for i, g := range groups {
@@ -98,16 +111,16 @@ func screen(groups [][]float64, scale float64, lo, hi int) [][]float64 {
 		}
 		return out
 	}
-	cut := outlierCut * scale
+	cut := OutlierCut * scale
 	spanLo, spanHi := math.Inf(-1), math.Inf(1)
 	if lo >= 0 && hi >= 0 && len(groups[lo]) >= 3 && len(groups[hi]) >= 3 {
-		a, b := median(groups[lo]), median(groups[hi])
+		a, b := Median(groups[lo]), Median(groups[hi])
 		spanLo, spanHi = min(a, b)-cut, max(a, b)+cut
 	}
 	for i, g := range groups {
 		keep := make([]float64, 0, len(g))
 		if len(g) >= 3 {
-			m := median(g)
+			m := Median(g)
 			for _, y := range g {
 				if math.Abs(y-m) <= cut {
 					keep = append(keep, y)
@@ -125,53 +138,44 @@ func screen(groups [][]float64, scale float64, lo, hi int) [][]float64 {
 	return out
 }
 
-// minScaleRuns is the number of differences pooledScale needs before it
-// trusts a scale: a median absolute deviation of fewer runs is so noisy
-// that screening with it throws honest runs away and makes the spread look
-// small.
-const minScaleRuns = 20
-
-// pooledScale returns a robust standard deviation of the runs of a group
+// Scale returns a robust standard deviation of the values of a group
 // around their level, pooled over the groups, or 0 when fewer than
-// minScaleRuns differences exist.
+// MinScaleRuns successive differences exist.
 //
-// It is the median absolute difference between successive runs of a group
-// (1.4826/√2 × it is consistent for Gaussian noise), not the deviation from
-// the group's median: most groups of a bisection hold one to three runs,
-// whose median sits so close to its own runs that deviations from it
-// understate σ by a third, and the screen then cuts honest runs at under
-// three σ and leaves the posterior overconfident.
-func pooledScale(groups [][]float64) float64 {
+// It is the median absolute difference between successive values of a
+// group (1.4826/√2 × it is consistent for Gaussian noise), not the
+// deviation from the group's median: most groups of a bisection hold one to
+// three runs, whose median sits so close to its own runs that deviations
+// from it understate σ by a third, and a screen then cuts honest runs at
+// under three σ and leaves a posterior overconfident. Successive
+// differences also leave out a slow drift of the level within a group.
+func Scale(groups [][]float64) float64 {
 	var diffs []float64
 	for _, g := range groups {
 		for i := 1; i < len(g); i++ {
 			diffs = append(diffs, math.Abs(g[i]-g[i-1]))
 		}
 	}
-	if len(diffs) < minScaleRuns {
+	if len(diffs) < MinScaleRuns {
 		return 0
 	}
-	return 1.4826 / math.Sqrt2 * median(diffs)
+	return 1.4826 / math.Sqrt2 * Median(diffs)
 }
 
-// median returns the median of xs without reordering it; 0 for none.
-func median(xs []float64) float64 {
+// Median returns the median of xs without reordering it; NaN for none.
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
-		return 0
+		return math.NaN()
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	h := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[h]
-	}
-	return (s[h-1] + s[h]) / 2
+	return median(s)
 }
 
-// mean returns the arithmetic mean of xs; 0 for none.
-func mean(xs []float64) float64 {
+// Mean returns the arithmetic mean of xs; NaN for none.
+func Mean(xs []float64) float64 {
 	if len(xs) == 0 {
-		return 0
+		return math.NaN()
 	}
 	var s float64
 	for _, x := range xs {
@@ -180,9 +184,13 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// sumSquares returns the sum of squared deviations of xs from their mean.
-func sumSquares(xs []float64) float64 {
-	m := mean(xs)
+// SumSquares returns the sum of squared deviations of xs from their mean;
+// 0 for none.
+func SumSquares(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	m := Mean(xs)
 	var ss float64
 	for _, x := range xs {
 		ss += (x - m) * (x - m)
@@ -190,8 +198,8 @@ func sumSquares(xs []float64) float64 {
 	return ss
 }
 
-// studentCDF returns P(T ≤ t) for Student's t with df degrees of freedom.
-func studentCDF(t, df float64) float64 {
+// StudentCDF returns P(T ≤ t) for Student's t with df degrees of freedom.
+func StudentCDF(t, df float64) float64 {
 	if math.IsInf(t, 1) {
 		return 1
 	}
@@ -226,7 +234,7 @@ func incompleteBeta(a, b, x float64) float64 {
 }
 
 // betaFraction evaluates the continued fraction of the incomplete beta
-// function (Numerical Recipes' betacf, modified Lentz method).
+// function (the modified Lentz method).
 func betaFraction(a, b, x float64) float64 {
 	const tiny = 1e-300
 	qab, qap, qam := a+b, a+1, a-1

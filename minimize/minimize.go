@@ -1,4 +1,4 @@
-package bisect
+package minimize
 
 import (
 	"context"
@@ -10,16 +10,17 @@ import (
 	"github.com/perfbot/perfbot/record"
 )
 
-// SetOracle measures configurations of a set search. A configuration is a
+// Oracle measures configurations of a set search. A configuration is a
 // base (the good end: for hunks, the culprit's parent; for environments, the
 // good environment) with a set of elements applied on top (hunk ids, or
 // names of variables whose values are taken from the bad side). The empty
 // set is the good end and the full set is the bad end.
-type SetOracle interface {
+type Oracle interface {
 	// Samples returns every value recorded for the configuration, measuring
 	// more until there are at least n (n = 0 returns only what is
-	// recorded). An error wrapping ErrBroken means the configuration does
-	// not apply or build; any other error stops the search.
+	// recorded). An error wrapping bisect.ErrBroken means the
+	// configuration does not apply or build; any other error stops the
+	// search.
 	Samples(ctx context.Context, set []string, n int) ([]float64, error)
 }
 
@@ -33,8 +34,8 @@ type Group struct {
 	Elements []string
 }
 
-// DDOptions configures Isolate.
-type DDOptions struct {
+// Options configures Isolate.
+type Options struct {
 	// Groups are the elements to search, grouped files first: the search
 	// splits along group boundaries before it splits inside a group.
 	Groups []Group
@@ -45,9 +46,14 @@ type DDOptions struct {
 	// Confidence is the posterior a configuration needs before it is called
 	// bad (≥ Confidence) or good (≤ 1−Confidence). Default 0.999.
 	Confidence float64
-	// MaxRunsPerTest bounds the samples of one configuration; a
-	// configuration still undecided there is unresolved. Default 60.
+	// MaxRunsPerTest bounds the samples of one test of a configuration.
+	// Default 60.
 	MaxRunsPerTest int
+	// Retests is how many times a configuration whose test stays
+	// undecided (not broken: the host was too noisy for it) is tested
+	// again on fresh samples before it is called unresolved. Default 2;
+	// negative means never.
+	Retests int
 	// InitialRuns is the number of samples each end gets before the search
 	// starts. Default 10.
 	InitialRuns int
@@ -63,9 +69,13 @@ type DDOptions struct {
 }
 
 const (
-	defaultDDConfidence  = 0.999
+	defaultConfidence    = 0.999
 	defaultMaxRunsPerSet = 60
+	defaultRetests       = 2
 	defaultInitialRuns   = 10
+	// effectRuns is the fewest samples a configuration whose effect is
+	// reported gets: stats.Delta gives no 95% interval below four a side.
+	effectRuns = 4
 	// minProbeRuns is the first sample count asked for a configuration:
 	// a single value says nothing about outliers.
 	minProbeRuns = 2
@@ -88,7 +98,8 @@ const (
 	// OutcomeGood means the configuration behaves like the good end.
 	OutcomeGood = "good"
 	// OutcomeUnresolved means the configuration does not apply or build, or
-	// stayed undecided after MaxRunsPerTest samples. It is never good.
+	// its tests stayed undecided, on fresh samples each time (see
+	// Options.Retests). It is never good.
 	OutcomeUnresolved = "unresolved"
 )
 
@@ -109,8 +120,11 @@ type Test struct {
 	PBad float64
 	// Outcome is OutcomeBad, OutcomeGood or OutcomeUnresolved.
 	Outcome string
-	// Broken is set when the oracle reported ErrBroken.
+	// Broken is set when the oracle reported bisect.ErrBroken.
 	Broken bool
+	// Retests counts the times the configuration was tested again after
+	// an undecided test.
+	Retests int
 }
 
 // TestEvent reports progress after a test.
@@ -134,15 +148,21 @@ type Isolation struct {
 	// gives a bad configuration, and applying any subset without one of
 	// its elements does not. Two elements that only regress together are
 	// reported together; an element is reported with the elements it
-	// needs to build.
+	// needs to build. Only elements whose part was measured are named: an
+	// element whose removal stayed undecided is in Undecided instead.
 	Minimal []string
-	// Applied is the effect of applying Minimal to the good end, relative
-	// to the good end.
-	Applied Measure
-	// Reverted is the effect of reverting Minimal from the bad end,
-	// relative to the bad end. A Reverted effect that does not undo the
-	// regression means something outside Minimal regresses too.
-	Reverted Measure
+	// Undecided are the elements of the 1-minimal set whose part could
+	// not be measured: the configuration without them stayed undecided,
+	// on fresh samples each time. They are not named as culprits.
+	Undecided []string
+	// Applied is the effect of applying Minimal (with Undecided) to the
+	// good end, relative to the good end.
+	Applied Effect
+	// Reverted is the effect of reverting Minimal (with Undecided) from
+	// the bad end, relative to the bad end. A Reverted effect that does
+	// not undo the regression means something outside Minimal regresses
+	// too.
+	Reverted Effect
 	// AppliedOutcome is the verdict on the good end with Minimal applied:
 	// OutcomeBad unless the search ran out of decisive tests.
 	AppliedOutcome string
@@ -160,6 +180,8 @@ type Isolation struct {
 	// the two ends included; Samples is the number of samples they hold.
 	Configurations int
 	Samples        int
+	// Warnings are the caveats a report should show, as values.
+	Warnings []record.Warning
 }
 
 // ErrEndsAlike is returned (wrapped) by Isolate when the good and bad ends
@@ -185,8 +207,12 @@ var ErrNotWorse = errors.New("the bad end is not worse than the good end")
 //   - A test measures one configuration sequentially, one sample at a time,
 //     until Classify against the two ends says bad (≥ Confidence) or good
 //     (≤ 1−Confidence); after MaxRunsPerTest samples it is unresolved. A
-//     configuration that does not apply or build (ErrBroken) is unresolved
-//     at once. Unresolved is never good.
+//     configuration that does not apply or build (bisect.ErrBroken) is
+//     unresolved at once. A test that stays undecided (a noisy host, not a
+//     broken configuration) is repeated on fresh samples, up to Retests
+//     times, before the configuration is unresolved; an undecided test is
+//     never held against the elements it leaves out. Unresolved is never
+//     good.
 //   - The search keeps a bracket lo ⊂ hi, lo not bad and hi bad, starting at
 //     the ends. It splits hi∖lo into n parts (whole files while that keeps
 //     the parts balanced) and tests each part from both sides: applied to
@@ -201,7 +227,10 @@ var ErrNotWorse = errors.New("the bad end is not worse than the good end")
 //     that is how two hunks that only regress together come out as a pair,
 //     and a hunk that does not build alone comes out with what it needs.
 //   - The result is made 1-minimal (each element's removal is tested), and
-//     the bad end with the set reverted is measured to report both effects.
+//     the bad end with the set reverted is measured to report both effects
+//     (stats.Delta, each configuration with at least four samples). An
+//     element is named only when its removal was measured: one whose
+//     removal stayed unresolved goes to Undecided.
 //
 // Verdicts that a costly step rests on are confirmed with more samples
 // first; when one is overturned, the search starts over from the ends,
@@ -215,7 +244,7 @@ var ErrNotWorse = errors.New("the bad end is not worse than the good end")
 // in other combinations (two independent culprits) leaves RevertedOutcome
 // not good; without Deps, configurations that do not build are frequent
 // and each costs a build.
-func Isolate(ctx context.Context, o SetOracle, opts DDOptions) (*Isolation, error) {
+func Isolate(ctx context.Context, o Oracle, opts Options) (*Isolation, error) {
 	s, err := newSetSearch(o, opts)
 	if err != nil {
 		return nil, err
@@ -248,8 +277,8 @@ func Isolate(ctx context.Context, o SetOracle, opts DDOptions) (*Isolation, erro
 
 // setSearch is the state of one Isolate call.
 type setSearch struct {
-	o    SetOracle
-	opts DDOptions
+	o    Oracle
+	opts Options
 	log  *slog.Logger
 	u    *setUniverse
 
@@ -261,6 +290,9 @@ type setSearch struct {
 	tests   []Test
 	// candidates is the current bracket's difference, for progress events.
 	candidates elemSet
+	// undecided are the elements of the result whose removal could not be
+	// decided.
+	undecided elemSet
 }
 
 // setConfig is one measured set with its verdict.
@@ -273,20 +305,25 @@ type setConfig struct {
 	broken  bool
 	// confirmed is set once confirm has measured the configuration again.
 	confirmed bool
+	// retests counts the tests repeated after an undecided one.
+	retests int
 	// test is the index of the configuration's Test in the result.
 	test int
 }
 
-func newSetSearch(o SetOracle, opts DDOptions) (*setSearch, error) {
+func newSetSearch(o Oracle, opts Options) (*setSearch, error) {
 	if o == nil {
-		return nil, errors.New("isolate: nil SetOracle")
+		return nil, errors.New("isolate: nil Oracle")
 	}
 	u, err := newSetUniverse(opts.Groups, opts.Deps)
 	if err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
 	if opts.Confidence == 0 {
-		opts.Confidence = defaultDDConfidence
+		opts.Confidence = defaultConfidence
+	}
+	if opts.Retests == 0 {
+		opts.Retests = defaultRetests
 	}
 	if opts.Confidence <= 0.5 || opts.Confidence >= 1 {
 		return nil, fmt.Errorf("isolate: Confidence %v is outside (0.5, 1)", opts.Confidence)
@@ -489,10 +526,15 @@ func (s *setSearch) strictlyBetween(c, lo, hi elemSet) bool {
 // minimize makes the found set 1-minimal: it tests the set without each of
 // its elements (and whatever needs that element) and shrinks to any such
 // subset that is still bad. A single element needs no check: the empty set
-// is the good end.
+// is the good end. An element is kept because the set without it measured
+// good (or does not build); when that configuration stays unresolved on
+// fresh samples, the element is kept for the set's sake but listed as
+// undecided, never named for an effect nobody measured.
 func (s *setSearch) minimize(ctx context.Context, minimal elemSet) (elemSet, error) {
+	s.undecided = nil
 	for shrunk := true; shrunk && len(minimal) > 1; {
 		shrunk = false
+		var undecided elemSet
 		for _, e := range minimal {
 			sub := s.u.closeDown(minimal.minus(elemSet{e}))
 			if len(sub) == 0 {
@@ -510,6 +552,12 @@ func (s *setSearch) minimize(ctx context.Context, minimal elemSet) (elemSet, err
 				minimal, shrunk = sub, true
 				break
 			}
+			if v == OutcomeUnresolved && !s.configs[sub.key()].broken {
+				undecided = append(undecided, e)
+			}
+		}
+		if !shrunk {
+			s.undecided = undecided
 		}
 	}
 	return minimal, nil
@@ -523,13 +571,29 @@ func (s *setSearch) result(ctx context.Context, minimal elemSet) (*Isolation, er
 	if err != nil {
 		return nil, err
 	}
+	applied := s.configs[minimal.key()]
+	for _, c := range []*setConfig{applied, s.configs[reverted.key()]} {
+		if err := s.ensure(ctx, c, effectRuns); err != nil {
+			return nil, err
+		}
+	}
 	iso := &Isolation{
-		Minimal:         s.u.namesOf(minimal),
-		AppliedOutcome:  s.configs[minimal.key()].verdict,
-		Applied:         measureEffect(s.good.samples, s.configs[minimal.key()].samples),
-		Reverted:        measureEffect(s.bad.samples, s.configs[reverted.key()].samples),
+		Minimal:         s.u.namesOf(minimal.minus(s.undecided)),
+		Undecided:       s.u.namesOf(s.undecided),
+		AppliedOutcome:  applied.verdict,
+		Applied:         effectOf(s.good.samples, applied.samples),
+		Reverted:        effectOf(s.bad.samples, s.configs[reverted.key()].samples),
 		RevertedOutcome: revertedVerdict,
 		Tests:           s.tests,
+	}
+	if iso.AppliedOutcome != OutcomeBad {
+		iso.Warnings = append(iso.Warnings, record.Warning{Kind: record.WarnSetNotBadAlone})
+	}
+	if iso.RevertedOutcome != OutcomeGood {
+		iso.Warnings = append(iso.Warnings, record.Warning{Kind: record.WarnSetIncomplete})
+	}
+	if len(iso.Undecided) > 0 {
+		iso.Warnings = append(iso.Warnings, record.Warning{Kind: record.WarnUndecidedElements, Commits: iso.Undecided})
 	}
 	for _, c := range s.configs {
 		iso.Samples += len(c.samples)

@@ -1,4 +1,4 @@
-package bisect
+package minimize
 
 import (
 	"fmt"
@@ -104,7 +104,7 @@ func newSetUniverse(groups []Group, deps map[string][]string) (*setUniverse, err
 		}
 	}
 	if len(u.names) == 0 {
-		return nil, fmt.Errorf("no elements to search: DDOptions.Groups is empty")
+		return nil, fmt.Errorf("no elements to search: Options.Groups is empty")
 	}
 	u.deps = make([][]int, len(u.names))
 	for name, needs := range deps {

@@ -1,13 +1,14 @@
-package bisect
+package minimize
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 
+	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/stats"
 )
 
 // measureEnds measures the good end (the empty set) and the bad end (the
@@ -78,8 +79,8 @@ func (s *setSearch) growEnds(ctx context.Context, n int) error {
 func (s *setSearch) endsEvidence() float64 {
 	g0, g1 := evenOdd(s.good.samples)
 	b0, b1 := evenOdd(s.bad.samples)
-	badAsBad := Classify(s.good.samples, b0, b1)
-	goodAsGood := 1 - Classify(g0, s.bad.samples, g1)
+	badAsBad := stats.Classify(s.good.samples, b0, b1)
+	goodAsGood := 1 - stats.Classify(g0, s.bad.samples, g1)
 	return (logit(badAsBad) + logit(goodAsGood)) / 2
 }
 
@@ -101,8 +102,10 @@ func evenOdd(xs []float64) (even, odd []float64) {
 }
 
 // test decides whether a configuration behaves like the good or the bad
-// end (see measure), with up to MaxRunsPerTest samples. A configuration
-// measured before keeps its verdict.
+// end (see measure), with up to MaxRunsPerTest samples. A test that stays
+// undecided on a configuration that builds is repeated on fresh samples,
+// up to Retests times (see retest). A configuration measured before keeps
+// its verdict.
 func (s *setSearch) test(ctx context.Context, set elemSet, side string) (string, error) {
 	if c, ok := s.configs[set.key()]; ok {
 		return c.verdict, nil
@@ -114,8 +117,46 @@ func (s *setSearch) test(ctx context.Context, set elemSet, side string) (string,
 	s.configs[set.key()] = c
 	c.test = len(s.tests)
 	s.tests = append(s.tests, Test{})
+	if err := s.retest(ctx, c); err != nil {
+		return "", err
+	}
 	s.record(c)
 	return c.verdict, nil
+}
+
+// retest repeats the test of a configuration that came out undecided, on
+// fresh samples only, so that a noisy stretch of the host does not decide
+// what the configuration's elements are worth: each repetition is a new
+// sequential test of up to MaxRunsPerTest samples. When Retests of them
+// stay undecided too, all the samples together decide if they can, and
+// the configuration is unresolved otherwise.
+func (s *setSearch) retest(ctx context.Context, c *setConfig) error {
+	for c.verdict == OutcomeUnresolved && !c.broken && c.retests < max(s.opts.Retests, 0) {
+		c.retests++
+		c.verdict = ""
+		s.log.Info("isolate: test undecided; measuring again", "set", s.u.namesOf(c.set), "n", len(c.samples))
+		if err := s.measure(ctx, c, len(c.samples), len(c.samples)+s.opts.MaxRunsPerTest); err != nil {
+			return err
+		}
+	}
+	if c.verdict == OutcomeUnresolved && !c.broken && c.retests > 0 {
+		c.pBad = stats.Classify(s.good.samples, s.bad.samples, c.samples)
+		c.verdict = s.decide(c.pBad, OutcomeUnresolved)
+	}
+	return nil
+}
+
+// ensure gives a configuration at least n samples.
+func (s *setSearch) ensure(ctx context.Context, c *setConfig, n int) error {
+	if c.broken || len(c.samples) >= n {
+		return nil
+	}
+	xs, err := s.o.Samples(ctx, s.u.namesOf(c.set), n)
+	if err != nil {
+		return fmt.Errorf("isolate: measure %v: %w", s.u.namesOf(c.set), err)
+	}
+	c.samples = xs
+	return nil
 }
 
 // confirm measures again a configuration that the result is about to rest
@@ -148,7 +189,7 @@ func (s *setSearch) confirm(ctx context.Context, set elemSet) (string, error) {
 	if c.verdict == OutcomeUnresolved && !c.broken && from > 0 {
 		// The replication did not decide on its own: let all the samples
 		// decide, the streak that stopped the first test now diluted.
-		c.pBad = Classify(s.good.samples, s.bad.samples, c.samples)
+		c.pBad = stats.Classify(s.good.samples, s.bad.samples, c.samples)
 		c.verdict = s.decide(c.pBad, OutcomeUnresolved)
 	}
 	if c.verdict != before {
@@ -171,7 +212,7 @@ func (s *setSearch) measure(ctx context.Context, c *setConfig, from, limit int) 
 			return err
 		}
 		xs, err := s.o.Samples(ctx, names, n)
-		if errors.Is(err, ErrBroken) {
+		if errors.Is(err, bisect.ErrBroken) {
 			c.broken, c.verdict, c.pBad = true, OutcomeUnresolved, 0.5
 			s.log.Debug("isolate: configuration does not apply or build", "set", names, "err", err)
 			return nil
@@ -187,7 +228,7 @@ func (s *setSearch) measure(ctx context.Context, c *setConfig, from, limit int) 
 		if err := s.growEnds(ctx, min(len(xs)-from, s.endLimit())); err != nil {
 			return err
 		}
-		c.pBad = Classify(s.good.samples, s.bad.samples, xs[from:])
+		c.pBad = stats.Classify(s.good.samples, s.bad.samples, xs[from:])
 		if len(xs) >= limit {
 			c.verdict = s.decide(c.pBad, OutcomeUnresolved)
 		} else {
@@ -213,9 +254,9 @@ func (s *setSearch) decide(pBad float64, undecided string) string {
 // record writes the configuration's test into the result and reports it.
 func (s *setSearch) record(c *setConfig) {
 	names := s.u.namesOf(c.set)
-	t := Test{Set: names, Side: c.side, N: len(c.samples), PBad: c.pBad, Outcome: c.verdict, Broken: c.broken}
+	t := Test{Set: names, Side: c.side, N: len(c.samples), PBad: c.pBad, Outcome: c.verdict, Broken: c.broken, Retests: c.retests}
 	if len(c.samples) > 0 {
-		t.Median = median(c.samples)
+		t.Median = stats.Median(c.samples)
 	}
 	s.tests[c.test] = t
 	s.log.Info("isolate: test", "set", names, "side", t.Side, "n", t.N, "median", t.Median,
@@ -230,55 +271,34 @@ func (s *setSearch) record(c *setConfig) {
 	s.opts.OnTest(ev)
 }
 
-// Measure is the effect of a configuration relative to a reference end.
-type Measure struct {
+// Effect is the effect of a configuration relative to a reference end:
+// stats.Delta of their samples, the one estimate of an effect that every
+// perfbot report shows.
+type Effect struct {
 	// DeltaPct is the change of the configuration relative to the
-	// reference, in percent: the Hodges–Lehmann shift of the log values
-	// (the median of all pairwise log ratios), which one outlier cannot
-	// move.
+	// reference, in percent; CILoPct and CIHiPct bound its 95% interval.
 	DeltaPct float64
-	// CILoPct and CIHiPct bound the 95% distribution-free (Moses)
-	// confidence interval of DeltaPct. With too few samples for that
-	// interval they span all pairwise ratios, and are wider than 95%.
-	CILoPct float64
-	CIHiPct float64
+	CILoPct  float64
+	CIHiPct  float64
 	// N is the number of samples of the configuration.
 	N int
 }
 
-// z975 is the 97.5% quantile of the standard normal distribution.
-const z975 = 1.959963984540054
-
-// measureEffect estimates the shift of xs relative to ref. Either side
-// empty (a broken configuration) gives a zero Measure with N = len(xs).
-func measureEffect(ref, xs []float64) Measure {
-	m := Measure{N: len(xs)}
+// effectOf estimates the change of xs relative to ref. Either side empty
+// (a broken configuration) gives a zero Effect with N = len(xs).
+func effectOf(ref, xs []float64) Effect {
+	e := Effect{N: len(xs)}
 	if len(ref) == 0 || len(xs) == 0 {
-		return m
+		return e
 	}
-	d := make([]float64, 0, len(ref)*len(xs))
-	for _, x := range xs {
-		for _, r := range ref {
-			d = append(d, math.Log(x)-math.Log(r))
-		}
-	}
-	sort.Float64s(d)
-	n1, n2 := float64(len(xs)), float64(len(ref))
-	// The Moses interval cuts k pairwise differences off each end, with k
-	// from the normal approximation of the Mann–Whitney statistic.
-	k := int(math.Floor(n1*n2/2 - z975*math.Sqrt(n1*n2*(n1+n2+1)/12)))
-	k = max(k, 0)
-	pct := func(v float64) float64 { return 100 * math.Expm1(v) }
-	m.DeltaPct = pct(median(d))
-	m.CILoPct = pct(d[k])
-	m.CIHiPct = pct(d[len(d)-1-k])
-	return m
+	e.DeltaPct, e.CILoPct, e.CIHiPct = stats.Delta(ref, xs, 0.95)
+	return e
 }
 
 // checkDirection refuses ends where the bad end is not worse than the good
 // one in the metric's direction: the search would isolate an improvement.
 func (s *setSearch) checkDirection() error {
-	g, b := median(s.good.samples), median(s.bad.samples)
+	g, b := stats.Median(s.good.samples), stats.Median(s.bad.samples)
 	switch s.opts.Better {
 	case "":
 		return nil

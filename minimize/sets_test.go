@@ -1,4 +1,4 @@
-package bisect
+package minimize
 
 import (
 	"math"
@@ -90,10 +90,10 @@ func TestElemSetOps(t *testing.T) {
 	assert.Equal(t, "", elemSet{}.key())
 }
 
-func TestMeasureEffect(t *testing.T) {
+func TestEffectOf(t *testing.T) {
 	ref := []float64{100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8}
 	xs := []float64{95, 96, 94, 95.5, 94.5, 95, 95.2, 94.8}
-	m := measureEffect(ref, xs)
+	m := effectOf(ref, xs)
 	assert.InDelta(t, -5, m.DeltaPct, 0.3)
 	assert.Less(t, m.CILoPct, m.DeltaPct)
 	assert.Greater(t, m.CIHiPct, m.DeltaPct)
@@ -102,10 +102,10 @@ func TestMeasureEffect(t *testing.T) {
 
 	// One stalled run moves neither the estimate nor the interval much.
 	stalled := append([]float64{30}, xs[1:]...)
-	ms := measureEffect(ref, stalled)
+	ms := effectOf(ref, stalled)
 	assert.InDelta(t, m.DeltaPct, ms.DeltaPct, 0.5)
 	assert.False(t, math.IsNaN(ms.CILoPct))
 
-	assert.Equal(t, Measure{N: 0}, measureEffect(ref, nil))
-	assert.Equal(t, Measure{N: 3}, measureEffect(nil, xs[:3]))
+	assert.Equal(t, Effect{N: 0}, effectOf(ref, nil))
+	assert.Equal(t, Effect{N: 3}, effectOf(nil, xs[:3]))
 }

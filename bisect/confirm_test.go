@@ -1,0 +1,235 @@
+package bisect_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/bisect/bisecttest"
+	"github.com/perfbot/perfbot/record"
+)
+
+// interleave measures the two commits in turn, n runs each, as a search
+// that closes in on a culprit does.
+func interleave(t *testing.T, o bisect.Oracle, a, b string, n int) {
+	t.Helper()
+	for k := 1; k <= n; k++ {
+		for _, c := range []string{a, b} {
+			_, err := o.Samples(context.Background(), c, k)
+			require.NoError(t, err)
+		}
+	}
+}
+
+// TestConfirm states, over ten seeds each, what Confirm concludes and what
+// it costs in named scenarios: the change shown side by side, none, the
+// wrong way, runs of another time, the search's own runs.
+func TestConfirm(t *testing.T) {
+	drop := []bisecttest.Change{changeAt(10, 0.95)}
+	tests := []struct {
+		name    string
+		history bisecttest.History
+		better  record.Better
+		dir     record.Direction
+		prepare func(t *testing.T, o *bisecttest.Oracle)
+		// recent lets Confirm count every run since the first one, as
+		// Locate does after a search that found the host steady.
+		recent    bool
+		want      bisect.ConfirmVerdict
+		minRight  int // of 10 seeds
+		maxFresh  float64
+		wantFresh float64 // at least, on average
+	}{
+		{name: "a 5% drop, nothing recorded", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop},
+			want: bisect.Confirmed, minRight: 10, maxFresh: 14, wantFresh: 8},
+		{name: "no change", history: bisecttest.History{Len: 20, CV: 0.02},
+			want: bisect.NotShown, minRight: 9, maxFresh: 24},
+		{name: "an improvement taken for a regression", history: bisecttest.History{Len: 20, CV: 0.02, Changes: []bisecttest.Change{changeAt(10, 1.05)}},
+			want: bisect.NotShown, minRight: 10, maxFresh: 12},
+		{name: "a latency regression (lower is better)", history: bisecttest.History{Len: 20, CV: 0.02, Changes: []bisecttest.Change{changeAt(10, 1.06)}},
+			better: record.Lower, want: bisect.Confirmed, minRight: 10, maxFresh: 14},
+		{name: "an improvement searched as one", history: bisecttest.History{Len: 20, CV: 0.02, Changes: []bisecttest.Change{changeAt(10, 1.06)}},
+			dir: record.Improvement, want: bisect.Confirmed, minRight: 10, maxFresh: 14},
+		{name: "the search's paired runs suffice", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop},
+			prepare: func(t *testing.T, o *bisecttest.Oracle) { interleave(t, o, "c0009", "c0010", 7) },
+			want:    bisect.Confirmed, minRight: 10, maxFresh: 1},
+		{name: "the search's recent runs count when the host was steady", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop},
+			prepare: func(t *testing.T, o *bisecttest.Oracle) {
+				interleave(t, o, "c0009", "c0000", 6)
+				interleave(t, o, "c0010", "c0019", 6)
+			},
+			recent: true, want: bisect.Confirmed, minRight: 10, maxFresh: 1},
+		{name: "without recent, runs far apart count only as fresh pairs", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop},
+			prepare: func(t *testing.T, o *bisecttest.Oracle) {
+				interleave(t, o, "c0009", "c0000", 6)
+				interleave(t, o, "c0010", "c0019", 6)
+			},
+			want: bisect.Confirmed, minRight: 10, maxFresh: 14, wantFresh: 6},
+		{name: "a fake drop in runs of another time does not count", history: bisecttest.History{Len: 20, CV: 0.02,
+			Cached: []bisecttest.Cached{{At: 10, Runs: 30, Host: 0.7}}},
+			want: bisect.NotShown, minRight: 9, maxFresh: 24},
+		{name: "a parent that does not build", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop,
+			Broken: []bisecttest.Range{{From: 9, To: 9}}},
+			want: bisect.Unmeasurable, minRight: 10, maxFresh: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			right, fresh := 0, 0
+			for seed := range int64(10) {
+				o := tt.history.Oracle(seed)
+				if tt.prepare != nil {
+					tt.prepare(t, o)
+				}
+				before := o.Runs()
+				opts := bisect.ConfirmOptions{Better: tt.better, Direction: tt.dir}
+				if tt.recent {
+					opts.Recent = 1
+				}
+				c, err := bisect.Confirm(context.Background(), o, "c0009", "c0010", opts)
+				require.NoError(t, err)
+				assert.Equal(t, o.Runs()-before, c.Fresh, "seed %d: Fresh counts the runs made", seed)
+				assert.Equal(t, c.Verdict == bisect.Confirmed, c.Confirmed)
+				if c.Verdict == tt.want {
+					right++
+				} else {
+					t.Logf("seed %d: %s: %s", seed, c.Verdict, c)
+				}
+				if c.Verdict != bisect.Unmeasurable {
+					assert.GreaterOrEqual(t, c.Pairs, 4, "seed %d: an interval rests on four runs a side", seed)
+					assert.LessOrEqual(t, c.CILoPct, c.DeltaPct)
+					assert.GreaterOrEqual(t, c.CIHiPct, c.DeltaPct)
+				}
+				fresh += c.Fresh
+			}
+			assert.GreaterOrEqual(t, right, tt.minRight)
+			assert.LessOrEqual(t, float64(fresh)/10, tt.maxFresh, "fresh runs on average")
+			assert.GreaterOrEqual(t, float64(fresh)/10, tt.wantFresh, "fresh runs on average")
+		})
+	}
+}
+
+// TestConfirmAfter checks that a culprit confirmed again is judged on runs
+// taken since its last confirmation, not on the same runs twice.
+func TestConfirmAfter(t *testing.T) {
+	h := &bisecttest.History{Len: 20, CV: 0.02, Changes: []bisecttest.Change{changeAt(10, 0.95)}}
+	o := h.Oracle(3)
+	first, err := bisect.Confirm(context.Background(), o, "c0009", "c0010", bisect.ConfirmOptions{})
+	require.NoError(t, err)
+	require.True(t, first.Confirmed)
+	again, err := bisect.Confirm(context.Background(), o, "c0009", "c0010", bisect.ConfirmOptions{})
+	require.NoError(t, err)
+	assert.Zero(t, again.Fresh, "the same runs give the same verdict")
+	later, err := bisect.Confirm(context.Background(), o, "c0009", "c0010", bisect.ConfirmOptions{After: first.LastSeq})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, later.Fresh, 8)
+	assert.Greater(t, later.LastSeq, first.LastSeq)
+}
+
+// TestLocate states what the whole job does in named scenarios.
+func TestLocate(t *testing.T) {
+	t.Run("culprit confirmed, effect from the runs side by side", func(t *testing.T) {
+		h := &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(40, 0.95)}}
+		right, runs, covered := 0, 0, 0
+		for seed := range int64(20) {
+			o := h.Oracle(seed)
+			var confirmed []bisect.Confirmation
+			res, err := bisect.Locate(context.Background(), h.Chain(), o, bisect.Options{
+				OnConfirm: func(c bisect.Confirmation) { confirmed = append(confirmed, c) },
+			})
+			require.NoError(t, err)
+			runs += o.Runs()
+			assert.Equal(t, o.Runs(), res.Samples, "seed %d: Samples counts every run, the confirmation's included", seed)
+			if len(res.Culprits) != 1 || res.Culprits[0].Index != 40 {
+				t.Logf("seed %d: %v %q", seed, res.Culprits, record.WarningStrings(res.Warnings))
+				continue
+			}
+			right++
+			c := res.Culprits[0]
+			require.NotNil(t, c.Confirmation)
+			assert.True(t, c.Confirmation.Confirmed)
+			assert.Len(t, confirmed, 1)
+			assert.Equal(t, c.Confirmation.DeltaPct, c.DeltaPct, "one estimate of the effect")
+			assert.Less(t, c.CIHiPct, 0.0)
+			if c.CILoPct <= -5 && -5 <= c.CIHiPct {
+				covered++
+			}
+			assert.Equal(t, "c0039", c.Parent.Commit)
+			assert.Equal(t, c.Confirmation.Pairs, min(c.Parent.N, c.Self.N))
+		}
+		assert.GreaterOrEqual(t, right, 19)
+		assert.GreaterOrEqual(t, covered, 16, "the 95% intervals hold the true effect")
+		assert.LessOrEqual(t, float64(runs)/20, 30.0, "mean runs of the whole job")
+	})
+	t.Run("a known confirmation is taken as it is", func(t *testing.T) {
+		h := &bisecttest.History{Len: 33, CV: 0.02, Changes: []bisecttest.Change{changeAt(20, 0.95)}}
+		o := h.Oracle(4)
+		known := map[string]bisect.Confirmation{}
+		_, err := bisect.Locate(context.Background(), h.Chain(), o, bisect.Options{OnConfirm: func(c bisect.Confirmation) { known[c.Commit] = c }})
+		require.NoError(t, err)
+		calls := 0
+		res, err := bisect.Locate(context.Background(), h.Chain(), o, bisect.Options{Known: known, OnConfirm: func(bisect.Confirmation) { calls++ }})
+		require.NoError(t, err)
+		assert.Zero(t, calls, "nothing is confirmed again")
+		require.Len(t, res.Culprits, 1)
+		assert.True(t, res.Culprits[0].Confirmation.Confirmed)
+	})
+	t.Run("a culprit the runs side by side do not show sends the range back", func(t *testing.T) {
+		// The host's speed wanders twice as much as a run varies: the
+		// search is now and then misled, and its confirmation (on pairs
+		// only: the host drifts) catches it.
+		h := &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(37, 0.95)}, DriftSD: 0.04, DriftCorr: 0.9}
+		again, right := 0, 0
+		for seed := range int64(40) {
+			o := h.Oracle(seed)
+			res, err := bisect.Locate(context.Background(), h.Chain(), o, bisect.Options{OnSearchAgain: func(int, int) { again++ }})
+			require.NoError(t, err)
+			for _, c := range res.Culprits {
+				if c.Confirmation.Confirmed {
+					assert.Equal(t, 37, c.Index, "seed %d: a confirmed culprit is right", seed)
+					continue
+				}
+				assert.Contains(t, res.Warnings, record.Warning{Kind: record.WarnUnconfirmed, Commit: c.Commit,
+					Count: c.Confirmation.Pairs, Pct: c.Confirmation.DeltaPct, LoPct: c.Confirmation.CILoPct, HiPct: c.Confirmation.CIHiPct})
+			}
+			if len(res.Culprits) == 1 && res.Culprits[0].Index == 37 && res.Culprits[0].Confirmation.Confirmed {
+				right++
+			}
+		}
+		assert.Positive(t, again, "some searches went back over the range")
+		assert.GreaterOrEqual(t, right, 38)
+	})
+}
+
+// TestResidualBudget scripts the case of a commit that doubles ns/op on a
+// busy machine (6% noise) in a hundred commits: the culprit is obvious
+// after a few runs, and the checks of the ranges beside it must cost in
+// proportion instead of trying, run after run, to exclude a 2% change they
+// cannot exclude.
+func TestResidualBudget(t *testing.T) {
+	h := &bisecttest.History{Len: 101, CV: 0.06, Changes: []bisecttest.Change{changeAt(37, 2)}}
+	for seed := range int64(10) {
+		o := h.Oracle(seed)
+		phase := map[string]int{}
+		last := 0
+		res, err := bisect.Bisect(context.Background(), h.Chain(), o, bisect.Options{
+			Better: record.Lower,
+			OnProbe: func(e bisect.ProbeEvent) {
+				phase[e.Phase] += e.Samples - last
+				last = e.Samples
+			},
+		})
+		require.NoError(t, err)
+		require.Equal(t, []int{37}, culpritIndices(res), "seed %d", seed)
+		search := phase[bisect.PhaseVerify] + phase[bisect.PhaseBisect]
+		assert.LessOrEqual(t, phase[bisect.PhaseResidual], search, "seed %d: residual checks cost at most what the search cost (%v)", seed, phase)
+		for _, w := range res.Warnings {
+			if w.Kind == record.WarnSecondChange {
+				assert.GreaterOrEqual(t, w.P, 0.3, "seed %d", seed)
+			}
+		}
+		t.Logf("seed %d: %v, %q", seed, phase, record.WarningStrings(res.Warnings))
+	}
+}

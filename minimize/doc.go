@@ -1,0 +1,60 @@
+// Package minimize narrows a change down to the part of it that matters:
+// the hunks of a culprit commit (or of a working copy's uncommitted edits)
+// that cost the throughput, or the environment variables of two
+// environments that do. It is the set search beside package bisect's commit
+// search, and like it measures nothing itself: an Oracle measures a
+// configuration (the good end with a set of elements applied), and the
+// fakes live in bisect/bisecttest.
+//
+// # Method
+//
+// Isolate runs isolating delta debugging hierarchically: the difference
+// between a configuration known not to be bad (at first the good end, the
+// empty set) and one known to be bad (at first the full set) is split into
+// parts, whole files before the hunks inside them, and each part is tested
+// from both sides, applied to the former and reverted from the latter. A
+// decided test moves one side of the bracket; when none does, the parts get
+// smaller. The last difference is tested alone and, when it needs others to
+// regress (two hunks that only regress together, a hunk that does not build
+// alone), the search continues for what it needs. The result is made
+// 1-minimal, and its effect is measured both ways. Every configuration is
+// closed over the dependencies given (applying a hunk applies what it
+// needs), so configurations that cannot build are rare.
+//
+// # One comparator
+//
+// A test measures a configuration one sample at a time until
+// stats.Classify, the posterior that its samples share the bad end's level
+// rather than the good end's (the same Student-t model comparison the
+// commit search's posterior is made of), crosses the confidence either
+// way. The ends are measured first and kept at least as strong as any
+// configuration. Verdicts that a costly step rests on are replicated on
+// fresh samples; one that does not hold sends the search back to the ends,
+// replaying what was measured.
+//
+// # Undecided is not evidence
+//
+// A test that stays undecided on a configuration that builds says that the
+// host was too noisy for it then, not that the elements it leaves out
+// matter. It is repeated on fresh samples (Options.Retests), and an element
+// is named only when the configuration without it was measured: one whose
+// removal stays unresolved is reported in Isolation.Undecided with a typed
+// warning (record.WarnUndecidedElements), never in Isolation.Minimal. A
+// configuration that does not apply or build is unresolved at once and is
+// never good.
+//
+// # Effects
+//
+// Isolation.Applied and Isolation.Reverted are stats.Delta of the
+// configuration's samples against the end's, the one estimate of an effect
+// every perfbot report shows; a configuration whose effect is reported gets
+// at least four samples.
+//
+// # Caveats
+//
+// For one culprit hunk among H the search measures about log2(H)+1.5
+// configurations besides the two ends (cmd/bench-ddmin). A regression
+// spread over many hunks that each cost a little is found only as far as
+// each part alone is bad-like; two independent culprits leave the reverted
+// configuration not good, which Isolation.Warnings says.
+package minimize

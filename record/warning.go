@@ -1,0 +1,163 @@
+package record
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// WarningKind names a statistical caveat of a search. The engines return
+// caveats as values of these kinds, and Warning.String is the one place
+// that puts them into words: nothing parses the words back.
+type WarningKind string
+
+// The kinds of warning.
+const (
+	// WarnOutliers: Count runs were left out of the comparisons as
+	// outliers.
+	WarnOutliers WarningKind = "outliers"
+	// WarnStaleRuns: Count recorded runs were taken at another time with
+	// no run of another commit beside them; they do not count in any
+	// comparison.
+	WarnStaleRuns WarningKind = "stale_runs"
+	// WarnSkipped: Count commits do not build and were skipped.
+	WarnSkipped WarningKind = "skipped"
+	// WarnEndsUndecided: the ends From and To could not be told apart
+	// within Runs runs.
+	WarnEndsUndecided WarningKind = "ends_undecided"
+	// WarnRangeDropped: the ends of From..To, measured more, turned out
+	// not to differ; the range was dropped.
+	WarnRangeDropped WarningKind = "range_dropped"
+	// WarnBudgetSpent: the run budget (Runs) was spent before From..To
+	// was resolved; Commit was the most probable culprit, at P.
+	WarnBudgetSpent WarningKind = "budget_spent"
+	// WarnSecondChange: a second change of at least the minimum effect
+	// in From..To was not excluded: its check stopped after Runs runs with
+	// the probability P of such a change.
+	WarnSecondChange WarningKind = "second_change_not_excluded"
+	// WarnHiddenChange: a further change hides among Commits, which do
+	// not build.
+	WarnHiddenChange WarningKind = "hidden_change"
+	// WarnUnconfirmed: runs of Commit and of its parent taken side by
+	// side did not show its change: Count runs each gave Pct [LoPct,
+	// HiPct].
+	WarnUnconfirmed WarningKind = "unconfirmed"
+	// WarnSearchedAgain: Count culprits were not confirmed and the range
+	// was searched again (Runs searches in all).
+	WarnSearchedAgain WarningKind = "searched_again"
+	// WarnSetNotBadAlone: the minimal set applied alone to the good end
+	// did not reproduce the change.
+	WarnSetNotBadAlone WarningKind = "set_not_bad_alone"
+	// WarnSetIncomplete: reverting the minimal set alone did not recover
+	// the change: other elements contribute too.
+	WarnSetIncomplete WarningKind = "set_incomplete"
+	// WarnUndecidedElements: the part of Commits (hunk or variable ids)
+	// could not be measured: configurations without them stayed
+	// undecided after being measured again; they are not named.
+	WarnUndecidedElements WarningKind = "undecided_elements"
+)
+
+// Warning is one statistical caveat on a search's result: a value, not
+// prose. The fields a kind uses are listed with the kind.
+type Warning struct {
+	Kind    WarningKind `json:"kind"`
+	Count   int         `json:"count,omitempty"`
+	From    string      `json:"from,omitempty"`
+	To      string      `json:"to,omitempty"`
+	Commit  string      `json:"commit,omitempty"`
+	Commits []string    `json:"commits,omitempty"`
+	Runs    int         `json:"runs,omitempty"`
+	P       float64     `json:"p,omitempty"`
+	Pct     float64     `json:"pct,omitempty"`
+	LoPct   float64     `json:"lo_pct,omitempty"`
+	HiPct   float64     `json:"hi_pct,omitempty"`
+}
+
+// String renders the warning in English.
+func (w Warning) String() string {
+	span := ShortHash(w.From) + ".." + ShortHash(w.To)
+	switch w.Kind {
+	case WarnOutliers:
+		return fmt.Sprintf("%d outlier runs were left out of the comparisons", w.Count)
+	case WarnStaleRuns:
+		return fmt.Sprintf("%d recorded runs were taken at another time, with no run of another commit beside them, and were left out of the comparisons", w.Count)
+	case WarnSkipped:
+		return fmt.Sprintf("%d commits do not build and were skipped", w.Count)
+	case WarnEndsUndecided:
+		return fmt.Sprintf("the ends %s could not be told apart within %d runs", span, w.Runs)
+	case WarnRangeDropped:
+		return fmt.Sprintf("the ends of %s turned out not to differ; the range was dropped", span)
+	case WarnBudgetSpent:
+		return fmt.Sprintf("run budget (%d) spent before %s was resolved (most probable culprit %s, p=%.2f)", w.Runs, span, ShortHash(w.Commit), w.P)
+	case WarnSecondChange:
+		return fmt.Sprintf("a second change in %s was not excluded (p=%.2f when its check stopped after %d runs)", span, w.P, w.Runs)
+	case WarnHiddenChange:
+		return fmt.Sprintf("a further change hides among commits that do not build: %s", shortList(w.Commits))
+	case WarnUnconfirmed:
+		return fmt.Sprintf("culprit %s not confirmed: %d interleaved runs each of its parent and of it give %+.1f%% [%+.1f%%, %+.1f%%]",
+			ShortHash(w.Commit), w.Count, w.Pct, w.LoPct, w.HiPct)
+	case WarnSearchedAgain:
+		return fmt.Sprintf("%d culprit(s) not confirmed; the range was searched %d times", w.Count, w.Runs)
+	case WarnSetNotBadAlone:
+		return "applying the minimal set alone to the parent does not reproduce the change: the set is not trustworthy"
+	case WarnSetIncomplete:
+		return "reverting the minimal set alone does not recover the change: other hunks contribute too"
+	case WarnUndecidedElements:
+		return fmt.Sprintf("the effect of %s could not be measured (their tests stayed undecided when measured again); they are not named", strings.Join(w.Commits, ", "))
+	}
+	return string(w.Kind)
+}
+
+func shortList(hashes []string) string {
+	out := make([]string, len(hashes))
+	for i, h := range hashes {
+		out[i] = ShortHash(h)
+	}
+	return strings.Join(out, " ")
+}
+
+// counted are the kinds whose Count adds up when warnings are merged.
+var counted = []WarningKind{WarnOutliers, WarnStaleRuns, WarnSkipped}
+
+// MergeWarnings joins lists of warnings: warnings of a counted kind
+// (outliers, stale runs, skipped commits) become one with the total count,
+// in the place of the first; other repeats are dropped.
+func MergeWarnings(lists ...[]Warning) []Warning {
+	var out []Warning
+	at := map[WarningKind]int{}
+	for _, ws := range lists {
+		for _, w := range ws {
+			if slices.Contains(counted, w.Kind) {
+				if i, ok := at[w.Kind]; ok {
+					out[i].Count += w.Count
+					continue
+				}
+				at[w.Kind] = len(out)
+				out = append(out, w)
+				continue
+			}
+			if !slices.ContainsFunc(out, func(o Warning) bool { return equalWarnings(o, w) }) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+func equalWarnings(a, b Warning) bool {
+	return a.Kind == b.Kind && a.Count == b.Count && a.From == b.From && a.To == b.To && a.Commit == b.Commit &&
+		slices.Equal(a.Commits, b.Commits) && a.Runs == b.Runs && a.P == b.P && a.Pct == b.Pct &&
+		a.LoPct == b.LoPct && a.HiPct == b.HiPct
+}
+
+// WarningStrings renders warnings in English, one line each.
+func WarningStrings(ws []Warning) []string {
+	if len(ws) == 0 {
+		return nil
+	}
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.String()
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package record
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestWarningString(t *testing.T) {
+	const a, b = "0123456789abcdef0123", "fedcba9876543210fedc"
+	tests := []struct {
+		w    Warning
+		want string
+	}{
+		{Warning{Kind: WarnOutliers, Count: 3}, "3 outlier runs were left out of the comparisons"},
+		{Warning{Kind: WarnStaleRuns, Count: 55}, "55 recorded runs were taken at another time, with no run of another commit beside them, and were left out of the comparisons"},
+		{Warning{Kind: WarnSkipped, Count: 2}, "2 commits do not build and were skipped"},
+		{Warning{Kind: WarnEndsUndecided, From: a, To: b, Runs: 400}, "the ends 0123456789..fedcba9876 could not be told apart within 400 runs"},
+		{Warning{Kind: WarnRangeDropped, From: a, To: b}, "the ends of 0123456789..fedcba9876 turned out not to differ; the range was dropped"},
+		{Warning{Kind: WarnBudgetSpent, From: a, To: b, Runs: 400, Commit: b, P: 0.5}, "run budget (400) spent before 0123456789..fedcba9876 was resolved (most probable culprit fedcba9876, p=0.50)"},
+		{Warning{Kind: WarnSecondChange, From: a, To: b, Runs: 4, P: 0.42}, "a second change in 0123456789..fedcba9876 was not excluded (p=0.42 when its check stopped after 4 runs)"},
+		{Warning{Kind: WarnHiddenChange, Commits: []string{a, b}}, "a further change hides among commits that do not build: 0123456789 fedcba9876"},
+		{Warning{Kind: WarnUnconfirmed, Commit: b, Count: 6, Pct: -0.4, LoPct: -2.1, HiPct: 1.3},
+			"culprit fedcba9876 not confirmed: 6 interleaved runs each of its parent and of it give -0.4% [-2.1%, +1.3%]"},
+		{Warning{Kind: WarnSearchedAgain, Count: 1, Runs: 2}, "1 culprit(s) not confirmed; the range was searched 2 times"},
+		{Warning{Kind: WarnUndecidedElements, Commits: []string{"h03"}}, "the effect of h03 could not be measured (their tests stayed undecided when measured again); they are not named"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.w.Kind), func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.w.String())
+		})
+	}
+}
+
+// TestMergeWarnings checks that counted kinds add up and other repeats go,
+// without reading any text.
+func TestMergeWarnings(t *testing.T) {
+	second := Warning{Kind: WarnSecondChange, From: "a", To: "b", Runs: 3, P: 0.4}
+	got := MergeWarnings(
+		[]Warning{{Kind: WarnOutliers, Count: 2}, second},
+		[]Warning{{Kind: WarnOutliers, Count: 3}, second, {Kind: WarnStaleRuns, Count: 55}},
+		[]Warning{{Kind: WarnStaleRuns, Count: 5}},
+	)
+	assert.Equal(t, []Warning{{Kind: WarnOutliers, Count: 5}, second, {Kind: WarnStaleRuns, Count: 60}}, got)
+	assert.Nil(t, MergeWarnings())
+	assert.Nil(t, WarningStrings(nil))
+	assert.Equal(t, []string{"5 outlier runs were left out of the comparisons"}, WarningStrings(got[:1]))
+}
