@@ -2,17 +2,12 @@ package service
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
-	"github.com/perfbot/perfbot/store"
 )
 
 // BisectRequest is a manual or scheduled bisection.
@@ -89,11 +84,11 @@ type CulpritReport struct {
 	CulpritRuns EndReport `json:"culprit_runs"`
 }
 
-// bisectState is what a bisection job persists: every probe, and the
-// confirmation of every culprit, so that the same command after a crash or
-// after the end re-runs nothing that already confirmed a culprit.
+// bisectState is what a bisection job persists while it runs and reads back
+// when it resumes: the confirmation of every culprit, so that the same
+// command after a crash does not confirm a culprit again. The probes are
+// in the store (every run) and in the job's trace (every line).
 type bisectState struct {
-	Probes        []bisect.ProbeEvent            `json:"probes"`
 	Confirmations map[string]bisect.Confirmation `json:"confirmations,omitempty"`
 }
 
@@ -115,12 +110,13 @@ type ProbeReport struct {
 }
 
 // Bisect resolves the range, runs the noise-aware bisection through the
-// Oracle and, when asked, the hunk search of every culprit. Every
-// measurement is recorded as it happens, and the job's probes are persisted
-// after each one: the same request after a crash re-runs nothing that was
-// recorded.
+// Oracle (bisect.Locate: the search, the confirmation of every culprit, the
+// search again where one is not confirmed) and, when asked, the hunk search
+// of every culprit. It is a job: every measurement is recorded as it
+// happens, the confirmations are persisted as they are made, the same
+// request after a crash re-runs nothing that was recorded, and after the
+// job finished it returns the stored report.
 func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, error) {
-	meter := b.startMeter()
 	metric, err := b.metric(req.Metric)
 	if err != nil {
 		return nil, err
@@ -150,17 +146,30 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 			return nil, err
 		}
 	}
-	job := b.startJob(record.JobBisect, map[string]any{"good": good.Hash, "bad": bad.Hash, "metric": metric.Name, "direction": req.Direction, "scan": req.Scan, "min_effect": req.MinEffect, "spec": b.Oracle.SpecHash()})
-	b.progressf("bisect %s..%s (%d commits) on %s, direction %s, job %s", good.Short(), bad.Short(), len(chain)-1, metric.Name, req.Direction, job.ID)
+	params := map[string]any{
+		"good": good.Hash, "bad": bad.Hash, "metric": metric.Name, "direction": req.Direction,
+		"scan": req.Scan, "min_effect": req.MinEffect, "hunks": req.Hunks, "spec": b.Oracle.SpecHash(),
+	}
+	rep, err := runJob(b, record.JobBisect, params, func(jb *Bot, load, save func(any)) (*BisectReport, error) {
+		return jb.bisect(ctx, req, metric, chain, hashes, load, save)
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep.chain = chain // not part of the stored report
+	return rep, nil
+}
 
-	state := bisectState{Confirmations: map[string]bisect.Confirmation{}}
-	if len(job.State) > 0 {
-		// An older job's state may not decode; its confirmations are then
-		// simply taken again.
-		_ = json.Unmarshal(job.State, &state)
-		if state.Confirmations == nil {
-			state.Confirmations = map[string]bisect.Confirmation{}
-		}
+// bisect is the body of the bisection job.
+func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metric, chain []gitops.Commit, hashes []string, load, save func(any)) (*BisectReport, error) {
+	meter := b.startMeter()
+	good, bad := chain[0], chain[len(chain)-1]
+	b.progressf("bisect %s..%s (%d commits) on %s, direction %s, job %s", good.Short(), bad.Short(), len(chain)-1, metric.Name, req.Direction, b.job.rec.ID)
+
+	var state bisectState
+	load(&state)
+	if state.Confirmations == nil {
+		state.Confirmations = map[string]bisect.Confirmation{}
 	}
 	opts := bisect.Options{
 		Confidence:  b.Config.Bisect.Confidence,
@@ -172,50 +181,41 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 		InitialRuns: b.Config.Bisect.Repeats,
 		Logger:      b.Logger,
 		OnProbe: func(e bisect.ProbeEvent) {
-			state.Probes = append(state.Probes, e)
 			line := fmt.Sprintf("  %-8s %s #%-4d n=%-3d median=%-10.4g %s", e.Phase, record.ShortHash(e.Commit), e.Index, e.N, e.Median, e.Status)
 			if e.Best != "" {
 				line += fmt.Sprintf("  best %s p=%.3f", record.ShortHash(e.Best), e.Posterior)
 			}
 			b.progressf("%s", line)
-			b.saveJob(job, record.JobRunning, state)
 		},
 	}
 	if req.MinEffect > 0 {
 		opts.MinEffect = req.MinEffect
 	}
-	// The search, the confirmation of every culprit and the search again
-	// over a range whose culprit is not confirmed are the engine's
-	// (bisect.Locate); the job persists what it confirmed.
 	opts.Scan = req.Scan
 	opts.Known = state.Confirmations
 	opts.OnConfirm = func(c bisect.Confirmation) {
 		state.Confirmations[c.Commit] = c
-		b.saveJob(job, record.JobRunning, state)
+		save(state)
 	}
 	opts.OnSearchAgain = func(attempt, unconfirmed int) {
-		state.Probes = state.Probes[:0]
 		b.progressf("%d culprit(s) not confirmed by interleaved runs; searching the range again with them (attempt %d of %d)", unconfirmed, attempt, bisect.DefaultAttempts)
 	}
 	res, err := bisect.Locate(ctx, hashes, commitOracle{o: b.Oracle, metric: metric.Name}, opts)
 	if err != nil {
-		b.saveJob(job, record.JobFailed, state)
 		return nil, fmt.Errorf("bisect %s..%s: %w", good.Short(), bad.Short(), err)
 	}
 	rep := b.bisectReport(res, chain, metric)
-	rep.JobID = job.ID
+	rep.JobID = b.job.rec.ID
 	if req.Hunks {
 		for _, c := range res.Culprits {
 			hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name})
 			if err != nil {
-				b.saveJob(job, record.JobFailed, state)
 				return nil, err
 			}
 			rep.Hunks = append(rep.Hunks, hr)
 		}
 	}
 	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
-	b.saveJob(job, record.JobDone, state)
 	return rep, nil
 }
 
@@ -256,32 +256,6 @@ func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric rec
 		rep.Probes = append(rep.Probes, ProbeReport{Commit: p.Commit, Subject: byHash[p.Commit].Subject, Index: p.Index, N: p.N, Median: p.Median, Status: p.Status, Side: p.Side})
 	}
 	return rep
-}
-
-// startJob loads or creates the job record for the given parameters; its
-// id is a hash of them, so the same command finds the same job.
-func (b *Bot) startJob(kind record.JobKind, params map[string]any) store.Job {
-	raw, _ := json.Marshal(params) // plain strings
-	sum := sha256.Sum256(append([]byte(string(kind)+"|"), raw...))
-	id := string(kind) + "-" + hex.EncodeToString(sum[:6])
-	if j, ok, err := b.Store.Job(id); err == nil && ok {
-		b.progressf("resuming job %s (last state %s, updated %s)", id, j.Status, j.Updated.Format(time.RFC3339))
-		return j
-	}
-	return store.Job{ID: id, Kind: kind, Params: raw, Created: now()}
-}
-
-// saveJob persists the job's probes so far. A failure to persist is logged,
-// not fatal: every measurement is already in the store.
-func (b *Bot) saveJob(j store.Job, status record.JobState, state any) {
-	raw, err := json.Marshal(state)
-	if err == nil {
-		j.State, j.Status, j.Updated = raw, status, now()
-		err = b.Store.PutJob(j)
-	}
-	if err != nil {
-		b.Logger.Warn("persist job", "job", j.ID, "err", err)
-	}
 }
 
 // summarize summarizes the stored values of metric for t.

@@ -22,9 +22,6 @@ import (
 	"github.com/perfbot/perfbot/store"
 )
 
-// now is the clock of the package; tests do not need to replace it.
-var now = time.Now
-
 // Bot is an opened perfbot workspace: the configuration, the store, the
 // clone of the watched repository and the Oracle that measures in it.
 type Bot struct {
@@ -35,6 +32,11 @@ type Bot struct {
 	// Progress receives one human line per measurement step (stderr).
 	Progress io.Writer
 	Logger   *slog.Logger
+
+	clock func() time.Time
+	// job is the job this Bot runs for (see runJob): its progress lines
+	// go to the job's trace too.
+	job *jobRun
 }
 
 // Options configures Open.
@@ -46,6 +48,9 @@ type Options struct {
 	Logger   *slog.Logger
 	// Host overrides the configured hosts (tests pass a fake).
 	Host runner.Host
+	// Clock tells the time of job records, traces, findings and costs;
+	// nil is time.Now.
+	Clock func() time.Time
 }
 
 // Open opens the store, clones or fetches the repository and prepares the
@@ -82,6 +87,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 		Oracle:   NewOracle(db, pool, r, OracleOptions{Logger: opts.Logger}),
 		Progress: opts.Progress,
 		Logger:   opts.Logger,
+		clock:    opts.Clock,
 	}, nil
 }
 
@@ -113,8 +119,20 @@ func newHosts(cfg *config.Config, repo *gitops.Repo) ([]runner.Host, error) {
 	return hosts, nil
 }
 
+// progressf prints one progress line and adds it to the running job's
+// trace.
 func (b *Bot) progressf(format string, args ...any) {
-	fmt.Fprintf(b.Progress, format+"\n", args...)
+	line := fmt.Sprintf(format, args...)
+	fmt.Fprintln(b.Progress, line)
+	b.trace(line)
+}
+
+// now is the Bot's clock.
+func (b *Bot) now() time.Time {
+	if b.clock == nil {
+		return time.Now()
+	}
+	return b.clock()
 }
 
 // resolve resolves rev and records the commit's metadata in the store.
@@ -150,12 +168,12 @@ type meter struct {
 
 func (b *Bot) startMeter() meter {
 	runs, builds := b.Oracle.Counts()
-	return meter{b: b, start: now(), runs0: runs, builds0: builds}
+	return meter{b: b, start: b.now(), runs0: runs, builds0: builds}
 }
 
 func (m meter) read() (runs, builds int, wallSeconds float64) {
 	r, bu := m.b.Oracle.Counts()
-	return r - m.runs0, bu - m.builds0, now().Sub(m.start).Seconds()
+	return r - m.runs0, bu - m.builds0, m.b.now().Sub(m.start).Seconds()
 }
 
 // InputError marks an error caused by the user's input (a revision that

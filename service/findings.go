@@ -174,7 +174,7 @@ func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record
 
 func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Finding {
 	f := &record.Finding{
-		Created: now(), Repo: b.Config.Repo.URL, Metric: metric.Name, Unit: metric.Unit,
+		Created: b.now(), Repo: b.Config.Repo.URL, Metric: metric.Name, Unit: metric.Unit,
 		Direction: rep.Direction, Runs: rep.Runs, Builds: rep.Builds, WallSeconds: rep.WallSeconds,
 		Warnings: rep.Warnings, State: record.StateKept,
 		PublishConfidence: b.Config.Report.PublishConfidence,

@@ -138,6 +138,15 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 	if len(all) == 0 {
 		return nil, &InputError{Err: fmt.Errorf("hunks %s: the change has no hunks", rep.Change)}
 	}
+	params := map[string]any{"base": patch.Base, "change": rep.Change, "patch": patch.ID, "metric": metric.Name, "spec": b.Oracle.SpecHash()}
+	return runJob(b, record.JobHunks, params, func(jb *Bot, _, _ func(any)) (*HunksReport, error) {
+		return jb.hunks(ctx, meter, metric, patch, full, rep)
+	})
+}
+
+// hunks is the body of the hunk search job.
+func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patch *gitops.Patch, full string, rep *HunksReport) (*HunksReport, error) {
+	all := patch.Hunks()
 	b.progressf("hunks of %s: %d hunks in %d files on %s", record.ShortHash(rep.Change), len(all), len(patch.Files), metric.Name)
 
 	groups := make([]minimize.Group, 0, len(patch.Files))
@@ -245,6 +254,14 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 	if len(names) == 0 {
 		return nil, &InputError{Err: fmt.Errorf("envbisect: %s and %s set the same variables", req.GoodEnv, req.BadEnv)}
 	}
+	params := map[string]any{"commit": c.Hash, "metric": metric.Name, "good": good, "bad": bad, "spec": b.Oracle.SpecHash()}
+	return runJob(b, record.JobEnvBisect, params, func(jb *Bot, _, _ func(any)) (*EnvBisectReport, error) {
+		return jb.envBisect(ctx, meter, metric, c, names, good, bad)
+	})
+}
+
+// envBisect is the body of the environment search job.
+func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, c gitops.Commit, names []string, good, bad map[string]string) (*EnvBisectReport, error) {
 	b.progressf("envbisect at %s: %d variables differ: %s", c.Short(), len(names), strings.Join(names, " "))
 	o := &envOracle{o: b.Oracle, metric: metric.Name, commit: c.Hash, good: good, bad: bad}
 	iso, err := minimize.Isolate(ctx, o, minimize.Options{

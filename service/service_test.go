@@ -118,12 +118,15 @@ func TestBisectJob(t *testing.T) {
 			}
 			require.Equal(t, rep.Runs, countOK(t, b), "runs counts the benchmark invocations")
 
-			// The same bisection again runs nothing: every probe is cached.
+			// The same bisection again runs nothing: the finished job's
+			// report stands, with the whole job's cost.
+			before := countOK(t, b)
 			again, err := b.Bisect(ctx, BisectRequest{Good: h.commits[0], Bad: "main", Direction: tt.direction})
 			require.NoError(t, err)
+			require.Equal(t, before, countOK(t, b), "a finished job runs nothing")
 			require.Equal(t, rep.Verdict, again.Verdict)
-			require.Zero(t, again.Runs)
-			require.Zero(t, again.Builds)
+			require.Equal(t, rep.Runs, again.Runs, "the report keeps the job's cost")
+			require.Equal(t, rep.Culprits, again.Culprits)
 
 			fs, err := b.Findings(ctx, rep)
 			require.NoError(t, err)

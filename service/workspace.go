@@ -20,7 +20,7 @@ func OpenRecords(cfg *config.Config, opts Options) (*Bot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bot{Config: cfg, Store: db, Progress: opts.Progress, Logger: opts.Logger}, nil
+	return &Bot{Config: cfg, Store: db, Progress: opts.Progress, Logger: opts.Logger, clock: opts.Clock}, nil
 }
 
 func (o *Options) defaults() {

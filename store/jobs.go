@@ -11,14 +11,19 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Job is a search persisted after every probe, so that a killed process
-// resumes where it stopped. Params and State belong to the search; the
-// store keeps them as they are.
+// Job is one run of a task of the service (a bisection, a hunk search, an
+// environment search), persisted so that a killed process resumes where it
+// stopped and a finished one is not run again. Params, State and Result
+// belong to the task; the store keeps them as they are. Its progress lines
+// are its trace (AppendTrace).
 type Job struct {
-	ID      string          `json:"id"`
-	Kind    record.JobKind  `json:"kind"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	State   json.RawMessage `json:"state,omitempty"`
+	ID     string          `json:"id"`
+	Kind   record.JobKind  `json:"kind"`
+	Params json.RawMessage `json:"params,omitempty"`
+	State  json.RawMessage `json:"state,omitempty"`
+	// Result is the report a finished job concluded with; a job run again
+	// after it finished returns it instead of measuring.
+	Result  json.RawMessage `json:"result,omitempty"`
 	Status  record.JobState `json:"status"`
 	Created time.Time       `json:"created"`
 	Updated time.Time       `json:"updated"`
@@ -60,7 +65,7 @@ func validateJob(j Job) error {
 	for _, f := range []struct {
 		name string
 		raw  json.RawMessage
-	}{{"params", j.Params}, {"state", j.State}} {
+	}{{"params", j.Params}, {"state", j.State}, {"result", j.Result}} {
 		if len(f.raw) > 0 && !json.Valid(f.raw) {
 			return fmt.Errorf("job %s: %s: not valid JSON", j.ID, f.name)
 		}

@@ -1,0 +1,172 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/store"
+)
+
+// A task is one kind of job in the table the Bot runs: it decodes its
+// request from JSON and runs alone. The command line calls the typed
+// methods (Bisect, Hunks, EnvBisect); a queue or the HTTP API starts the
+// same work through Run with the request it was given.
+type task func(ctx context.Context, b *Bot, req json.RawMessage) (any, error)
+
+// tasks is the table of jobs, by kind.
+var tasks = map[record.JobKind]task{
+	record.JobBisect:    taskOf((*Bot).Bisect),
+	record.JobHunks:     taskOf((*Bot).Hunks),
+	record.JobEnvBisect: taskOf((*Bot).EnvBisect),
+}
+
+func taskOf[Req, Rep any](run func(*Bot, context.Context, Req) (*Rep, error)) task {
+	return func(ctx context.Context, b *Bot, raw json.RawMessage) (any, error) {
+		var req Req
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return nil, &InputError{Err: fmt.Errorf("request: %w", err)}
+		}
+		return run(b, ctx, req)
+	}
+}
+
+// Kinds lists the kinds of job Run runs, in name order.
+func Kinds() []record.JobKind {
+	kinds := make([]record.JobKind, 0, len(tasks))
+	for k := range tasks {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	return kinds
+}
+
+// Run runs the job of the kind with its request in JSON (a BisectRequest,
+// HunksRequest or EnvBisectRequest) and returns its report.
+func (b *Bot) Run(ctx context.Context, kind record.JobKind, req json.RawMessage) (any, error) {
+	t, ok := tasks[kind]
+	if !ok {
+		return nil, &InputError{Err: fmt.Errorf("unknown kind of job %q (want one of %v)", kind, Kinds())}
+	}
+	return t(ctx, b, req)
+}
+
+// jobRun is a job while it runs: its record, and the job that started it,
+// whose trace its lines also go to.
+type jobRun struct {
+	rec    store.Job
+	parent *jobRun
+}
+
+// runJob runs fn as the job of kind identified by params (the job's id is a
+// hash of them, so the same request finds the same job):
+//
+//   - a job that finished returns the report it stored and measures
+//     nothing again;
+//   - otherwise fn runs on a Bot whose progress lines also go to the job's
+//     trace, with the state the job saved before (load decodes it) and a
+//     save function that persists new state; the job's record ends done
+//     with its report, or failed.
+func runJob[R any](b *Bot, kind record.JobKind, params map[string]any, fn func(jb *Bot, load func(any), save func(any)) (*R, error)) (*R, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("job parameters: %w", err)
+	}
+	sum := sha256.Sum256(append([]byte(string(kind)+"|"), raw...))
+	id := string(kind) + "-" + hex.EncodeToString(sum[:6])
+	rec, found, err := b.Store.Job(id)
+	if err != nil {
+		return nil, fmt.Errorf("read job %s: %w", id, err)
+	}
+	if found && rec.Status == record.JobDone && len(rec.Result) > 0 {
+		var rep R
+		if err := json.Unmarshal(rec.Result, &rep); err == nil {
+			b.progressf("job %s finished %s; its report stands and nothing is measured again", id, rec.Updated.Format(time.RFC3339))
+			return &rep, nil
+		}
+		// A report an older perfbot wrote may not decode: run again.
+	}
+	if !found {
+		rec = store.Job{ID: id, Kind: kind, Params: raw, Created: b.now()}
+	}
+	jb := *b
+	jb.job = &jobRun{rec: rec, parent: b.job}
+	if found {
+		jb.progressf("resuming job %s (%s, last updated %s)", id, rec.Status, rec.Updated.Format(time.RFC3339))
+	}
+	put := func(status record.JobState, state, result any) {
+		j := &jb.job.rec
+		j.Status, j.Updated = status, b.now()
+		if state != nil {
+			j.State, _ = json.Marshal(state) // the states are plain records
+		}
+		if result != nil {
+			j.Result, _ = json.Marshal(result)
+		}
+		if err := b.Store.PutJob(*j); err != nil {
+			// Every measurement is in the store already: a job that cannot
+			// persist its state only loses the shortcut on resume.
+			b.Logger.Warn("persist job", "job", j.ID, "err", err)
+		}
+	}
+	load := func(state any) {
+		if len(rec.State) > 0 {
+			// A state an older perfbot wrote may not decode; the work it
+			// saved is then done again.
+			_ = json.Unmarshal(rec.State, state)
+		}
+	}
+	put(record.JobRunning, nil, nil)
+	rep, err := fn(&jb, load, func(state any) { put(record.JobRunning, state, nil) })
+	if err != nil {
+		put(record.JobFailed, nil, nil)
+		return nil, err
+	}
+	put(record.JobDone, nil, rep)
+	return rep, nil
+}
+
+// trace appends a progress line to the trace of the running job and of the
+// jobs that started it.
+func (b *Bot) trace(line string) {
+	for j := b.job; j != nil; j = j.parent {
+		if err := b.Store.AppendTrace(j.rec.ID, store.TraceLine{Time: b.now(), Text: line}); err != nil {
+			b.Logger.Warn("trace job", "job", j.rec.ID, "err", err)
+		}
+	}
+}
+
+// JobView is a job as a reader sees it: its record and its trace.
+type JobView struct {
+	store.Job
+	Trace []store.TraceLine `json:"trace"`
+}
+
+// Jobs lists every job, newest first, without traces.
+func (b *Bot) Jobs(ctx context.Context) ([]store.Job, error) {
+	return b.Store.Jobs()
+}
+
+// Job returns the job with the id and its trace.
+func (b *Bot) Job(ctx context.Context, id string) (JobView, error) {
+	j, ok, err := b.Store.Job(id)
+	if err != nil {
+		return JobView{}, err
+	}
+	if !ok {
+		return JobView{}, &InputError{Err: fmt.Errorf("no job %q", id)}
+	}
+	tr, err := b.Store.Trace(id)
+	if err != nil {
+		return JobView{}, err
+	}
+	return JobView{Job: j, Trace: tr}, nil
+}
