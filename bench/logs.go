@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/stats"
 )
 
 var (
@@ -77,7 +78,7 @@ func parseSGLangLog(r io.Reader, file string, _ Options) ([]record.Sample, error
 	var samples []record.Sample
 	for _, m := range metrics {
 		if len(m.values) > 0 {
-			samples = append(samples, record.Sample{Name: m.name, Unit: m.unit, Value: median(m.values), Better: record.Higher})
+			samples = append(samples, record.Sample{Name: m.name, Unit: m.unit, Value: stats.Median(m.values), Better: record.Higher})
 		}
 	}
 	return samples, nil

@@ -3,10 +3,10 @@ package bench
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/stats"
 	"golang.org/x/perf/benchunit"
 )
 
@@ -47,11 +47,11 @@ func Select(samples []record.Sample, sel, unit string) (float64, error) {
 		unit = units[0]
 	}
 	if v, ok := values[unit]; ok {
-		return median(v), nil
+		return stats.Median(v), nil
 	}
 	factor, tidy := benchunit.Tidy(1, unit)
 	if v, ok := values[tidy]; ok && tidy != unit {
-		return median(v) / factor, nil
+		return stats.Median(v) / factor, nil
 	}
 	return 0, fmt.Errorf("select %q: %s has no values in %s (units: %s)", sel, name, unit, strings.Join(units, ", "))
 }
@@ -145,15 +145,4 @@ func listNames(names []string) string {
 		return strings.Join(names[:max], ", ") + fmt.Sprintf(", … (%d more)", len(names)-max)
 	}
 	return strings.Join(names, ", ")
-}
-
-// median returns the median of values without reordering them.
-func median(values []float64) float64 {
-	v := slices.Clone(values)
-	sort.Float64s(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/perfbot/perfbot/record"
 )
 
 // ApplyError reports a hunk that does not apply to the files it was cut
@@ -99,11 +100,11 @@ func (r *Repo) planEdits(p *Patch, chosen map[string]bool) ([]edit, error) {
 	defer r.mu.Unlock()
 	commit, err := r.git.CommitObject(plumbing.NewHash(p.Base))
 	if err != nil {
-		return nil, fmt.Errorf("checkout patch %s: base %s: %w", p.ID, short(p.Base), err)
+		return nil, fmt.Errorf("checkout patch %s: base %s: %w", p.ID, record.ShortHash(p.Base), err)
 	}
 	tree, err := commit.Tree()
 	if err != nil {
-		return nil, fmt.Errorf("checkout patch %s: base %s: %w", p.ID, short(p.Base), err)
+		return nil, fmt.Errorf("checkout patch %s: base %s: %w", p.ID, record.ShortHash(p.Base), err)
 	}
 	var edits []edit
 	for _, fd := range p.Files {

@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/perfbot/perfbot/record"
 )
 
 // ErrUnknownRevision is wrapped by Resolve when a revision names no commit.
@@ -45,14 +46,7 @@ type Commit struct {
 
 // Short returns the first 10 characters of the hash.
 func (c Commit) Short() string {
-	return short(c.Hash)
-}
-
-func short(hash string) string {
-	if len(hash) > 10 {
-		return hash[:10]
-	}
-	return hash
+	return record.ShortHash(c.Hash)
 }
 
 // Repo is perfbot's bare clone of the watched repository plus its worktree
@@ -259,7 +253,7 @@ func (r *Repo) resolve(rev string) (*object.Commit, error) {
 	}
 	c, err := r.git.CommitObject(*h)
 	if err != nil {
-		return nil, fmt.Errorf("read commit %s: %w", short(h.String()), err)
+		return nil, fmt.Errorf("read commit %s: %w", record.ShortHash(h.String()), err)
 	}
 	return c, nil
 }
@@ -352,7 +346,7 @@ func (r *Repo) Chain(ctx context.Context, good, bad string) ([]Commit, error) {
 		}
 		c, err := r.git.CommitObject(h)
 		if err != nil {
-			return nil, fmt.Errorf("chain %s..%s: read commit %s: %w", good, bad, short(h.String()), err)
+			return nil, fmt.Errorf("chain %s..%s: read commit %s: %w", good, bad, record.ShortHash(h.String()), err)
 		}
 		chain = append(chain, newCommit(c))
 		if c.Hash.String() == g.Hash {
@@ -411,7 +405,7 @@ func isHex(s string) bool {
 func shorts(hashes []string) []string {
 	out := make([]string, len(hashes))
 	for i, h := range hashes {
-		out[i] = short(h)
+		out[i] = record.ShortHash(h)
 	}
 	return out
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // WorkingDiff returns the uncommitted changes of the working copy at dir
@@ -119,7 +121,7 @@ func (r *Repo) ensureCommit(ctx context.Context, hash, dir string) error {
 		return err
 	}
 	if !r.hasCommit(hash) {
-		return fmt.Errorf("commit %s is neither in %s nor at the HEAD of %s", short(hash), r.origin, dir)
+		return fmt.Errorf("commit %s is neither in %s nor at the HEAD of %s", record.ShortHash(hash), r.origin, dir)
 	}
 	return nil
 }

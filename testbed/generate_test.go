@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -255,7 +256,7 @@ func TestCommitsBuild(t *testing.T) {
 	slices.Sort(commits)
 	for _, c := range slices.Compact(commits) {
 		if err := build(c); err != nil {
-			t.Errorf("%s does not build: %s", short(c), err.(*exec.ExitError).Stderr)
+			t.Errorf("%s does not build: %s", record.ShortHash(c), err.(*exec.ExitError).Stderr)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
 
@@ -114,7 +115,7 @@ func MeasureEffects(ctx context.Context, m *Manifest, measure Measurer, repeats 
 			effects, err = measureChange(ctx, c, measure, repeats)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("verify change %s (%s): %w", c.ID, short(c.Commit), err)
+			return nil, fmt.Errorf("verify change %s (%s): %w", c.ID, record.ShortHash(c.Commit), err)
 		}
 		out = append(out, effects...)
 	}
@@ -145,12 +146,12 @@ func measureChange(ctx context.Context, c Change, measure Measurer, repeats int)
 			}
 			got, err := measure.Measure(ctx, side.commit, 1)
 			if err != nil {
-				return nil, fmt.Errorf("measure %s: %w", short(side.commit), err)
+				return nil, fmt.Errorf("measure %s: %w", record.ShortHash(side.commit), err)
 			}
 			for _, name := range metrics {
 				v, ok := got[name]
 				if !ok || len(v) == 0 {
-					return nil, fmt.Errorf("measure %s: no values for metric %s", short(side.commit), name)
+					return nil, fmt.Errorf("measure %s: no values for metric %s", record.ShortHash(side.commit), name)
 				}
 				side.into[name] = append(side.into[name], v...)
 			}
@@ -178,7 +179,7 @@ func WriteEffects(w io.Writer, effects []Effect) error {
 			if e.Built {
 				built = "builds"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\tbuild\tfails\t%s\t-\t1\t-\t%s\n", e.Change, e.Kind, short(e.Commit), built, yesNo(e.AsIntended()))
+			fmt.Fprintf(tw, "%s\t%s\t%s\tbuild\tfails\t%s\t-\t1\t-\t%s\n", e.Change, e.Kind, record.ShortHash(e.Commit), built, yesNo(e.AsIntended()))
 			continue
 		}
 		intended := "none"
@@ -186,7 +187,7 @@ func WriteEffects(w io.Writer, effects []Effect) error {
 			intended = fmt.Sprintf("%+.1f%%", e.Intended)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%+.1f%%\t[%s, %s]\t%d+%d\t%s\t%s\n",
-			e.Change, e.Kind, short(e.Commit), e.Metric, intended, e.Measured,
+			e.Change, e.Kind, record.ShortHash(e.Commit), e.Metric, intended, e.Measured,
 			bound(e.Lo), bound(e.Hi), len(e.Parent), len(e.Candidate), yesNo(e.OutsideNoise()), yesNo(e.AsIntended()))
 	}
 	if err := tw.Flush(); err != nil {
@@ -207,13 +208,6 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func short(hash string) string {
-	if len(hash) > 10 {
-		return hash[:10]
-	}
-	return hash
 }
 
 func sortedKeys(m map[string]float64) []string {

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/internal/noisyrepo"
+	"github.com/perfbot/perfbot/record"
 )
 
 func main() {
@@ -435,13 +436,6 @@ func commitOf(x any) string {
 	return ""
 }
 
-func short(h string) string {
-	if len(h) > 10 {
-		return h[:10]
-	}
-	return h
-}
-
 // namedIndexes writes each named hash as its index in the repository's
 // history ("#17"), or abbreviated when it is not in it.
 func namedIndexes(o *outcome) string {
@@ -458,9 +452,9 @@ func namedIndexes(o *outcome) string {
 			}
 		}
 		if idx >= 0 {
-			parts = append(parts, fmt.Sprintf("#%d %s", idx, short(h)))
+			parts = append(parts, fmt.Sprintf("#%d %s", idx, record.ShortHash(h)))
 		} else {
-			parts = append(parts, "? "+short(h))
+			parts = append(parts, "? "+record.ShortHash(h))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -472,7 +466,7 @@ func printTable(w io.Writer, outs []*outcome) {
 	for _, o := range outs {
 		truth := "none"
 		if o.repo.CulpritIndex >= 0 {
-			truth = fmt.Sprintf("#%d %s", o.repo.CulpritIndex, short(o.repo.Culprit))
+			truth = fmt.Sprintf("#%d %s", o.repo.CulpritIndex, record.ShortHash(o.repo.Culprit))
 		}
 		reported := "-"
 		if o.reported >= 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -62,11 +63,8 @@ func printMeasurements(w io.Writer, ms []service.Measurement) error {
 
 func short(h string) string { return record.ShortHash(h) }
 
+// firstLine is the first line of s.
 func firstLine(s string) string {
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
-	}
-	return s
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
