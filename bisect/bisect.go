@@ -38,6 +38,11 @@ const (
 	// residual checks; their runs then confirm it (or not) to the full
 	// confidence.
 	tentativeConfidence = 0.95
+	// minWithinDF is the degrees of freedom of the noise within commits a
+	// culprit's posterior needs before it is taken up: with fewer, a few
+	// runs that happen to agree make the noise look small and the
+	// posterior overconfident on a noisy host.
+	minWithinDF = 8
 	// endgameConfidence is the posterior of a single culprit from which
 	// the search runs its parent and it in turn: those are the runs the
 	// posterior needs to settle, and taken side by side they are also the
@@ -94,6 +99,8 @@ type search struct {
 	// lastRun is the commit of the latest fresh run (−1 before any), and
 	// row the number of fresh runs of it in a row.
 	lastRun, row int
+	// prevRun is the commit of the fresh runs before lastRun's row.
+	prevRun int
 	// drifting reports whether the host's drift was significant at the
 	// latest screening.
 	drifting bool
@@ -134,6 +141,7 @@ func Bisect(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 		commits: make([]commitState, len(chain)),
 		limit:   opts.MaxRuns,
 		lastRun: -1,
+		prevRun: -1,
 	}
 	if opts.Better == record.Lower {
 		s.worse = 1
@@ -239,7 +247,7 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		b:        bad,
 		minRuns:  s.opts.InitialRuns,
 		sameRuns: max(notReproducedRuns, s.opts.InitialRuns),
-		alpha:    verifyAlpha,
+		noisy:    true,
 		sameTail: s.notReproducedTail(),
 		maxNew:   s.opts.MaxRuns / 2,
 	})
@@ -432,7 +440,7 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 		post := newPosterior(s.spanStats(sp))
 		pos, posP, group, groupP := post.best(broken)
 		s.last.best, s.last.p = s.chain[pos], posP
-		if group > 0 && groupP >= threshold {
+		if group > 0 && groupP >= threshold && s.withinDF() >= minWithinDF {
 			f := found{first: post.measured[group-1] + 1, last: post.measured[group], p: groupP}
 			s.log.Debug("located", "first", s.chain[f.first], "last", s.chain[f.last], "p", groupP, "samples", s.samples)
 			return f, spanLocated, nil
@@ -485,17 +493,21 @@ func (s *search) nextEnd(t endsTest) int {
 }
 
 // pairProbe returns the next of the two commits beside a change to run,
-// so that their runs alternate and pair up in time.
+// so that their runs pair up in time in the pattern A B B A A B …: after a
+// run of one that followed a run of the other, that one again; otherwise
+// the other. A steady trend of the host then favours neither commit.
 func (s *search) pairProbe(parent, culprit int) int {
+	other := func(i int) int { return parent + culprit - i }
 	switch {
-	case s.lastRun == parent:
-		return culprit
-	case s.lastRun == culprit:
+	case s.lastRun != parent && s.lastRun != culprit:
+		if s.commits[culprit].n < s.commits[parent].n {
+			return culprit
+		}
 		return parent
-	case s.commits[culprit].n < s.commits[parent].n:
-		return culprit
+	case s.row == 1 && s.prevRun == other(s.lastRun):
+		return s.lastRun
 	}
-	return parent
+	return other(s.lastRun)
 }
 
 // chooseProbes picks the commits of the next round: one per host, at the
@@ -651,7 +663,7 @@ func (s *search) record(ctx context.Context, phase string, i, n int, runs []Run,
 		}
 		if n > len(c.runs) {
 			if s.lastRun != i {
-				s.lastRun, s.row = i, 0
+				s.prevRun, s.lastRun, s.row = s.lastRun, i, 0
 			}
 			s.row += n - len(c.runs)
 		}
@@ -779,4 +791,40 @@ func (s *search) pooledSigma() (sigma, df float64) {
 
 func (s *search) warn(w record.Warning) {
 	s.warnings = append(s.warnings, w)
+}
+
+// withinDF is the degrees of freedom of the noise within commits: the runs
+// that count beyond one per commit.
+func (s *search) withinDF() float64 {
+	df := 0
+	for _, i := range s.measured {
+		if n := len(s.commits[i].clean); n > 1 {
+			df += n - 1
+		}
+	}
+	return float64(df)
+}
+
+// endsAlpha is the error allowed when the ends are first called
+// different: a modest one where the noise is no larger than the minimum
+// effect, so that the search starts as soon as the change is clear, and a
+// strict one on a noisy host, where a search started from ends measured
+// that thinly would trust a posterior resting on too few runs.
+func (s *search) endsAlpha() float64 {
+	if r := s.noiseRatio(); r > noisyRatio {
+		return strictVerifyAlpha
+	}
+	return verifyAlpha
+}
+
+// noiseRatio is (σ/MinEffect)², the runs a side it takes to tell a
+// difference of the minimum effect apart, with σ from the runs so far (a
+// run's σ when there are none).
+func (s *search) noiseRatio() float64 {
+	sigma, df := s.pooledSigma()
+	if df == 0 {
+		return 1
+	}
+	r := sigma / math.Log1p(s.opts.MinEffect)
+	return r * r
 }

@@ -25,6 +25,10 @@ const (
 	// measures them again whenever they stop showing the change, and drops
 	// a range whose change vanishes.
 	verifyAlpha = 0.05
+	// strictVerifyAlpha replaces verifyAlpha on a noisy host: where
+	// (σ/MinEffect)² exceeds noisyRatio (see search.endsAlpha).
+	strictVerifyAlpha = 0.01
+	noisyRatio        = 2.0
 	// notReproducedFactor scales 1−Confidence into the tail that calls
 	// the ends the same for good (see notReproducedTail).
 	notReproducedFactor = 0.1
@@ -71,6 +75,8 @@ type endsTest struct {
 	// futile stops the test as soon as neither decision can be reached
 	// within maxNew at the current estimate.
 	futile bool
+	// noisy sets alpha from the noise at each decision (search.endsAlpha).
+	noisy bool
 	// extendNew replaces maxNew while the estimate itself shows a change
 	// of the minimum effect: a change that looks real is followed further.
 	extendNew int
@@ -139,7 +145,11 @@ func (s *search) decideEnds(t endsTest) (endsOutcome, record.Direction) {
 	if !ok {
 		return endsUndecided, ""
 	}
-	differ, dir, tail := s.tails(delta, se, df, t.alpha)
+	alpha := t.alpha
+	if t.noisy {
+		alpha = s.endsAlpha()
+	}
+	differ, dir, tail := s.tails(delta, se, df, alpha)
 	if differ {
 		return endsDiffer, dir
 	}

@@ -49,8 +49,9 @@
 //  1. Verify the ends. The good and bad ends are measured in turn (A B A B
 //     …), InitialRuns each, counting what the oracle holds side by side,
 //     and then one more run each at a time until the change shows in the
-//     searched direction by at least MinEffect (error 5%: the search keeps
-//     checking) or is shown smaller than MinEffect with ten times the
+//     searched direction by at least MinEffect (error 5%, as the search
+//     keeps checking; 1% on a host whose noise exceeds 1.4×MinEffect) or
+//     is shown smaller than MinEffect with ten times the
 //     evidence a culprit needs and at least ten runs per end; the latter is
 //     record.OutcomeNotReproduced and nothing is bisected.
 //  2. Keep a posterior over the first bad commit. A split of the measured
@@ -71,7 +72,9 @@
 //     turn: the runs the posterior needs to settle, taken side by side so
 //     that they are also the pairs Confirm rests on. On a drifting host a
 //     reference run goes between runs of one commit.
-//  4. At 0.95 a culprit is taken up and the two ranges beside it are checked
+//  4. At 0.95, once the noise within commits has eight degrees of freedom
+//     (a few agreeing runs must not make a noisy host look quiet), a
+//     culprit is taken up and the two ranges beside it are checked
 //     (good…parent, culprit…bad) with the same sequential comparison. A
 //     check may add 15% of the runs the search has made (all of them while
 //     its estimate itself shows a further change of MinEffect), and stops

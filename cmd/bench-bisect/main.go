@@ -19,7 +19,7 @@
 //
 // Usage:
 //
-//	bench-bisect [-trials 2000] [-seed 1] [-rows substring] [-workers N]
+//	bench-bisect [-trials 1000] [-seed 1] [-rows substring] [-workers N]
 package main
 
 import (
@@ -43,7 +43,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench-bisect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	trials := fs.Int("trials", 2000, "bisections per row")
+	trials := fs.Int("trials", 1000, "bisections per row")
 	seed := fs.Int64("seed", 1, "seed of the simulation")
 	rows := fs.String("rows", "", "run only the rows whose scenario contains this string")
 	workers := fs.Int("workers", runtime.NumCPU(), "concurrent trials")
