@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -313,22 +314,42 @@ func ReadEnvFile(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read env file: %w", err)
 	}
+	return ParseEnv(filepath.Base(path), data)
+}
+
+// envName is what a shell accepts as a variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ParseEnv reads NAME=VALUE lines (blank lines and # comments skipped, an
+// optional "export " prefix, one pair of matching quotes around the value
+// removed). A name that is not a variable name, a value holding a NUL and
+// a name given twice are errors naming the file and the line.
+func ParseEnv(name string, data []byte) (map[string]string, error) {
 	env := map[string]string{}
+	seen := map[string]int{}
 	for i, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
+		line = strings.TrimSpace(strings.TrimSuffix(line, "\r"))
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		line = strings.TrimPrefix(line, "export ")
-		name, value, ok := strings.Cut(line, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			return nil, fmt.Errorf("%s:%d: want NAME=VALUE, got %q", filepath.Base(path), i+1, line)
+		key, value, ok := strings.Cut(line, "=")
+		key = strings.TrimSpace(key)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%s:%d: want NAME=VALUE, got %q", name, i+1, line)
+		case !envName.MatchString(key):
+			return nil, fmt.Errorf("%s:%d: %q is not a variable name (letters, digits and _, not starting with a digit)", name, i+1, key)
+		case strings.ContainsRune(value, 0):
+			return nil, fmt.Errorf("%s:%d: the value of %s holds a NUL byte", name, i+1, key)
+		case seen[key] > 0:
+			return nil, fmt.Errorf("%s:%d: %s is set again (first on line %d)", name, i+1, key, seen[key])
 		}
+		seen[key] = i + 1
 		if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
 			value = value[1 : len(value)-1]
 		}
-		env[name] = value
+		env[key] = value
 	}
 	return env, nil
 }

@@ -26,6 +26,9 @@ func bisectCmd(g *globals) *cobra.Command {
 			if req.Good == "" || req.Bad == "" {
 				return usagef("bisect needs --good and --bad")
 			}
+			if req.Scan < 0 {
+				return usagef("--scan %d: want a number of commits (0: no survey)", req.Scan)
+			}
 			switch record.Direction(direction) {
 			case record.Regression, record.Improvement, record.Any:
 				req.Direction = record.Direction(direction)

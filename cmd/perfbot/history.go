@@ -28,6 +28,9 @@ func historyCmd(g *globals) *cobra.Command {
 			if asJSON && format != "" {
 				return usagef("--json and --format are exclusive")
 			}
+			if limit < 0 {
+				return usagef("--limit %d: want a number of samples (0: all)", limit)
+			}
 			switch format {
 			case "", "csv", "benchstat":
 			default:

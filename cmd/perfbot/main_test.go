@@ -218,6 +218,8 @@ func TestExitStatus(t *testing.T) {
 		{"bad format", []string{"history", "--format", "xml"}, exitInput, "xml"},
 		{"missing config", []string{"--config", "nope.yaml", "history"}, exitInput, "nope.yaml"},
 		{"bisect without ends", []string{"bisect", "--good", "HEAD"}, exitInput, "--bad"},
+		{"negative scan", []string{"bisect", "--good", "HEAD~1", "--bad", "HEAD", "--scan", "-3"}, exitInput, "--scan -3"},
+		{"negative limit", []string{"history", "--limit", "-1"}, exitInput, "--limit -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
