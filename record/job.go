@@ -8,12 +8,16 @@ const (
 	JobBisect    JobKind = "bisect"
 	JobHunks     JobKind = "hunks"
 	JobEnvBisect JobKind = "envbisect"
+	// JobNightly is one scheduled cycle; JobAlert acts on one alert of a
+	// cycle (bisect, hunks, file).
+	JobNightly JobKind = "nightly"
+	JobAlert   JobKind = "alert"
 )
 
 // Valid reports whether k is one of the kinds above.
 func (k JobKind) Valid() bool {
 	switch k {
-	case JobBisect, JobHunks, JobEnvBisect:
+	case JobBisect, JobHunks, JobEnvBisect, JobNightly, JobAlert:
 		return true
 	}
 	return false
@@ -24,6 +28,8 @@ type JobState string
 
 // The states of a job.
 const (
+	// JobQueued waits in the queue for a worker.
+	JobQueued  JobState = "queued"
 	JobRunning JobState = "running"
 	JobDone    JobState = "done"
 	JobFailed  JobState = "failed"
@@ -32,7 +38,7 @@ const (
 // Valid reports whether s is one of the states above.
 func (s JobState) Valid() bool {
 	switch s {
-	case JobRunning, JobDone, JobFailed:
+	case JobQueued, JobRunning, JobDone, JobFailed:
 		return true
 	}
 	return false

@@ -16,6 +16,15 @@ const (
 	StatusInfraError  Status = "infra_error"
 )
 
+// Valid reports whether s is one of the statuses above.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusOK, StatusBuildFailed, StatusBenchFailed, StatusInfraError:
+		return true
+	}
+	return false
+}
+
 // Run is one execution of a Spec on a Target on a host: the build (when it
 // had to be done) and one invocation of every benchmark step.
 type Run struct {

@@ -57,10 +57,10 @@ func validateJob(j Job) error {
 		return errors.New("job has no id")
 	}
 	if !j.Kind.Valid() {
-		return fmt.Errorf("job %s: unknown kind %q (want %s, %s or %s)", j.ID, j.Kind, record.JobBisect, record.JobHunks, record.JobEnvBisect)
+		return fmt.Errorf("job %s: unknown kind %q (want bisect, hunks, envbisect, nightly or alert)", j.ID, j.Kind)
 	}
 	if !j.Status.Valid() {
-		return fmt.Errorf("job %s: unknown status %q (want %s, %s or %s)", j.ID, j.Status, record.JobRunning, record.JobDone, record.JobFailed)
+		return fmt.Errorf("job %s: unknown status %q (want queued, running, done or failed)", j.ID, j.Status)
 	}
 	for _, f := range []struct {
 		name string

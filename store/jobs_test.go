@@ -55,7 +55,7 @@ func TestPutJobRejects(t *testing.T) {
 		wantErr string
 	}{
 		{name: "no id", edit: func(j *store.Job) { j.ID = "" }, wantErr: "job has no id"},
-		{name: "unknown kind", edit: func(j *store.Job) { j.Kind = "nightly" }, wantErr: `unknown kind "nightly"`},
+		{name: "unknown kind", edit: func(j *store.Job) { j.Kind = "weekly" }, wantErr: `unknown kind "weekly"`},
 		{name: "unknown status", edit: func(j *store.Job) { j.Status = "paused" }, wantErr: `unknown status "paused"`},
 		{name: "params not JSON", edit: func(j *store.Job) { j.Params = json.RawMessage("{") }, wantErr: "params: not valid JSON"},
 		{name: "state not JSON", edit: func(j *store.Job) { j.State = json.RawMessage("x") }, wantErr: "state: not valid JSON"},

@@ -26,6 +26,8 @@ import (
 //	traces/<job id>  BE64(sequence) → TraceLine                (since version 2)
 //	findings         finding id → record.Finding
 //	issues           finding fingerprint → issue number
+//	nights           BE64(night seq) → record.Night              (since version 3)
+//	nightly          "state" → record.NightlyState              (since version 3)
 //
 // BE64(started) is the run's start in Unix nanoseconds, big-endian, so that
 // byte order is time order and a cursor walks history newest first with
@@ -47,12 +49,14 @@ var (
 	bucketTraces       = []byte("traces")
 	bucketFindings     = []byte("findings")
 	bucketIssues       = []byte("issues")
+	bucketNights       = []byte("nights")
+	bucketNightly      = []byte("nightly")
 
 	keySchemaVersion = []byte("schema_version")
 )
 
 // SchemaVersion is the version of the layout this package reads and writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migration brings a store from version-1 to version. Migrations run in
 // order inside the transaction that opens the store, so a store is never
@@ -66,6 +70,7 @@ type migration struct {
 var migrations = []migration{
 	{version: 1, name: "create buckets", apply: createBucketsV1},
 	{version: 2, name: "hunks belong to their culprit; job traces", apply: migrateV2},
+	{version: 3, name: "nights of the scheduled service", apply: createBucketsV3},
 }
 
 func createBucketsV1(tx *bolt.Tx) error {
@@ -73,6 +78,15 @@ func createBucketsV1(tx *bolt.Tx) error {
 		bucketMeta, bucketCommits, bucketRuns, bucketRunsByTime, bucketRunsByTarget,
 		bucketRunsByCommit, bucketCache, bucketSamples, bucketJobs, bucketFindings, bucketIssues,
 	} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func createBucketsV3(tx *bolt.Tx) error {
+	for _, name := range [][]byte{bucketNights, bucketNightly} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}

@@ -1,0 +1,66 @@
+package record
+
+import "time"
+
+// Night is one cycle of the scheduled service: the branch tip it measured,
+// the reference commit measured beside it, interleaved, and what each
+// metric gave. Detection reads a metric's nights as its series.
+type Night struct {
+	// Seq numbers the nights from 1 in the order they ran.
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"`
+	// Branch and Tip are the branch followed and its first-parent tip
+	// that night.
+	Branch string `json:"branch"`
+	Tip    string `json:"tip"`
+	// Reference is the accepted baseline measured beside the tip; empty
+	// on the first night, whose tip becomes the reference.
+	Reference string `json:"reference,omitempty"`
+	// New lists the first-parent commits since the previous night's tip,
+	// oldest first (the tip last). Rewritten says the previous tip is no
+	// longer on the branch (a force-push or a rebase): New then starts
+	// after the fork point.
+	New       []string `json:"new,omitempty"`
+	Rewritten bool     `json:"rewritten,omitempty"`
+	// Status is ok when the tip was measured; build_failed or
+	// bench_failed when the tip could not be, with Error saying why.
+	Status Status `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Metrics holds each metric's values of the night.
+	Metrics map[string]NightMetric `json:"metrics,omitempty"`
+}
+
+// NightMetric is one metric in one night. The tip's raw values are
+// scaled by how the reference ran tonight against its accepted level, so
+// that a host that runs 30% slower tonight than last night does not look
+// like a regression:
+//
+//	Values[i] = Tip[i] × Level / median(Ref)
+type NightMetric struct {
+	Tip []float64 `json:"tip"`
+	Ref []float64 `json:"ref,omitempty"`
+	// Level is the reference's accepted level: the value detection knows
+	// it at.
+	Level  float64   `json:"level"`
+	Values []float64 `json:"values"`
+}
+
+// NightlyState is what one night hands the next: the reference commit and
+// its level per metric, and the alerts already acted on.
+type NightlyState struct {
+	Reference string             `json:"reference,omitempty"`
+	Levels    map[string]float64 `json:"levels,omitempty"`
+	// Handled maps an alert's key (AlertKey) to the job enqueued for it,
+	// so that the same alert seen on a later night is not acted on again.
+	Handled map[string]string `json:"handled,omitempty"`
+	// Noted maps the fingerprint of a filed finding to the night it was
+	// last commented on for being seen again, so it is commented on at
+	// most once.
+	Noted map[string]uint64 `json:"noted,omitempty"`
+}
+
+// AlertKey names an alert across nights: the metric, the direction and
+// the range of commits that brackets the change.
+func AlertKey(metric string, d Direction, good, bad string) string {
+	return metric + "|" + string(d) + "|" + good + ".." + bad
+}
