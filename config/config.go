@@ -101,6 +101,13 @@ type Detect struct {
 	// MinEffect is the smallest relative change that raises an alert, as a
 	// fraction.
 	MinEffect float64
+	// Repeats is the number of runs of the tip, and as many of the
+	// reference commit beside them, that a nightly cycle takes.
+	Repeats int
+	// MissingNights is the number of nights in a row without a successful
+	// measurement of a metric after which it becomes a finding of its own
+	// ("missing data", or "build broken since <commit>").
+	MissingNights int
 }
 
 // GitHub is where issues are filed. An empty Repo means issues are written

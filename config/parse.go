@@ -37,6 +37,8 @@ const (
 	defaultBisectMaxRuns     = 400
 	defaultBisectRepeats     = 3 // DESIGN §6: the ends start at 3 runs
 	defaultDetectMinEffect   = 0.03
+	defaultDetectRepeats     = 5
+	defaultMissingNights     = 3
 	defaultTokenEnv          = "GITHUB_TOKEN"
 	defaultAPIURL            = "https://api.github.com/"
 	defaultLabel             = "perf-regression"
@@ -491,10 +493,16 @@ func (d *decoder) bisect(n *yaml.Node) Bisect {
 }
 
 func (d *decoder) detect(n *yaml.Node) Detect {
-	f := d.mapping(n, "detect", "min_effect")
-	det := Detect{MinEffect: defaultDetectMinEffect}
+	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights")
+	det := Detect{MinEffect: defaultDetectMinEffect, Repeats: defaultDetectRepeats, MissingNights: defaultMissingNights}
 	if v := value(f, "min_effect"); v != nil {
 		det.MinEffect = d.percent(v, "detect.min_effect")
+	}
+	if v := value(f, "repeats"); v != nil {
+		det.Repeats = d.positive(v, "detect.repeats")
+	}
+	if v := value(f, "missing_nights"); v != nil {
+		det.MissingNights = d.positive(v, "detect.missing_nights")
 	}
 	return det
 }

@@ -1,20 +1,23 @@
-// Package demo runs perfbot's whole manual path on the bundled testbed
-// and sets what it found beside the testbed's ground truth: it generates
-// the testbed repository, bisects its whole history for every change of
-// the primary metric without reading the manifest, continues each
-// regression into its hunks, files one Markdown issue per regression and
-// judges each row of the comparison (Row.Match). It is a client of
-// package service, as the command line is; service knows nothing of the
-// testbed.
+// Package demo runs perfbot's own service cycle on the bundled testbed and
+// sets what it found beside the testbed's ground truth: it generates the
+// testbed repository, replays its history as nights (a repository it
+// serves as the origin, whose branch advances a few commits a night),
+// runs the nightly cycle each night exactly as `perfbot nightly` would —
+// measure the tip beside the reference, detect, queue one alert job per
+// change — and works off the queue: bisect, hunks, one Markdown issue per
+// regression. Row.Match judges each row of the comparison. It is a client
+// of package service, as the command line is; service knows nothing of
+// the testbed.
 package demo
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -26,16 +29,19 @@ import (
 	"github.com/perfbot/perfbot/testbed"
 )
 
-// scanStep is the distance between the survey points of the demo's
-// scan of the whole history: about ten stretches of a dozen commits.
-const scanStep = 12
+// DefaultStep is how many commits the branch advances a night.
+const DefaultStep = 8
 
 // Options configures Run.
 type Options struct {
 	// Dir holds everything the demo makes: the testbed repository and its
-	// manifest, the clone and worktree slots, the store and the issues.
+	// manifest, the origin it serves, the clone and worktree slots, the
+	// store and the issues.
 	Dir  string
 	Seed int64
+	// Step is the number of commits the branch advances a night; zero is
+	// DefaultStep.
+	Step int
 	// Progress receives progress lines (stderr); nil discards them.
 	Progress io.Writer
 	Logger   *slog.Logger
@@ -46,7 +52,8 @@ type Options struct {
 type Summary struct {
 	Repo     string            `json:"repo"`
 	Commits  int               `json:"commits"`
-	Verdict  record.Outcome    `json:"verdict"`
+	Nights   int               `json:"nights"`
+	Alerts   int               `json:"alerts"`
 	Rows     []Row             `json:"rows"`
 	Issues   []string          `json:"issues"`
 	Runs     int               `json:"runs"`
@@ -69,21 +76,23 @@ type Row struct {
 	Confidence  float64 `json:"confidence"`
 	CommitMatch bool    `json:"commit_match"`
 	HunkMatch   bool    `json:"hunk_match"`
+	// Night is the night whose cycle first saw the change (0: none).
+	Night uint64 `json:"night,omitempty"`
 	// Unconfirmed is set when fresh runs did not show the change again;
 	// the finding was kept, not filed.
 	Unconfirmed bool   `json:"unconfirmed,omitempty"`
 	Issue       string `json:"issue,omitempty"`
 }
 
-// Run runs the whole manual path on the bundled testbed: it generates the
-// repository (or reuses the one in Dir), bisects its whole history for
-// every change of the primary metric without reading the manifest,
-// continues each regression into its hunks, files one Markdown issue per
-// regression and compares the findings with the manifest.
+// Run replays the testbed's history as nights of the service and compares
+// the findings with the manifest.
 func Run(ctx context.Context, opts Options) (*Summary, error) {
 	start := time.Now()
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
+	}
+	if opts.Step <= 0 {
+		opts.Step = DefaultStep
 	}
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
@@ -98,92 +107,147 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	} else {
 		fmt.Fprintf(opts.Progress, "reusing the testbed repository in %s (remove %s to start afresh)\n", repoDir, dir)
 	}
-	cfg, err := Config(repoDir)
+	src, err := gitops.Open(ctx, repoDir, filepath.Join(dir, "source"))
 	if err != nil {
 		return nil, err
 	}
-
-	bot, err := service.Open(ctx, cfg, service.Options{Progress: opts.Progress, Logger: opts.Logger})
+	head, err := src.Resolve(ctx, "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	chain, err := src.FirstParents(ctx, head.Hash, 0)
+	if err != nil {
+		return nil, err
+	}
+	origin := filepath.Join(dir, "origin.git")
+	if err := serveOrigin(ctx, repoDir, origin); err != nil {
+		return nil, err
+	}
+	cfg, err := Config(origin)
+	if err != nil {
+		return nil, err
+	}
+	tips := nightTips(chain, opts.Step)
+	if err := setBranch(ctx, origin, cfg.Repo.Branch, tips[0].Hash); err != nil {
+		return nil, err
+	}
+	// One night a day, from the first tip's date: the findings and the
+	// issues carry the nights' dates, not the wall clock's.
+	day0 := tips[0].Time.Truncate(24 * time.Hour).Add(26 * time.Hour)
+	night, nightStart := 0, time.Now()
+	clock := func() time.Time { return day0.Add(time.Duration(night) * 24 * time.Hour).Add(time.Since(nightStart)) }
+	bot, err := service.Open(ctx, cfg, service.Options{Progress: opts.Progress, Logger: opts.Logger, Clock: clock})
 	if err != nil {
 		return nil, err
 	}
 	defer bot.Close()
 
-	head, err := bot.Repo.Resolve(ctx, "HEAD")
+	fmt.Fprintf(opts.Progress, "replaying %d commits %s..%s as %d nights of %d commits, watching %s\n",
+		len(chain)-1, chain[0].Short(), head.Short(), len(tips), opts.Step, cfg.Primary().Name)
+	sum := &Summary{Repo: repoDir, Commits: len(chain) - 1, Nights: len(tips)}
+	for i, tip := range tips {
+		night, nightStart = i, time.Now()
+		if err := setBranch(ctx, origin, cfg.Repo.Branch, tip.Hash); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(opts.Progress, "== night %d of %d: %s at %s (%s)\n", i+1, len(tips), cfg.Repo.Branch, tip.Short(), time.Since(start).Round(time.Second))
+		rep, err := bot.Nightly(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("night %d: %w", i+1, err)
+		}
+		sum.Alerts += len(rep.Alerts)
+		if err := bot.Drain(ctx); err != nil {
+			return nil, fmt.Errorf("night %d: %w", i+1, err)
+		}
+	}
+
+	fs, err := bot.Store.Findings()
 	if err != nil {
 		return nil, err
 	}
-	root, n, err := firstParentRoot(ctx, bot.Repo, head)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(opts.Progress, "searching %d commits %s..%s for every change of %s\n", n, root.Short(), head.Short(), cfg.Primary().Name)
-	rep, err := bot.Bisect(ctx, service.BisectRequest{Good: root.Hash, Bad: head.Hash, Direction: record.Any, Scan: scanStep, MinEffect: cfg.Detect.MinEffect})
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range rep.Culprits {
-		if c.Direction != record.Regression {
-			rep.Hunks = append(rep.Hunks, nil)
-			continue
+	var findings []*record.Finding
+	for i := range fs {
+		if len(fs[i].Culprits) > 0 {
+			findings = append(findings, &fs[i])
 		}
-		hr, err := bot.Hunks(ctx, service.HunksRequest{Rev: c.Commit})
-		var ie *service.InputError
-		switch {
-		case errors.As(err, &ie):
-			// The culprit's own effect is too small to split: keep the
-			// culprit, say why its hunks are missing.
-			fmt.Fprintf(opts.Progress, "no hunks for %s: %v\n", record.ShortHash(c.Commit), err)
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("hunks of %s not localized: %v", record.ShortHash(c.Commit), err))
-		case err != nil:
-			return nil, fmt.Errorf("hunks of culprit %s: %w", record.ShortHash(c.Commit), err)
-		}
-		rep.Hunks = append(rep.Hunks, hr)
-	}
-	findings, err := bot.Findings(ctx, rep)
-	if err != nil {
-		return nil, err
-	}
-	sum := &Summary{Repo: repoDir, Commits: n, Verdict: rep.Verdict, Findings: findings}
-	var regressions []*record.Finding
-	for _, f := range findings {
-		if f.Direction == record.Regression {
-			regressions = append(regressions, f)
+		if fs[i].State == record.StateFiled {
+			sum.Issues = append(sum.Issues, fs[i].IssueURL)
 		}
 	}
-	if err := bot.File(ctx, regressions); err != nil {
-		return nil, err
-	}
-	for _, f := range regressions {
-		if f.State == record.StateFiled {
-			sum.Issues = append(sum.Issues, f.IssueURL)
-		}
-	}
+	sum.Findings = findings
 	m, err := testbed.LoadManifest(testbed.ManifestPath(repoDir))
 	if err != nil {
 		return nil, err
 	}
 	sum.Rows = compareWithManifest(m, findings)
+	nights, err := alertNights(bot)
+	if err != nil {
+		return nil, err
+	}
+	for i := range sum.Rows {
+		sum.Rows[i].Night = nights[sum.Rows[i].FoundCommit]
+	}
 	sum.Runs, sum.Builds = bot.Oracle.Counts()
 	sum.Wall = time.Since(start).Seconds()
 	return sum, nil
 }
 
-// firstParentRoot walks the first parents of head to the root commit and
-// returns it with the number of commits after it.
-func firstParentRoot(ctx context.Context, repo *gitops.Repo, head gitops.Commit) (gitops.Commit, int, error) {
-	c, n := head, 0
-	for len(c.Parents) > 0 {
-		if err := ctx.Err(); err != nil {
-			return gitops.Commit{}, 0, err
-		}
-		p, err := repo.Commit(ctx, c.Parents[0])
-		if err != nil {
-			return gitops.Commit{}, 0, err
-		}
-		c, n = p, n+1
+// nightTips are the branch tips of the nights: every step-th commit of the
+// first-parent chain after the root, and the head last.
+func nightTips(chain []gitops.Commit, step int) []gitops.Commit {
+	var tips []gitops.Commit
+	for i := step; i < len(chain)-1; i += step {
+		tips = append(tips, chain[i])
 	}
-	return c, n, nil
+	return append(tips, chain[len(chain)-1])
+}
+
+// serveOrigin makes origin a bare copy of the testbed repository: the
+// repository perfbot watches, whose branch the demo moves night by night.
+func serveOrigin(ctx context.Context, repoDir, origin string) error {
+	if _, err := os.Stat(origin); err == nil {
+		return nil
+	}
+	out, err := exec.CommandContext(ctx, "git", "clone", "--quiet", "--bare", repoDir, origin).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("serve the testbed as an origin: git clone --bare: %v: %s", err, out)
+	}
+	return nil
+}
+
+// setBranch points the origin's branch at the night's tip, as a push
+// would.
+func setBranch(ctx context.Context, origin, branch, hash string) error {
+	out, err := exec.CommandContext(ctx, "git", "-C", origin, "update-ref", "refs/heads/"+branch, hash).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("advance %s of %s: %v: %s", branch, origin, err, out)
+	}
+	return nil
+}
+
+// alertNights maps each culprit of an alert job to the night its change
+// was first seen.
+func alertNights(bot *service.Bot) (map[string]uint64, error) {
+	jobs, err := bot.Store.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	for _, j := range jobs {
+		if j.Kind != record.JobAlert || len(j.Result) == 0 {
+			continue
+		}
+		var rep service.AlertReport
+		if err := json.Unmarshal(j.Result, &rep); err != nil || rep.Bisect == nil {
+			continue
+		}
+		for _, c := range rep.Bisect.Culprits {
+			if n, ok := out[c.Commit]; !ok || rep.Request.Night < n {
+				out[c.Commit] = rep.Request.Night
+			}
+		}
+	}
+	return out, nil
 }
 
 // compareWithManifest sets each ground-truth change beside the finding
@@ -259,8 +323,9 @@ func hunkMatches(want *testbed.Hunk, found []record.Hunk) bool {
 }
 
 // Config is the embedded testbed configuration pointed at a generated
-// repository: the clone, the store and the issues live beside it, so the
-// demo and `perfbot testbed verify` share measurements.
+// repository (or the origin the demo serves of it): the clone, the store
+// and the issues live beside it, so the demo and `perfbot testbed verify`
+// share measurements.
 func Config(repoDir string) (*config.Config, error) {
 	cfg, err := config.Default()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -361,6 +362,38 @@ func (r *Repo) Chain(ctx context.Context, good, bad string) ([]Commit, error) {
 	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
 		chain[i], chain[j] = chain[j], chain[i]
 	}
+	return chain, nil
+}
+
+// FirstParents returns the first-parent chain that ends at tip, oldest
+// first, at most limit commits long (the newest ones; limit <= 0 is the
+// whole chain to the root).
+func (r *Repo) FirstParents(ctx context.Context, tip string, limit int) ([]Commit, error) {
+	t, err := r.Resolve(ctx, tip)
+	if err != nil {
+		return nil, fmt.Errorf("first parents: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var chain []Commit
+	h := plumbing.NewHash(t.Hash)
+	for limit <= 0 || len(chain) < limit {
+		if len(chain)%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("first parents of %s: %w", t.Short(), err)
+			}
+		}
+		c, err := r.git.CommitObject(h)
+		if err != nil {
+			return nil, fmt.Errorf("first parents of %s: read commit %s: %w", t.Short(), record.ShortHash(h.String()), err)
+		}
+		chain = append(chain, newCommit(c))
+		if len(c.ParentHashes) == 0 {
+			break
+		}
+		h = c.ParentHashes[0]
+	}
+	slices.Reverse(chain)
 	return chain, nil
 }
 

@@ -37,6 +37,12 @@ const (
 	// OutcomeCandidates: the change lies among commits that could not be measured
 	// (a broken block and the first commit after it).
 	OutcomeCandidates Outcome = "candidates"
+	// OutcomeBuildBroken: the nightly tip has not built or benchmarked for
+	// several nights; Candidates are those tips, Good the last that did.
+	OutcomeBuildBroken Outcome = "build_broken"
+	// OutcomeMissingData: the tip measured, but not this metric, for
+	// several nights.
+	OutcomeMissingData Outcome = "missing_data"
 )
 
 // State is where a finding stands with the tracker.

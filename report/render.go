@@ -111,6 +111,10 @@ func validate(f *record.Finding) error {
 		if len(f.Candidates) == 0 {
 			return fmt.Errorf("render finding %s: outcome %q without candidates", f.Fingerprint(), f.Outcome)
 		}
+	case record.OutcomeBuildBroken, record.OutcomeMissingData:
+		if len(f.Candidates) == 0 {
+			return fmt.Errorf("render finding %s: outcome %q without the nights' tips", f.Fingerprint(), f.Outcome)
+		}
 	case record.OutcomeInconclusive, record.OutcomeNotReproduced:
 	default:
 		return fmt.Errorf("render finding %s: unknown outcome %q", f.Fingerprint(), f.Outcome)
@@ -128,6 +132,8 @@ func templateFor(f *record.Finding) string {
 		return "culprit.md.tmpl"
 	case record.OutcomeNotReproduced:
 		return "not_reproduced.md.tmpl"
+	case record.OutcomeBuildBroken, record.OutcomeMissingData:
+		return "missing.md.tmpl"
 	default: // candidates, inconclusive
 		return "candidates.md.tmpl"
 	}
@@ -348,6 +354,10 @@ func title(f *record.Finding, deltaPct float64) string {
 		return fmt.Sprintf("%s %d culprits: %s%s", f.Metric, len(f.Culprits), strings.Join(parts, ", "), componentSuffix(f))
 	case record.OutcomeCandidates:
 		return fmt.Sprintf("%s %s in %d candidate commits %s..%s", f.Metric, formatPct(deltaPct), len(f.Candidates), f.Good.Commit.Short(), f.Bad.Commit.Short())
+	case record.OutcomeBuildBroken:
+		return fmt.Sprintf("%s: build broken since %s", f.Metric, f.Candidates[0].Short())
+	case record.OutcomeMissingData:
+		return fmt.Sprintf("%s: missing data since %s", f.Metric, f.Candidates[0].Short())
 	case record.OutcomeInconclusive:
 		return fmt.Sprintf("%s %s between %s and %s (inconclusive)", f.Metric, formatPct(deltaPct), f.Good.Commit.Short(), f.Bad.Commit.Short())
 	default:

@@ -73,6 +73,10 @@ type FakeCommit struct {
 	// target (every benchmark step of a run prints the same text), cycling
 	// when there are more runs than outputs.
 	Outputs []string
+	// Output, when set, prints the output of benchmark invocation n
+	// instead of Outputs: a test whose host changes speed between nights
+	// computes it when the run happens.
+	Output func(n int) string
 	// ExitCode is the exit status of benchmark steps.
 	ExitCode int
 	// TimesOut makes benchmark steps time out.
@@ -226,7 +230,10 @@ func (f *Fake) Exec(ctx context.Context, slot int, cmd Command) (Result, error) 
 		// all print Outputs[n].
 		n := f.runs[key+"\x00"+call.Step]
 		f.runs[key+"\x00"+call.Step]++
-		if len(script.Outputs) > 0 {
+		switch {
+		case script.Output != nil:
+			res.Output = []byte(script.Output(n))
+		case len(script.Outputs) > 0:
 			res.Output = []byte(script.Outputs[n%len(script.Outputs)])
 		}
 		res.ExitCode = script.ExitCode

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -25,6 +26,7 @@ var tasks = map[record.JobKind]task{
 	record.JobBisect:    taskOf((*Bot).Bisect),
 	record.JobHunks:     taskOf((*Bot).Hunks),
 	record.JobEnvBisect: taskOf((*Bot).EnvBisect),
+	record.JobAlert:     taskOf((*Bot).Alert),
 }
 
 func taskOf[Req, Rep any](run func(*Bot, context.Context, Req) (*Rep, error)) task {
@@ -75,13 +77,11 @@ type jobRun struct {
 //     trace, with the state the job saved before (load decodes it) and a
 //     save function that persists new state; the job's record ends done
 //     with its report, or failed.
-func runJob[R any](b *Bot, kind record.JobKind, params map[string]any, fn func(jb *Bot, load func(any), save func(any)) (*R, error)) (*R, error) {
-	raw, err := json.Marshal(params)
+func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, load func(any), save func(any)) (*R, error)) (*R, error) {
+	id, raw, err := jobID(kind, params)
 	if err != nil {
-		return nil, fmt.Errorf("job parameters: %w", err)
+		return nil, err
 	}
-	sum := sha256.Sum256(append([]byte(string(kind)+"|"), raw...))
-	id := string(kind) + "-" + hex.EncodeToString(sum[:6])
 	rec, found, err := b.Store.Job(id)
 	if err != nil {
 		return nil, fmt.Errorf("read job %s: %w", id, err)
@@ -126,12 +126,29 @@ func runJob[R any](b *Bot, kind record.JobKind, params map[string]any, fn func(j
 	}
 	put(record.JobRunning, nil, nil)
 	rep, err := fn(&jb, load, func(state any) { put(record.JobRunning, state, nil) })
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrStopping) || errors.Is(err, context.Canceled):
+		// Interrupted, not failed: every run so far is recorded and the
+		// job resumes from them.
+		put(record.JobQueued, nil, nil)
+		return nil, err
+	case err != nil:
 		put(record.JobFailed, nil, nil)
 		return nil, err
 	}
 	put(record.JobDone, nil, rep)
 	return rep, nil
+}
+
+// jobID is the id of the job of kind with params: a hash of both, so that
+// the same request finds the same job.
+func jobID(kind record.JobKind, params any) (string, json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return "", nil, fmt.Errorf("job parameters: %w", err)
+	}
+	sum := sha256.Sum256(append([]byte(string(kind)+"|"), raw...))
+	return string(kind) + "-" + hex.EncodeToString(sum[:6]), raw, nil
 }
 
 // trace appends a progress line to the trace of the running job and of the

@@ -35,6 +35,21 @@ type Oracle struct {
 	pending map[string]*sync.Mutex // one measurement at a time per target
 	runs    int
 	builds  int
+	stop    bool
+}
+
+// Stop makes every later measurement fail with ErrStopping; the ones
+// under way finish and are recorded.
+func (o *Oracle) Stop() {
+	o.mu.Lock()
+	o.stop = true
+	o.mu.Unlock()
+}
+
+func (o *Oracle) stopping() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stop
 }
 
 // OracleOptions configures NewOracle.
@@ -111,6 +126,9 @@ func (o *Oracle) Ensure(ctx context.Context, t record.Target, n int) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if o.stopping() {
+		return ErrStopping
 	}
 	return o.measure(ctx, t, missing)
 }

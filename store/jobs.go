@@ -23,10 +23,14 @@ type Job struct {
 	State  json.RawMessage `json:"state,omitempty"`
 	// Result is the report a finished job concluded with; a job run again
 	// after it finished returns it instead of measuring.
-	Result  json.RawMessage `json:"result,omitempty"`
-	Status  record.JobState `json:"status"`
-	Created time.Time       `json:"created"`
-	Updated time.Time       `json:"updated"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Status record.JobState `json:"status"`
+	// Attempts counts the failed tries of a job the queue ran again;
+	// Error is the last failure.
+	Attempts int       `json:"attempts,omitempty"`
+	Error    string    `json:"error,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
 }
 
 // PutJob records j, replacing the job with the same id.

@@ -40,9 +40,9 @@ func demoCmd(g *globals) *cobra.Command {
 // printDemo prints each ground-truth change beside what was found, and the
 // issues written.
 func printDemo(w io.Writer, s *demo.Summary) error {
-	fmt.Fprintf(w, "perfbot demo: %d commits of %s searched, verdict %s\n\n", s.Commits, s.Repo, s.Verdict)
+	fmt.Fprintf(w, "perfbot demo: %d commits of %s replayed as %d nights, %d alerts\n\n", s.Commits, s.Repo, s.Nights, s.Alerts)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHANGE\tKIND\tTRUE COMMIT\tINTENDED\tFOUND COMMIT\tΔ%\tCONFIDENCE\tHUNK FOUND\tCOMPONENT\tMATCH\tISSUE")
+	fmt.Fprintln(tw, "CHANGE\tKIND\tTRUE COMMIT\tINTENDED\tFOUND COMMIT\tΔ%\tCONFIDENCE\tHUNK FOUND\tCOMPONENT\tNIGHT\tMATCH\tISSUE")
 	for _, r := range s.Rows {
 		intended := ""
 		if r.IntendedPct != 0 {
@@ -52,8 +52,12 @@ func printDemo(w io.Writer, s *demo.Summary) error {
 		if r.FoundCommit != "" {
 			delta, conf = fmt.Sprintf("%+.1f%%", r.DeltaPct), fmt.Sprintf("%.3f", r.Confidence)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Change, r.Kind, short(r.TrueCommit), intended,
-			short(r.FoundCommit), delta, conf, orNone(r.FoundHunk), orNone(r.Component), r.Match(), r.Issue)
+		night := ""
+		if r.Night > 0 {
+			night = fmt.Sprint(r.Night)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Change, r.Kind, short(r.TrueCommit), intended,
+			short(r.FoundCommit), delta, conf, orNone(r.FoundHunk), orNone(r.Component), night, r.Match(), r.Issue)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -160,11 +160,11 @@ func bisectCandidates() *service.BisectReport {
 
 func demoSummary() *demo.Summary {
 	return &demo.Summary{
-		Repo: "/home/me/demo-out/testbed-repo", Commits: 120, Verdict: record.OutcomeCulprit, Runs: 812, Builds: 131, Wall: 905.2,
+		Repo: "/home/me/demo-out/testbed-repo", Commits: 120, Nights: 15, Alerts: 5, Runs: 812, Builds: 131, Wall: 905.2,
 		Rows: []demo.Row{
 			{Change: "a", Kind: "regression", TrueCommit: hCulprit, IntendedPct: -8, TrueHunk: "engine/attention/tiled.go::(*tiled).Extend",
 				FoundCommit: hCulprit, FoundHunk: "engine/attention/tiled.go::(*tiled).Extend", Component: "attention",
-				DeltaPct: -7.9, Confidence: 0.998, CommitMatch: true, HunkMatch: true, Issue: "#1"},
+				DeltaPct: -7.9, Confidence: 0.998, CommitMatch: true, HunkMatch: true, Night: 4, Issue: "#1"},
 			{Change: "b", Kind: "improvement", TrueCommit: hProbe1, IntendedPct: 6, FoundCommit: hProbe1, DeltaPct: 6.2, Confidence: 0.995, CommitMatch: true},
 			{Change: "c", Kind: "regression", TrueCommit: hSecond, IntendedPct: -5, TrueHunk: "engine/moe/router.go::Route",
 				FoundCommit: hSecond, FoundHunk: "engine/moe/router.go::Route", Component: "moe", DeltaPct: -4.8, Confidence: 0.993,

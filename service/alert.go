@@ -1,0 +1,103 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/perfbot/perfbot/record"
+)
+
+// AlertRequest is one change that a nightly cycle detected: the metric,
+// its direction and the two nightly tips that bracket it.
+type AlertRequest struct {
+	Metric    string           `json:"metric"`
+	Direction record.Direction `json:"direction"`
+	Good      string           `json:"good"`
+	Bad       string           `json:"bad"`
+	// Night is the night the change was first seen; DeltaPct what the
+	// nights showed.
+	Night    uint64  `json:"night"`
+	DeltaPct float64 `json:"delta_pct"`
+}
+
+// AlertReport is what an alert job concluded.
+type AlertReport struct {
+	Request AlertRequest  `json:"request"`
+	Bisect  *BisectReport `json:"bisect"`
+	// Findings are the ids of the findings stored; Issues the issues
+	// filed or commented on for them.
+	Findings []string `json:"findings"`
+	Issues   []string `json:"issues,omitempty"`
+}
+
+// Alert acts on one detected change: it bisects the range between the two
+// nights (the bisection measures both ends again, interleaved, so a false
+// alarm costs runs and ends not_reproduced, never an issue), continues
+// every regression culprit into its hunks, stores the findings and files
+// the regressions. It is a job: after a restart it resumes from its
+// recorded runs.
+func (b *Bot) Alert(ctx context.Context, req AlertRequest) (*AlertReport, error) {
+	if req.Good == "" || req.Bad == "" {
+		return nil, &InputError{Err: errors.New("alert: good and bad commits are required")}
+	}
+	if req.Direction != record.Regression && req.Direction != record.Improvement {
+		return nil, &InputError{Err: fmt.Errorf("alert: direction %q (want regression or improvement)", req.Direction)}
+	}
+	if _, err := b.metric(req.Metric); err != nil {
+		return nil, err
+	}
+	return runJob(b, record.JobAlert, req, func(jb *Bot, _, _ func(any)) (*AlertReport, error) {
+		return jb.alert(ctx, req)
+	})
+}
+
+func (b *Bot) alert(ctx context.Context, req AlertRequest) (*AlertReport, error) {
+	b.progressf("alert: %s %s %+.1f%% between %s and %s (night %d)", req.Metric, req.Direction, req.DeltaPct, record.ShortHash(req.Good), record.ShortHash(req.Bad), req.Night)
+	rep, err := b.Bisect(ctx, BisectRequest{Good: req.Good, Bad: req.Bad, Metric: req.Metric, Direction: req.Direction})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range rep.Culprits {
+		if c.Direction != record.Regression || !c.Confirmed {
+			rep.Hunks = append(rep.Hunks, nil)
+			continue
+		}
+		hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: req.Metric})
+		var ie *InputError
+		switch {
+		case errors.As(err, &ie):
+			// The culprit's own effect is too small to split: keep the
+			// culprit, say why its hunks are missing.
+			b.progressf("alert: no hunks for %s: %v", record.ShortHash(c.Commit), err)
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("hunks of %s not localized: %v", record.ShortHash(c.Commit), err))
+		case err != nil:
+			return nil, fmt.Errorf("hunks of culprit %s: %w", record.ShortHash(c.Commit), err)
+		}
+		rep.Hunks = append(rep.Hunks, hr)
+	}
+	findings, err := b.Findings(ctx, rep)
+	if err != nil {
+		return nil, err
+	}
+	out := &AlertReport{Request: req, Bisect: rep, Findings: []string{}}
+	var regressions []*record.Finding
+	for _, f := range findings {
+		out.Findings = append(out.Findings, f.ID)
+		if f.Direction == record.Regression && f.Outcome != record.OutcomeNotReproduced {
+			regressions = append(regressions, f)
+		}
+	}
+	if rep.Verdict == record.OutcomeNotReproduced {
+		b.progressf("alert: the change did not reproduce between %s and %s: a false alarm, nothing filed", record.ShortHash(req.Good), record.ShortHash(req.Bad))
+	}
+	if err := b.File(ctx, regressions); err != nil {
+		return nil, err
+	}
+	for _, f := range regressions {
+		if f.State == record.StateFiled {
+			out.Issues = append(out.Issues, f.IssueURL)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,507 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/detect"
+	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/stats"
+)
+
+// NightReport is what one nightly cycle did.
+type NightReport struct {
+	Night record.Night `json:"night"`
+	// Alerts are the changes detection saw tonight and what was done
+	// about each.
+	Alerts []AlertNote `json:"alerts"`
+	// Missing lists the findings of metrics without data for too many
+	// nights.
+	Missing []string `json:"missing,omitempty"`
+	Runs    int      `json:"runs"`
+	Builds  int      `json:"builds"`
+	Wall    float64  `json:"wall_seconds"`
+}
+
+// AlertNote is one alert of a night and its fate: the job enqueued for it
+// (Job), or why none was (Note).
+type AlertNote struct {
+	Metric    string           `json:"metric"`
+	Direction record.Direction `json:"direction"`
+	Good      string           `json:"good"`
+	Bad       string           `json:"bad"`
+	DeltaPct  float64          `json:"delta_pct"`
+	Night     uint64           `json:"night"` // the night the change was first seen
+	Job       string           `json:"job,omitempty"`
+	Note      string           `json:"note,omitempty"`
+}
+
+// Nightly runs one scheduled cycle now:
+//
+//  1. fetch, and find the branch's new first-parent commits since the last
+//     night (a force-pushed branch is followed: the nights whose tips left
+//     it keep their runs but leave the series detection reads);
+//  2. measure the tip interleaved with the reference commit (the accepted
+//     baseline), Detect.Repeats runs each, and scale the tip's values by
+//     how the reference ran tonight, so that a slower host does not look
+//     like a regression;
+//  3. record the night, with the state it hands the next one, in one
+//     transaction;
+//  4. run detection on every metric and enqueue one alert job per new
+//     change (Work runs them): a change whose range already holds a
+//     filed culprit is not bisected again, its issue is commented on at
+//     most once;
+//  5. turn a metric without data for Detect.MissingNights nights into a
+//     finding of its own.
+//
+// A tip that does not build is a night of its own (build_failed), not an
+// error. The cycle is not resumed: one killed before step 3 leaves no
+// night behind and the next cycle measures again.
+func (b *Bot) Nightly(ctx context.Context) (*NightReport, error) {
+	meter := b.startMeter()
+	if err := b.Repo.Fetch(ctx); err != nil {
+		return nil, &record.InfraError{Op: "fetch", Err: err}
+	}
+	branch := b.Config.Repo.Branch
+	if branch == "" {
+		branch = "HEAD"
+	}
+	tip, err := b.resolve(ctx, branch)
+	if err != nil {
+		return nil, fmt.Errorf("nightly: branch %s: %w", branch, err)
+	}
+	chain, err := b.Repo.FirstParents(ctx, tip.Hash, 0)
+	if err != nil {
+		return nil, err
+	}
+	onChain := make(map[string]int, len(chain))
+	for i, c := range chain {
+		onChain[c.Hash] = i
+	}
+	nights, err := b.Store.Nights()
+	if err != nil {
+		return nil, fmt.Errorf("nightly: read nights: %w", err)
+	}
+	state, err := b.Store.NightlyState()
+	if err != nil {
+		return nil, fmt.Errorf("nightly: read state: %w", err)
+	}
+
+	night := record.Night{Time: b.now(), Branch: branch, Tip: tip.Hash, Reference: state.Reference, Status: record.StatusOK}
+	night.New, night.Rewritten = newCommits(nights, chain, onChain)
+	if night.Rewritten {
+		b.progressf("nightly: %s was rewritten since the last night (force-push or rebase): following its new first-parent chain", branch)
+	}
+	for _, h := range night.New {
+		if c, err := b.Repo.Commit(ctx, h); err == nil {
+			_ = b.putCommit(c)
+		}
+	}
+	b.progressf("nightly %s: tip %s, %d new commit(s), reference %s", branch, tip.Short(), len(night.New), orFirst(record.ShortHash(state.Reference)))
+
+	next, err := b.measureNight(ctx, &night, state)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Store.AddNight(&night, next); err != nil {
+		return nil, fmt.Errorf("nightly: record night: %w", err)
+	}
+	nights = append(nights, night)
+
+	rep := &NightReport{Night: night, Alerts: []AlertNote{}}
+	series := onChainNights(nights, onChain)
+	notes, err := b.detectAll(ctx, series)
+	if err != nil {
+		return nil, err
+	}
+	rep.Alerts = append(rep.Alerts, notes...)
+	for _, m := range b.Config.Metrics {
+		id, err := b.missingFinding(ctx, m, series)
+		if err != nil {
+			return nil, err
+		}
+		if id != "" {
+			rep.Missing = append(rep.Missing, id)
+		}
+	}
+	rep.Runs, rep.Builds, rep.Wall = meter.read()
+	return rep, nil
+}
+
+func orFirst(short string) string {
+	if short == "" {
+		return "(none: the first night's tip becomes it)"
+	}
+	return short
+}
+
+// newCommits returns the commits of chain after the newest night whose tip
+// is on it, and whether the last night's tip has left the branch.
+func newCommits(nights []record.Night, chain []gitops.Commit, onChain map[string]int) (fresh []string, rewritten bool) {
+	from := -1
+	for i := len(nights) - 1; i >= 0; i-- {
+		if at, ok := onChain[nights[i].Tip]; ok {
+			from = at
+			break
+		}
+	}
+	if len(nights) > 0 {
+		_, ok := onChain[nights[len(nights)-1].Tip]
+		rewritten = !ok
+	}
+	if from < 0 && len(nights) == 0 {
+		// The first night: the tip alone is new.
+		from = len(chain) - 2
+	}
+	for _, c := range chain[from+1:] {
+		fresh = append(fresh, c.Hash)
+	}
+	return fresh, rewritten
+}
+
+// onChainNights keeps the nights whose tip is on the branch's current
+// first-parent chain, in the order they ran.
+func onChainNights(nights []record.Night, onChain map[string]int) []record.Night {
+	var out []record.Night
+	for _, n := range nights {
+		if _, ok := onChain[n.Tip]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// measureNight measures the tip of night interleaved with the reference,
+// fills in its metrics or its failure, and returns the state for the next
+// night.
+func (b *Bot) measureNight(ctx context.Context, night *record.Night, state record.NightlyState) (record.NightlyState, error) {
+	repeats := max(b.Config.Detect.Repeats, 1)
+	tip := record.Target{Commit: night.Tip}
+	ref := record.Target{Commit: state.Reference}
+	interleave := state.Reference != "" && state.Reference != night.Tip
+	if !interleave {
+		ref = tip
+	}
+	tipVals := map[string][]float64{}
+	refVals := map[string][]float64{}
+	for i := 0; i < repeats; i++ {
+		if interleave {
+			v, err := b.freshRuns(ctx, ref, 1)
+			if errors.Is(err, bisect.ErrBroken) {
+				// The reference no longer builds (a toolchain change): the tip
+				// becomes the reference at tonight's level.
+				b.progressf("nightly: reference %s no longer measures (%v); tonight's tip becomes the reference", ref.Short(), err)
+				interleave, ref = false, tip
+				clear(refVals)
+				state.Reference, state.Levels = "", nil
+				night.Reference = ""
+			} else if err != nil {
+				return state, err
+			} else {
+				appendValues(refVals, v)
+			}
+		}
+		v, err := b.freshRuns(ctx, tip, 1)
+		if errors.Is(err, bisect.ErrBroken) {
+			night.Status, night.Error = b.lastStatus(tip), err.Error()
+			b.progressf("nightly: tip %s does not measure: %v", tip.Short(), err)
+			return state, nil
+		}
+		if err != nil {
+			return state, err
+		}
+		appendValues(tipVals, v)
+	}
+
+	next := state
+	if !interleave {
+		next.Reference, next.Levels = night.Tip, map[string]float64{}
+	}
+	night.Metrics = map[string]record.NightMetric{}
+	for _, m := range b.Config.Metrics {
+		tv := tipVals[m.Name]
+		if len(tv) == 0 {
+			continue
+		}
+		nm := record.NightMetric{Tip: tv}
+		if interleave {
+			rv := refVals[m.Name]
+			level, ok := state.Levels[m.Name]
+			if len(rv) == 0 || !ok || level <= 0 {
+				continue
+			}
+			nm.Ref, nm.Level = rv, level
+			scale := level / stats.Median(rv)
+			for _, v := range tv {
+				nm.Values = append(nm.Values, v*scale)
+			}
+		} else {
+			nm.Level = stats.Median(tv)
+			nm.Values = slices.Clone(tv)
+			next.Levels[m.Name] = nm.Level
+		}
+		night.Metrics[m.Name] = nm
+		b.progressf("  %-16s tip median %.4g, reference %.4g, scaled %.4g", m.Name, stats.Median(tv), medianOr(nm.Ref), stats.Median(nm.Values))
+	}
+	return next, nil
+}
+
+func appendValues(dst, src map[string][]float64) {
+	for k, v := range src {
+		dst[k] = append(dst[k], v...)
+	}
+}
+
+func medianOr(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	return stats.Median(vs)
+}
+
+// detectConfig is the detection of one metric as configured.
+func (b *Bot) detectConfig(m record.Metric) detect.Config {
+	return detect.Config{
+		Better:        m.Better,
+		MinEffect:     b.Config.Detect.MinEffect,
+		MissingNights: b.Config.Detect.MissingNights,
+	}
+}
+
+// series is the metric's detection series of the nights.
+func series(nights []record.Night, metric string) []detect.Night {
+	out := make([]detect.Night, 0, len(nights))
+	for _, n := range nights {
+		out = append(out, detect.Night{Time: n.Time, Commit: n.Tip, Values: n.Metrics[metric].Values})
+	}
+	return out
+}
+
+// detectAll runs detection on every metric's nights and acts on the
+// alerts not acted on before. Alerts of several metrics over the same two
+// nights and in the same direction are one change (a communicator change
+// moves the allreduce, the decode and the verify step at once): it gets
+// one job, which follows the primary metric when it is among them, else
+// the metric that moved most beyond its threshold.
+func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote, error) {
+	state, err := b.Store.NightlyState()
+	if err != nil {
+		return nil, err
+	}
+	primary := b.Config.Primary().Name
+	var notes []AlertNote
+	groups := map[string][]int{} // range key → indexes into notes
+	var order []string
+	for _, m := range b.Config.Metrics {
+		alerts, err := detect.Detect(series(nights, m.Name), b.detectConfig(m))
+		if err != nil {
+			return nil, fmt.Errorf("detect %s: %w", m.Name, err)
+		}
+		for _, a := range alerts {
+			note := AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[a.Change].Seq}
+			if job, ok := state.Handled[record.AlertKey(m.Name, a.Direction, a.Good, a.Bad)]; ok {
+				if a.Night == len(nights)-1 {
+					note.Job, note.Note = job, "acted on before"
+					notes = append(notes, note)
+				}
+				continue
+			}
+			key := string(a.Direction) + "|" + a.Good + ".." + a.Bad
+			if _, ok := groups[key]; !ok {
+				order = append(order, key)
+			}
+			groups[key] = append(groups[key], len(notes))
+			notes = append(notes, note)
+		}
+	}
+	for _, key := range order {
+		idx := groups[key]
+		lead := idx[0]
+		for _, i := range idx[1:] {
+			if notes[lead].Metric == primary {
+				break
+			}
+			if notes[i].Metric == primary || abs(notes[i].DeltaPct) > abs(notes[lead].DeltaPct) {
+				lead = i
+			}
+		}
+		job, note, err := b.actOn(ctx, notes[lead], nights[len(nights)-1].Seq)
+		if err != nil {
+			return nil, err
+		}
+		err = b.Store.UpdateNightlyState(func(s *record.NightlyState) error {
+			if s.Handled == nil {
+				s.Handled = map[string]string{}
+			}
+			for _, i := range idx {
+				notes[i].Job, notes[i].Note = job, note
+				if i != lead && job != "" {
+					notes[i].Note = "same change as " + notes[lead].Metric
+				}
+				s.Handled[record.AlertKey(notes[i].Metric, notes[i].Direction, notes[i].Good, notes[i].Bad)] = job
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range idx {
+			a := notes[i]
+			b.progressf("nightly: %s %s %+.1f%% between %s and %s (first seen night %d): %s%s", a.Metric, a.Direction, a.DeltaPct, record.ShortHash(a.Good), record.ShortHash(a.Bad), a.Night, a.Job, prefixed(a.Job, a.Note))
+		}
+	}
+	return notes, nil
+}
+
+func prefixed(job, note string) string {
+	if job != "" && note != "" {
+		return "; " + note
+	}
+	return note
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// actOn acts on one new alert: it enqueues the job that bisects it, or
+// says why none is needed.
+func (b *Bot) actOn(ctx context.Context, a AlertNote, night uint64) (job, note string, err error) {
+	if a.Good == a.Bad || a.Good == "" {
+		return "", "no commit between the two nights: the host, not the code, changed", nil
+	}
+	filed, err := b.filedInRange(ctx, a.Good, a.Bad)
+	if err != nil {
+		return "", "", err
+	}
+	if filed != nil {
+		note, err := b.noteSeenAgain(ctx, filed, a.Metric, night)
+		return "", note, err
+	}
+	id, err := b.Enqueue(record.JobAlert, AlertRequest{Metric: a.Metric, Direction: a.Direction, Good: a.Good, Bad: a.Bad, Night: a.Night, DeltaPct: a.DeltaPct})
+	return id, "", err
+}
+
+// filedInRange returns a filed finding whose culprit lies in good..bad
+// (bad included), or nil.
+func (b *Bot) filedInRange(ctx context.Context, good, bad string) (*record.Finding, error) {
+	chain, err := b.Repo.Chain(ctx, good, bad)
+	if err != nil {
+		return nil, nil // not one first-parent range: nothing to match against
+	}
+	in := map[string]bool{}
+	for _, c := range chain[1:] {
+		in[c.Hash] = true
+	}
+	fs, err := b.Store.Findings()
+	if err != nil {
+		return nil, err
+	}
+	for i := range fs {
+		if fs[i].State != record.StateFiled {
+			continue
+		}
+		for _, c := range fs[i].Culprits {
+			if in[c.Commit.Hash] {
+				return &fs[i], nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// noteSeenAgain comments once on the issue of a filed finding that a later
+// night saw again.
+func (b *Bot) noteSeenAgain(ctx context.Context, f *record.Finding, metric string, night uint64) (string, error) {
+	state, err := b.Store.NightlyState()
+	if err != nil {
+		return "", err
+	}
+	if _, done := state.Noted[f.ID]; done {
+		return fmt.Sprintf("already filed as issue #%d (commented on before)", f.Issue), nil
+	}
+	tracker, err := b.tracker()
+	if err != nil {
+		return "", err
+	}
+	body := fmt.Sprintf("perfbot's nightly cycle %d saw this change again on %s; it is not bisected again.", night, metric)
+	if err := tracker.Comment(ctx, f.Issue, body); err != nil {
+		return "", fmt.Errorf("comment on issue #%d: %w", f.Issue, err)
+	}
+	err = b.Store.UpdateNightlyState(func(s *record.NightlyState) error {
+		if s.Noted == nil {
+			s.Noted = map[string]uint64{}
+		}
+		s.Noted[f.ID] = night
+		return nil
+	})
+	return fmt.Sprintf("already filed as issue #%d: commented", f.Issue), err
+}
+
+// missingFinding files a finding for a metric that has had no value for
+// Detect.MissingNights nights in a row: "build broken since <tip>" when
+// the tips did not measure at all, "missing data" when they did but
+// without this metric. Its id depends on the first tip without data, so a
+// later night that still has none files nothing again. It returns the
+// finding's id, or "" when the metric has data.
+func (b *Bot) missingFinding(ctx context.Context, m record.Metric, nights []record.Night) (string, error) {
+	count, since := detect.Missing(series(nights, m.Name))
+	if count < max(b.Config.Detect.MissingNights, 1) || since < 0 {
+		return "", nil
+	}
+	commit := func(h string) record.Commit {
+		c, err := b.Repo.Commit(ctx, h)
+		if err != nil {
+			return record.Commit{Hash: h}
+		}
+		return b.reportCommit(c)
+	}
+	f := &record.Finding{
+		Created: b.now(), Repo: b.Config.Repo.URL, Metric: m.Name, Unit: m.Unit,
+		Direction: record.Regression, Outcome: record.OutcomeMissingData, Confidence: 1,
+		State: record.StateKept, PublishConfidence: b.Config.Report.PublishConfidence,
+		Bad:        record.End{Commit: commit(nights[since].Tip)},
+		Candidates: []record.Commit{commit(nights[since].Tip)},
+	}
+	if b.Config.GitHub.Repo != "" {
+		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"
+	}
+	if since > 0 {
+		f.Good = record.End{Commit: commit(nights[since-1].Tip)}
+	}
+	broken := true
+	for _, n := range nights[since:] {
+		if n.Status == record.StatusOK {
+			broken = false
+		}
+		status := string(n.Status)
+		if n.Error != "" {
+			first, _, _ := strings.Cut(n.Error, "\n")
+			status += ": " + first
+		}
+		f.Probes = append(f.Probes, record.Probe{Commit: commit(n.Tip), Status: status, Verdict: fmt.Sprintf("night %d", n.Seq)})
+	}
+	if broken {
+		f.Outcome = record.OutcomeBuildBroken
+		f.Logs = nights[len(nights)-1].Error
+	}
+	f.ID = f.Fingerprint() + "-" + string(f.Outcome)
+	if old, ok, err := b.Store.Finding(f.ID); err != nil {
+		return "", err
+	} else if ok && old.State == record.StateFiled {
+		return f.ID, nil
+	}
+	b.progressf("nightly: %s: %s since %s (%d nights)", m.Name, f.Outcome, record.ShortHash(nights[since].Tip), count)
+	if err := b.File(ctx, []*record.Finding{f}); err != nil {
+		return "", err
+	}
+	return f.ID, nil
+}

@@ -1,0 +1,232 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/store"
+)
+
+// nights scripts the scheduled service over a real repository whose
+// branch advances night by night, measured on a fake host whose speed
+// changes from night to night as a shared machine's does.
+type nights struct {
+	t       *testing.T
+	repo    *gitopstest.Builder
+	commits []string
+	host    *runner.Fake
+	cfg     *config.Config
+	now     time.Time
+
+	mu    sync.Mutex
+	speed float64 // the host's speed tonight
+	rng   *rand.Rand
+}
+
+// newNights builds n numbered commits whose true tok/s is level(i) and
+// scripts each to print it, times tonight's host speed, with 1% noise.
+// Commits for which broken(i) fail to build.
+func newNights(t *testing.T, n int, level func(i int) float64, broken func(i int) bool) *nights {
+	t.Helper()
+	repo := gitopstest.NewBuilder(t)
+	commits := repo.Numbered(n)
+	h := &nights{t: t, repo: repo, commits: commits, speed: 1, rng: rand.New(rand.NewSource(7)),
+		now: time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)}
+	h.host = &runner.Fake{Commits: map[string]runner.FakeCommit{}, Trees: 4}
+	for i, c := range commits {
+		if broken != nil && broken(i) {
+			h.host.Commits[c] = runner.FakeCommit{BuildFails: true}
+			continue
+		}
+		h.host.Commits[c] = runner.FakeCommit{Output: func(int) string {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			v := level(i) * h.speed * (1 + 0.01*h.rng.NormFloat64())
+			return fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", v)
+		}}
+	}
+	dir := t.TempDir()
+	cfg, err := config.Parse(fmt.Appendf(nil, `repo:
+  url: %s
+  branch: main
+build:
+  - name: build
+    run: go build ./...
+benchmarks:
+  - name: engine
+    run: ./bench
+    format: gobench
+metrics:
+  - name: verify_tok_s
+    benchmark: engine
+    select: BenchmarkVerifyStep
+    unit: tok/s
+    primary: true
+detect:
+  min_effect: 3%%
+  repeats: 5
+  missing_nights: 3
+`, repo.Dir), filepath.Join(dir, "perfbot.yaml"))
+	require.NoError(t, err)
+	cfg.IssuesDir = filepath.Join(dir, "issues")
+	h.cfg = cfg
+	return h
+}
+
+func (h *nights) open() *Bot {
+	h.t.Helper()
+	b, err := Open(context.Background(), h.cfg, Options{Host: h.host, Clock: func() time.Time { return h.now }})
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// night moves the branch to commit i, sets tonight's host speed, runs
+// one cycle and works off its jobs.
+func (h *nights) night(b *Bot, i int, speed float64) *NightReport {
+	h.t.Helper()
+	h.repo.Git("update-ref", "refs/heads/main", h.commits[i])
+	h.mu.Lock()
+	h.speed = speed
+	h.mu.Unlock()
+	h.now = h.now.Add(24 * time.Hour)
+	ctx := context.Background()
+	rep, err := b.Nightly(ctx)
+	require.NoError(h.t, err)
+	require.NoError(h.t, b.Drain(ctx))
+	return rep
+}
+
+// speeds is a host that runs up to 30% slower or 25% faster from one
+// night to the next.
+var speeds = []float64{1, 0.7, 1.25, 0.85, 1.1, 0.75, 1, 1.2}
+
+func TestNightlyFindsTheInjectedChanges(t *testing.T) {
+	level := func(i int) float64 {
+		v := 1000.0
+		if i >= 13 {
+			v *= 0.92 // the regression
+		}
+		if i >= 29 {
+			v *= 1.10 // an improvement
+		}
+		return v
+	}
+	h := newNights(t, 41, level, nil)
+	b := h.open()
+	alerts := 0
+	for n, i := 0, 0; i < len(h.commits); n, i = n+1, i+4 {
+		rep := h.night(b, i, speeds[n%len(speeds)])
+		require.Equal(t, record.StatusOK, rep.Night.Status)
+		for _, a := range rep.Alerts {
+			if a.Note != "acted on before" {
+				alerts++
+			}
+		}
+	}
+	require.Equal(t, 2, alerts, "one alert per injected change, no false alarm")
+
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	culprits := map[string]record.Direction{}
+	filed := 0
+	for _, f := range fs {
+		for _, c := range f.Culprits {
+			culprits[c.Commit.Hash] = f.Direction
+		}
+		if f.State == record.StateFiled {
+			filed++
+		}
+	}
+	require.Equal(t, map[string]record.Direction{h.commits[13]: record.Regression, h.commits[29]: record.Improvement}, culprits)
+	require.Equal(t, 1, filed, "the regression is filed, the improvement is not")
+}
+
+func TestNightlyQuietHistoryRaisesNothing(t *testing.T) {
+	h := newNights(t, 25, func(int) float64 { return 1000 }, nil)
+	b := h.open()
+	for n := 0; n < 24; n++ {
+		rep := h.night(b, n, speeds[n%len(speeds)])
+		require.Empty(t, rep.Alerts, "night %d", n+1)
+	}
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	require.Empty(t, fs)
+	nights, err := b.Store.Nights()
+	require.NoError(t, err)
+	require.Len(t, nights, 24)
+	require.Equal(t, h.commits[0], nights[23].Reference, "the first tip stays the reference")
+}
+
+func TestNightlyFollowsAForcePushedBranch(t *testing.T) {
+	h := newNights(t, 12, func(int) float64 { return 1000 }, nil)
+	b := h.open()
+	for i := 0; i < 8; i++ {
+		h.night(b, i, 1)
+	}
+	// The branch is rewritten from commit 5: commits 6 and 7 leave it and
+	// a new line of commits, one of which is 9% slower, replaces them.
+	left := h.commits[7]
+	h.repo.Git("checkout", "-q", "-f", "-b", "rewrite", h.commits[5])
+	rewritten := h.repo.Numbered(4)
+	for _, c := range rewritten {
+		v := 1000.0
+		if c != rewritten[0] {
+			v = 910
+		}
+		h.host.Commits[c] = runner.FakeCommit{Output: func(int) string {
+			return fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", v*(1+0.005*h.rng.NormFloat64()))
+		}}
+	}
+	h.repo.Git("update-ref", "refs/heads/main", rewritten[0])
+	h.commits = append(h.commits[:6], rewritten...)
+
+	rep := h.night(b, 6, 1)
+	require.True(t, rep.Night.Rewritten)
+	require.Equal(t, []string{rewritten[0]}, rep.Night.New, "new commits start after the fork point")
+	for i := 7; i < len(h.commits); i++ {
+		h.night(b, i, 1)
+	}
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	require.Len(t, fs, 1)
+	require.Equal(t, rewritten[1], fs[0].Culprits[0].Commit.Hash, "bisected on the new first-parent chain")
+
+	// The runs of the commits that left the branch are kept.
+	runs, err := b.Store.Runs(store.RunFilter{Commit: left})
+	require.NoError(t, err)
+	require.NotEmpty(t, runs)
+}
+
+func TestNightlyBrokenTipBecomesAFinding(t *testing.T) {
+	h := newNights(t, 12, func(int) float64 { return 1000 }, func(i int) bool { return i >= 4 })
+	b := h.open()
+	var missing []string
+	for i := 0; i < 10; i++ {
+		rep := h.night(b, i, 1)
+		if i >= 4 {
+			require.Equal(t, record.StatusBuildFailed, rep.Night.Status)
+		}
+		missing = append(missing, rep.Missing...)
+	}
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	require.Len(t, fs, 1, "one finding for the whole broken stretch")
+	require.Equal(t, record.OutcomeBuildBroken, fs[0].Outcome)
+	require.Equal(t, h.commits[4], fs[0].Bad.Commit.Hash)
+	require.Equal(t, h.commits[3], fs[0].Good.Commit.Hash)
+	require.Equal(t, record.StateFiled, fs[0].State)
+	require.Len(t, fs[0].Probes, 3, "filed on the third night without data")
+	require.NotEmpty(t, missing)
+}
