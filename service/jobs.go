@@ -19,25 +19,45 @@ import (
 // request from JSON and runs alone. The command line calls the typed
 // methods (Bisect, Hunks, EnvBisect); a queue or the HTTP API starts the
 // same work through Run with the request it was given.
-type task func(ctx context.Context, b *Bot, req json.RawMessage) (any, error)
+type task struct {
+	decode func(raw json.RawMessage) (any, error)
+	run    func(ctx context.Context, b *Bot, req json.RawMessage) (any, error)
+}
 
 // tasks is the table of jobs, by kind.
-var tasks = map[record.JobKind]task{
-	record.JobBisect:    taskOf((*Bot).Bisect),
-	record.JobHunks:     taskOf((*Bot).Hunks),
-	record.JobEnvBisect: taskOf((*Bot).EnvBisect),
-	record.JobAlert:     taskOf((*Bot).Alert),
+var tasks map[record.JobKind]task
+
+// The table refers to jobs that enqueue jobs, which look kinds up in it:
+// it is filled in at init to break the cycle.
+func init() {
+	tasks = map[record.JobKind]task{
+		record.JobBisect:    taskOf((*Bot).Bisect),
+		record.JobHunks:     taskOf((*Bot).Hunks),
+		record.JobEnvBisect: taskOf((*Bot).EnvBisect),
+		record.JobAlert:     taskOf((*Bot).Alert),
+		record.JobNightly:   taskOf((*Bot).NightlyJob),
+	}
 }
 
 func taskOf[Req, Rep any](run func(*Bot, context.Context, Req) (*Rep, error)) task {
-	return func(ctx context.Context, b *Bot, raw json.RawMessage) (any, error) {
+	decode := func(raw json.RawMessage) (Req, error) {
 		var req Req
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return nil, &InputError{Err: fmt.Errorf("request: %w", err)}
+			return req, &InputError{Err: fmt.Errorf("request: %w", err)}
 		}
-		return run(b, ctx, req)
+		return req, nil
+	}
+	return task{
+		decode: func(raw json.RawMessage) (any, error) { return decode(raw) },
+		run: func(ctx context.Context, b *Bot, raw json.RawMessage) (any, error) {
+			req, err := decode(raw)
+			if err != nil {
+				return nil, err
+			}
+			return run(b, ctx, req)
+		},
 	}
 }
 
@@ -58,7 +78,7 @@ func (b *Bot) Run(ctx context.Context, kind record.JobKind, req json.RawMessage)
 	if !ok {
 		return nil, &InputError{Err: fmt.Errorf("unknown kind of job %q (want one of %v)", kind, Kinds())}
 	}
-	return t(ctx, b, req)
+	return t.run(ctx, b, req)
 }
 
 // jobRun is a job while it runs: its record, and the job that started it,
@@ -94,13 +114,25 @@ func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, loa
 		}
 		// A report an older perfbot wrote may not decode: run again.
 	}
+	// The queue runs a job under its own record; a job that another one
+	// runs as a step is that one's child.
+	parent := b.job
+	if parent != nil && parent.rec.ID == id {
+		parent = parent.parent
+	}
 	if !found {
 		rec = store.Job{ID: id, Kind: kind, Params: raw, Created: b.now()}
+		if parent != nil {
+			rec.Parent = parent.rec.ID
+		}
 	}
 	jb := *b
-	jb.job = &jobRun{rec: rec, parent: b.job}
+	jb.job = &jobRun{rec: rec, parent: parent}
 	if found {
-		jb.progressf("resuming job %s (%s, last updated %s)", id, rec.Status, rec.Updated.Format(time.RFC3339))
+		// A job with a trace ran before; one the queue just took has none.
+		if tr, err := b.Store.Trace(id); err == nil && len(tr) > 0 {
+			jb.progressf("resuming job %s (%s, last updated %s)", id, rec.Status, rec.Updated.Format(time.RFC3339))
+		}
 	}
 	put := func(status record.JobState, state, result any) {
 		j := &jb.job.rec

@@ -46,6 +46,13 @@ func (o *Oracle) Stop() {
 	o.mu.Unlock()
 }
 
+// resume undoes Stop: a Bot served again measures again.
+func (o *Oracle) resume() {
+	o.mu.Lock()
+	o.stop = false
+	o.mu.Unlock()
+}
+
 func (o *Oracle) stopping() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()

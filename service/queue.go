@@ -21,13 +21,22 @@ const maxAttempts = 3
 // Work.
 var ErrStopping = errors.New("perfbot is stopping: the job stays queued and resumes on restart")
 
-// Enqueue puts a job of kind with its request in the persistent queue and
-// returns its id: the same id runJob gives the same request, so that the
-// job, once it runs, finds its record. A job already queued, running or
-// done is not queued twice; a failed one is queued again.
+// Enqueue puts a job of kind with its request (the typed request, or its
+// JSON) in the persistent queue and returns its id, a hash of the
+// request: a job already queued, running or done is not queued twice; a
+// failed one is queued again. A request that does not decode as the
+// kind's is an *InputError.
 func (b *Bot) Enqueue(kind record.JobKind, req any) (string, error) {
-	if _, ok := tasks[kind]; !ok {
+	t, ok := tasks[kind]
+	if !ok {
 		return "", &InputError{Err: fmt.Errorf("unknown kind of job %q (want one of %v)", kind, Kinds())}
+	}
+	if raw, isRaw := req.(json.RawMessage); isRaw {
+		typed, err := t.decode(raw)
+		if err != nil {
+			return "", err
+		}
+		req = typed
 	}
 	id, raw, err := jobID(kind, req)
 	if err != nil {
@@ -52,7 +61,19 @@ func (b *Bot) Enqueue(kind record.JobKind, req any) (string, error) {
 	return id, nil
 }
 
-// Pending lists the jobs waiting to run, in the order Work takes them:
+// CheckRequest reports whether raw decodes as the request of a job of
+// kind, as Enqueue would take it.
+func CheckRequest(kind record.JobKind, raw json.RawMessage) error {
+	t, ok := tasks[kind]
+	if !ok {
+		return &InputError{Err: fmt.Errorf("unknown kind of job %q (want one of %v)", kind, Kinds())}
+	}
+	_, err := t.decode(raw)
+	return err
+}
+
+// Pending lists the jobs waiting to run, in the order Work takes them
+// (the steps of a job, such as an alert's bisection, resume with it):
 // jobs a stopped process left running first (they resume), then queued
 // ones, oldest first.
 func (b *Bot) Pending() ([]store.Job, error) {
@@ -62,7 +83,7 @@ func (b *Bot) Pending() ([]store.Job, error) {
 	}
 	var out []store.Job
 	for _, j := range jobs {
-		if j.Status == record.JobQueued || j.Status == record.JobRunning {
+		if j.Parent == "" && (j.Status == record.JobQueued || j.Status == record.JobRunning) {
 			out = append(out, j)
 		}
 	}
@@ -88,13 +109,34 @@ func (b *Bot) WorkOne(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	j := pending[0]
-	_, err = b.Run(ctx, j.Kind, json.RawMessage(j.Params))
-	if err == nil || b.stopping() || ctx.Err() != nil {
-		return true, nil
+	// The job runs under its queue record: the jobs it runs as steps (a
+	// bisection under an alert, or a bisection queued by the API) are its
+	// children and trace into it.
+	jb := *b
+	jb.job = &jobRun{rec: j}
+	j.Status, j.Updated = record.JobRunning, b.now()
+	if err := b.Store.PutJob(j); err != nil {
+		return true, err
 	}
+	rep, err := jb.Run(ctx, j.Kind, json.RawMessage(j.Params))
 	rec, _, gerr := b.Store.Job(j.ID)
 	if gerr != nil {
 		return true, gerr
+	}
+	rec.Updated = b.now()
+	switch {
+	case err == nil:
+		if rec.Status != record.JobDone {
+			rec.Status = record.JobDone
+			rec.Result, err = json.Marshal(rep)
+			if err != nil {
+				return true, fmt.Errorf("job %s: report: %w", j.ID, err)
+			}
+		}
+		return true, b.Store.PutJob(rec)
+	case b.stopping() || ctx.Err() != nil || errors.Is(err, ErrStopping) || errors.Is(err, context.Canceled):
+		rec.Status = record.JobQueued
+		return true, b.Store.PutJob(rec)
 	}
 	rec.Attempts++
 	rec.Error = err.Error()

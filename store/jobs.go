@@ -27,10 +27,13 @@ type Job struct {
 	Status record.JobState `json:"status"`
 	// Attempts counts the failed tries of a job the queue ran again;
 	// Error is the last failure.
-	Attempts int       `json:"attempts,omitempty"`
-	Error    string    `json:"error,omitempty"`
-	Created  time.Time `json:"created"`
-	Updated  time.Time `json:"updated"`
+	Attempts int    `json:"attempts,omitempty"`
+	Error    string `json:"error,omitempty"`
+	// Parent is the job that ran this one as a step (an alert's
+	// bisection); the queue runs only jobs without one.
+	Parent  string    `json:"parent,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 }
 
 // PutJob records j, replacing the job with the same id.

@@ -1,0 +1,215 @@
+// Package server is perfbot's HTTP face over package service (never the
+// reverse): the JSON API that `perfbot serve` serves and that the other
+// commands use while a server holds the store.
+//
+//	GET  /healthz                     200 "ok"
+//	GET  /api/history?metric=&since=&limit=
+//	GET  /api/jobs                    every job, newest first, without traces
+//	GET  /api/jobs/{id}               one job with its trace
+//	POST /api/jobs {"kind","request"} enqueue a job (bearer token); 202 {"id"}
+//
+// Bad parameters get 400 with a JSON error naming the parameter; a job that
+// does not exist gets 404. Mutations need "Authorization: Bearer <token>"
+// with one of the tokens the server was given; with none, every mutation
+// is refused.
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/store"
+)
+
+// Service is what the server needs of a bot.
+type Service interface {
+	History(ctx context.Context, q service.HistoryQuery) ([]service.HistoryRow, error)
+	Jobs(ctx context.Context) ([]store.Job, error)
+	Job(ctx context.Context, id string) (service.JobView, error)
+	Enqueue(kind record.JobKind, req any) (string, error)
+}
+
+// Options configures New.
+type Options struct {
+	// Tokens are the bearer tokens that may mutate; none refuses every
+	// mutation.
+	Tokens []string
+	// Enqueued is called after a job was queued (to wake the worker).
+	Enqueued func()
+}
+
+// New returns the handler of the API over svc.
+func New(svc Service, opts Options) http.Handler {
+	s := &srv{svc: svc, opts: opts}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /api/history", s.history)
+	mux.HandleFunc("GET /api/jobs", s.jobs)
+	mux.HandleFunc("GET /api/jobs/{id}", s.job)
+	mux.HandleFunc("POST /api/jobs", s.authorized(s.enqueue))
+	return mux
+}
+
+type srv struct {
+	svc  Service
+	opts Options
+}
+
+// Error is the body of every error answer.
+type Error struct {
+	Error string `json:"error"`
+	// Param names the query parameter or field at fault, when one is.
+	Param string `json:"param,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func badParam(w http.ResponseWriter, param string, err error) {
+	writeJSON(w, http.StatusBadRequest, Error{Error: err.Error(), Param: param})
+}
+
+// fail answers err with the status its kind calls for.
+func fail(w http.ResponseWriter, err error) {
+	var ie *service.InputError
+	switch {
+	case errors.As(err, &ie):
+		writeJSON(w, http.StatusBadRequest, Error{Error: err.Error()})
+	default:
+		writeJSON(w, http.StatusInternalServerError, Error{Error: err.Error()})
+	}
+}
+
+func (s *srv) history(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	hq := service.HistoryQuery{Metric: q.Get("metric"), Fingerprints: q.Get("fingerprints") == "true"}
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			badParam(w, "since", fmt.Errorf("since %q: want an RFC 3339 time such as 2026-11-30T02:00:00Z", v))
+			return
+		}
+		hq.Since = t
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			badParam(w, "limit", fmt.Errorf("limit %q: want a number of samples (0: all)", v))
+			return
+		}
+		hq.Limit = n
+	}
+	rows, err := s.svc.History(r.Context(), hq)
+	var ie *service.InputError
+	if errors.As(err, &ie) {
+		badParam(w, "metric", err)
+		return
+	}
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rows)
+}
+
+func (s *srv) jobs(w http.ResponseWriter, r *http.Request) {
+	jobs, err := s.svc.Jobs(r.Context())
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if jobs == nil {
+		jobs = []store.Job{}
+	}
+	writeJSON(w, http.StatusOK, jobs)
+}
+
+func (s *srv) job(w http.ResponseWriter, r *http.Request) {
+	v, err := s.svc.Job(r.Context(), r.PathValue("id"))
+	var ie *service.InputError
+	if errors.As(err, &ie) {
+		writeJSON(w, http.StatusNotFound, Error{Error: err.Error(), Param: "id"})
+		return
+	}
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// EnqueueRequest is the body of POST /api/jobs.
+type EnqueueRequest struct {
+	Kind    record.JobKind  `json:"kind"`
+	Request json.RawMessage `json:"request"`
+}
+
+// EnqueueResponse answers it.
+type EnqueueResponse struct {
+	ID string `json:"id"`
+}
+
+func (s *srv) enqueue(w http.ResponseWriter, r *http.Request) {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	var req EnqueueRequest
+	if err := dec.Decode(&req); err != nil {
+		badParam(w, "body", fmt.Errorf("body: %w", err))
+		return
+	}
+	if !req.Kind.Valid() {
+		badParam(w, "kind", fmt.Errorf("kind %q: want one of %v", req.Kind, service.Kinds()))
+		return
+	}
+	if len(req.Request) == 0 {
+		badParam(w, "request", errors.New("request: missing"))
+		return
+	}
+	if err := service.CheckRequest(req.Kind, req.Request); err != nil {
+		badParam(w, "request", err)
+		return
+	}
+	id, err := s.svc.Enqueue(req.Kind, req.Request)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if s.opts.Enqueued != nil {
+		s.opts.Enqueued()
+	}
+	writeJSON(w, http.StatusAccepted, EnqueueResponse{ID: id})
+}
+
+// authorized lets a request through only with one of the tokens.
+func (s *srv) authorized(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if len(s.opts.Tokens) == 0 {
+			writeJSON(w, http.StatusForbidden, Error{Error: "this server accepts no changes: no API token is configured"})
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if ok {
+			for _, t := range s.opts.Tokens {
+				if t != "" && subtle.ConstantTimeCompare([]byte(got), []byte(t)) == 1 {
+					next(w, r)
+					return
+				}
+			}
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="perfbot"`)
+		writeJSON(w, http.StatusUnauthorized, Error{Error: "missing or wrong bearer token"})
+	}
+}
