@@ -51,6 +51,7 @@ type Config struct {
 	GitHub      GitHub
 	Report      Report
 	Schedule    string
+	Serve       Serve
 	Fingerprint Fingerprint
 }
 
@@ -132,6 +133,16 @@ type Report struct {
 	PublishConfidence float64
 	// Reopen reopens a closed issue when its regression comes back.
 	Reopen bool
+}
+
+// Serve configures `perfbot serve`'s HTTP API.
+type Serve struct {
+	// Listen is the address served; 127.0.0.1:8080 by default.
+	Listen string
+	// TokenEnv names the environment variable holding the bearer token
+	// that may change things through the API (start jobs); without it the
+	// API only reads.
+	TokenEnv string
 }
 
 // Fingerprint tunes the environment recorded with every run.

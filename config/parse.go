@@ -38,6 +38,8 @@ const (
 	defaultBisectRepeats     = 3 // DESIGN §6: the ends start at 3 runs
 	defaultDetectMinEffect   = 0.03
 	defaultDetectRepeats     = 5
+	defaultListen            = "127.0.0.1:8080"
+	defaultAPITokenEnv       = "PERFBOT_API_TOKEN"
 	defaultMissingNights     = 3
 	defaultTokenEnv          = "GITHUB_TOKEN"
 	defaultAPIURL            = "https://api.github.com/"
@@ -123,7 +125,7 @@ func at(nodes ...*yaml.Node) *yaml.Node {
 func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	f := d.mapping(root, "", "repo", "workdir", "store", "issues_dir", "hosts", "build",
 		"benchmarks", "metrics", "components", "bisect", "detect", "github", "report",
-		"schedule", "fingerprint")
+		"schedule", "fingerprint", "serve")
 	c := &Config{Dir: dir}
 	c.Repo = d.repo(f["repo"], root, dir)
 	c.Workdir = d.path(value(f, "workdir"), "workdir", dir, defaultWorkdir)
@@ -143,7 +145,27 @@ func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	c.Report = d.report(value(f, "report"))
 	c.Schedule = d.schedule(value(f, "schedule"))
 	c.Fingerprint = d.fingerprint(value(f, "fingerprint"))
+	c.Serve = d.serve(value(f, "serve"))
 	return c
+}
+
+func (d *decoder) serve(n *yaml.Node) Serve {
+	f := d.mapping(n, "serve", "listen", "token_env")
+	s := Serve{
+		Listen:   d.str(value(f, "listen"), "serve.listen"),
+		TokenEnv: d.str(value(f, "token_env"), "serve.token_env"),
+	}
+	if s.Listen == "" {
+		s.Listen = defaultListen
+	} else if _, _, err := net.SplitHostPort(s.Listen); err != nil {
+		d.errorf(value(f, "listen"), "serve.listen", "%q is not host:port (%v)", s.Listen, err)
+	}
+	if s.TokenEnv == "" {
+		s.TokenEnv = defaultAPITokenEnv
+	} else if !envName.MatchString(s.TokenEnv) {
+		d.errorf(value(f, "token_env"), "serve.token_env", "%q is not an environment variable name", s.TokenEnv)
+	}
+	return s
 }
 
 func (d *decoder) repo(rf field, root *yaml.Node, dir string) Repo {

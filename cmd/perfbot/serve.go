@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/server"
+	"github.com/perfbot/perfbot/service"
+)
+
+func serveCmd(g *globals) *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the service: the cron schedule, the job queue and the HTTP API",
+		Long: `serve runs perfbot as a service until SIGTERM or SIGINT: the configured cron
+schedule (schedule:) queues a nightly cycle, one worker runs the queue's
+jobs (alerts, and jobs submitted through the API), and the JSON API is
+served on serve.listen (127.0.0.1:8080 by default).
+
+While it runs it holds the store; the other commands on the same store go
+through it: history reads through the API, bisect submits a job and
+follows its trace. On SIGTERM the run under way finishes and is recorded,
+and the interrupted job resumes on the next start.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			if listen == "" {
+				listen = cfg.Serve.Listen
+			}
+			bot, err := g.openConfig(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer bot.Close()
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return usagef("--listen %s: %v", listen, err)
+			}
+			session, err := newToken()
+			if err != nil {
+				return err
+			}
+			wake := make(chan struct{}, 1)
+			tokens := []string{session}
+			if t := os.Getenv(cfg.Serve.TokenEnv); t != "" {
+				tokens = append(tokens, t)
+			}
+			api := server.New(bot, server.Options{Tokens: tokens, Enqueued: func() {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}})
+			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+			url := "http://" + ln.Addr().String()
+			path := endpointPath(bot.Store.Path())
+			if err := writeEndpoint(path, endpoint{URL: url, PID: os.Getpid(), Token: session}); err != nil {
+				return err
+			}
+			defer os.Remove(path)
+			fmt.Fprintf(g.stderr, "serving %s on %s (store %s)\n", cfg.Repo.URL, url, bot.Store.Path())
+			httpDone := make(chan error, 1)
+			go func() { httpDone <- srv.Serve(ln) }()
+			serveErr := bot.Serve(ctx, service.ServeOptions{Wake: wake})
+			shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shut)
+			if err := <-httpDone; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			fmt.Fprintln(g.stderr, "stopped")
+			return serveErr
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "address to serve the API on (default: serve.listen, 127.0.0.1:8080)")
+	return cmd
+}
+
+// endpoint is what a running server tells the commands beside it, in a
+// file next to the store that only its user can read: where it listens,
+// and the token of this session that lets them submit jobs.
+type endpoint struct {
+	URL   string `json:"url"`
+	PID   int    `json:"pid"`
+	Token string `json:"token"`
+}
+
+func endpointPath(storePath string) string { return storePath + ".serve" }
+
+func writeEndpoint(path string, e endpoint) error {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+func readEndpoint(path string) (endpoint, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return endpoint{}, false
+	}
+	var e endpoint
+	if json.Unmarshal(data, &e) != nil || e.URL == "" {
+		return endpoint{}, false
+	}
+	return e, true
+}
+
+func newToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
