@@ -806,7 +806,7 @@ func (s *search) rescreen() {
 		c := &s.commits[i]
 		c.counts, c.n = counts[j], 0
 		for k, r := range c.runs {
-			if !counts[j][k] || !(r.Value > 0) || math.IsInf(r.Value, 1) {
+			if !counts[j][k] || !usable(r) {
 				c.counts[k] = false
 				continue
 			}
