@@ -261,7 +261,11 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		return s.finish(res, nil), nil
 	case endsUndecided:
 		res.Verdict = record.OutcomeInconclusive
-		s.warn(record.Warning{Kind: record.WarnEndsUndecided, From: s.chain[good], To: s.chain[bad], Runs: s.samples})
+		w := record.Warning{Kind: record.WarnEndsUndecided, From: s.chain[good], To: s.chain[bad], Runs: s.samples}
+		if len(s.valueless(span{good, bad})) > 0 {
+			w = s.noValues(span{good, bad})
+		}
+		s.warn(w)
 		return s.finish(res, nil), nil
 	}
 	s.log.Debug("ends differ", "direction", dir, "samples", s.samples)
@@ -289,12 +293,16 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 				res.Verdict = record.OutcomeNotReproduced
 			}
 			continue
-		case spanExhausted:
+		case spanExhausted, spanNoValues:
 			if len(changes) == 0 {
 				res.Verdict = record.OutcomeInconclusive
 			}
-			s.warn(record.Warning{Kind: record.WarnBudgetSpent, From: s.chain[sp.lo], To: s.chain[sp.hi],
-				Runs: s.limit, Commit: s.last.best, P: s.last.p})
+			w := record.Warning{Kind: record.WarnBudgetSpent, From: s.chain[sp.lo], To: s.chain[sp.hi],
+				Runs: s.limit, Commit: s.last.best, P: s.last.p}
+			if out == spanNoValues {
+				w = s.noValues(sp)
+			}
+			s.warn(w)
 			continue
 		}
 		changes = append(changes, f)
@@ -331,8 +339,12 @@ func (s *search) searchSpan(ctx context.Context, sp span) (found, []span, spanOu
 				further = append(further, r)
 			}
 		}
-		post := newPosterior(s.spanStats(sp))
-		f.p = post.cdf(f.last) - post.cdf(f.first-1)
+		// The residual runs rescreen every commit; a posterior that lost
+		// an end confirms nothing, and the search measures that end.
+		f.p = 0
+		if post, ok := s.posterior(sp); ok {
+			f.p = post.cdf(f.last) - post.cdf(f.first-1)
+		}
 		if f.p >= s.opts.Confidence {
 			return f, further, spanLocated, nil
 		}
@@ -412,6 +424,7 @@ const (
 	spanLocated   spanOutcome = iota
 	spanExhausted             // the run budget ran out
 	spanVanished              // the ends, measured more, do not differ
+	spanNoValues              // the budget ran out while an end had no clean value
 )
 
 // bisectSpan searches one range for a single change point.
@@ -437,7 +450,23 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 		if ends == endsSame {
 			return found{}, spanVanished, nil
 		}
-		post := newPosterior(s.spanStats(sp))
+		post, ok := s.posterior(sp)
+		if !ok {
+			// An end has no value to compare (its runs do not count yet,
+			// or none is usable): the posterior has nothing to rest on,
+			// and that end is measured until it has one.
+			e := s.valueless(sp)[0]
+			if s.inRow(e) {
+				e = sp.lo + sp.hi - e
+			}
+			if !s.budgetFor(1) {
+				return found{}, spanNoValues, nil
+			}
+			if err := s.measureRound(ctx, []int{e}); err != nil {
+				return found{}, spanExhausted, err
+			}
+			continue
+		}
 		pos, posP, group, groupP := post.best(broken)
 		s.last.best, s.last.p = s.chain[pos], posP
 		if group > 0 && groupP >= threshold && s.withinDF() >= minWithinDF {
@@ -570,6 +599,38 @@ func (s *search) weakerEnd(sp span, nGood, nBad int, taken func(int) bool) int {
 		}
 	}
 	return -1
+}
+
+// posterior returns the posterior of range sp, or false when an end of sp
+// has no clean value: the posterior is over the positions between two
+// measured ends, and without one it would place the change outside them,
+// or nowhere.
+func (s *search) posterior(sp span) (*posterior, bool) {
+	if len(s.valueless(sp)) > 0 {
+		return nil, false
+	}
+	return newPosterior(s.spanStats(sp)), true
+}
+
+// valueless returns the ends of sp without a clean value.
+func (s *search) valueless(sp span) []int {
+	var out []int
+	for _, e := range []int{sp.lo, sp.hi} {
+		if len(s.clean(e)) == 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// noValues is the warning of a search that spent its budget while an end
+// of sp had no clean value.
+func (s *search) noValues(sp span) record.Warning {
+	w := record.Warning{Kind: record.WarnNoValues, From: s.chain[sp.lo], To: s.chain[sp.hi], Runs: s.limit}
+	for _, e := range s.valueless(sp) {
+		w.Commits = append(w.Commits, s.chain[e])
+	}
+	return w
 }
 
 // spanStats returns the statistics of the measured commits of a range.
@@ -745,7 +806,7 @@ func (s *search) rescreen() {
 		c := &s.commits[i]
 		c.counts, c.n = counts[j], 0
 		for k, r := range c.runs {
-			if !counts[j][k] || !(r.Value > 0) || math.IsInf(r.Value, 1) {
+			if !counts[j][k] || !usable(r) {
 				c.counts[k] = false
 				continue
 			}
@@ -764,6 +825,17 @@ func (s *search) rescreen() {
 	s.scale = stats.Scale(groups)
 	clean := stats.Screen(groups, s.scale, lo, hi)
 	for j, i := range s.measured {
+		if g := groups[j]; len(g) >= 3 && 2*len(clean[j]) < len(g) {
+			// An outlier is the odd run out, never most of a commit's
+			// runs. On a host that jumps between two speeds every few
+			// runs, successive runs agree, so the scale is small, while
+			// a commit's runs fall into two clusters; when the clusters
+			// are even its median lies between them, farther than the
+			// cut from every run, and the screen would leave the commit
+			// (an end, as like as not) without a value. Its runs are kept,
+			// and their spread is noise the comparisons see.
+			clean[j] = g
+		}
 		s.commits[i].clean = clean[j]
 	}
 }

@@ -20,6 +20,10 @@ type segmentStats struct {
 // same way, so they share one likelihood: the posterior is stored per
 // interval (measured[j-1], measured[j]], each position of interval j having
 // probability per[j].
+//
+// Fewer than two measured commits leave no interval and no position: cdf
+// is 0 everywhere, best finds nothing and nearest −1. The search builds no
+// such posterior (search.posterior); it would mean an end without a value.
 type posterior struct {
 	measured []int     // measured commits, lo first and hi last
 	per      []float64 // per[j]: probability of each position in interval j (per[0] unused)
@@ -98,10 +102,11 @@ func (p *posterior) cdf(m int) float64 {
 }
 
 // interval returns the interval holding position m: the j with
-// measured[j-1] < m ≤ measured[j], or 0 for m ≤ lo.
+// measured[j-1] < m ≤ measured[j], or 0 for m ≤ lo and where there is no
+// interval.
 func (p *posterior) interval(m int) int {
 	lo, hi := 1, len(p.measured)-1
-	if m <= p.measured[0] {
+	if hi < 1 || m <= p.measured[0] {
 		return 0
 	}
 	for lo < hi {

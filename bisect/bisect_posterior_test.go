@@ -74,3 +74,35 @@ func TestPosteriorNearest(t *testing.T) {
 	ideal, _, _, _ = p.nearest(0.5, never, taken)
 	assert.Contains(t, []int{31, 33}, ideal, "a commit already in the round is not chosen twice")
 }
+
+// TestPosteriorWithoutPositions checks the posterior of a range that has
+// no measured position left: no commit with a value, or only one, as when
+// every run of an end was screened out. It holds no position and answers
+// without failing; the search builds none (search.posterior).
+func TestPosteriorWithoutPositions(t *testing.T) {
+	tests := []struct {
+		name  string
+		stats []segmentStats
+	}{
+		{"no measured commit", nil},
+		{"the good end only", statsOf(map[int][]float64{0: runs(12, 0)})},
+		{"a middle commit only", statsOf(map[int][]float64{12: runs(2, -0.05)})},
+	}
+	never := func(int) bool { return false }
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPosterior(tt.stats)
+			for _, m := range []int{-1, 0, 12, 31} {
+				assert.Zero(t, p.interval(m), "position %d", m)
+				assert.Zero(t, p.cdf(m), "position %d", m)
+			}
+			_, posP, group, groupP := p.best(never)
+			assert.Zero(t, posP)
+			assert.Zero(t, group)
+			assert.Zero(t, groupP)
+			ideal, _, measured, _ := p.nearest(0.5, never, never)
+			assert.Equal(t, -1, ideal)
+			assert.Equal(t, -1, measured)
+		})
+	}
+}

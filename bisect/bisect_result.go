@@ -145,12 +145,7 @@ func (s *search) screened() int {
 func (s *search) stale() int {
 	n := 0
 	for _, i := range s.measured {
-		for _, r := range s.commits[i].runs {
-			if r.Value > 0 && !math.IsInf(r.Value, 1) {
-				n++
-			}
-		}
-		n -= s.commits[i].n
+		n += len(usableRuns(s.commits[i].runs)) - s.commits[i].n
 	}
 	return n
 }

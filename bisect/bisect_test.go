@@ -1,7 +1,11 @@
 package bisect_test
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -181,6 +185,125 @@ func TestBisectScenarios(t *testing.T) {
 			}
 			assert.GreaterOrEqual(t, right, tt.minRight, "exact answers out of %d", tt.seeds)
 			assert.LessOrEqual(t, float64(runs)/float64(tt.seeds), tt.maxRuns, "mean runs")
+		})
+	}
+}
+
+// TestBisectHostLevels runs histories whose host jumps between two speeds
+// every few runs, as a shared machine does when a neighbour's job takes it
+// for a while and leaves it again (1017 and 705 tok/s in issue 19, a 31%
+// drop, six times the change searched for). Runs of one commit then fall
+// into two clusters, and its outlier screen once left ends without a value
+// and the search without a posterior. No accuracy is claimed on such a
+// host: every search must end, within its budget, with a verdict, and one
+// that names no culprit must say why.
+func TestBisectHostLevels(t *testing.T) {
+	levels := []float64{1, 705.0 / 1017}
+	tests := []struct {
+		name    string
+		history bisecttest.History
+		opts    bisect.Options
+		seeds   int
+	}{
+		{
+			name: "jumps every 8 runs, ends at 12 runs (issue 19)",
+			history: bisecttest.History{Len: 32, Base: 1017, CV: 0.005, Changes: []bisecttest.Change{changeAt(20, 0.95)},
+				HostLevels: levels, HostEvery: 8},
+			opts:  bisect.Options{InitialRuns: 12},
+			seeds: 10,
+		},
+		{
+			name: "four commits, jumps every 8 runs",
+			history: bisecttest.History{Len: 4, Base: 1017, CV: 0.003, Changes: []bisecttest.Change{changeAt(3, 0.95)},
+				HostLevels: levels, HostEvery: 8},
+			opts:  bisect.Options{InitialRuns: 12},
+			seeds: 10,
+		},
+		{
+			name: "jumps every 5 runs",
+			history: bisecttest.History{Len: 32, Base: 1017, CV: 0.01, Changes: []bisecttest.Change{changeAt(20, 0.95)},
+				HostLevels: levels, HostEvery: 5},
+			seeds: 10,
+		},
+		{
+			name: "jumps every 3 runs, no change",
+			history: bisecttest.History{Len: 32, Base: 1017, CV: 0.01,
+				HostLevels: levels, HostEvery: 3},
+			seeds: 10,
+		},
+		{
+			name: "K=4 parallel probes, jumps every 8 runs",
+			history: bisecttest.History{Len: 65, Base: 1017, CV: 0.005, Changes: []bisecttest.Change{changeAt(40, 0.95)},
+				HostLevels: levels, HostEvery: 8},
+			opts:  bisect.Options{Parallel: 4, InitialRuns: 12},
+			seeds: 10,
+		},
+	}
+	explained := []record.WarningKind{record.WarnBudgetSpent, record.WarnNoValues, record.WarnEndsUndecided}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			maxRuns := cmp.Or(tt.opts.MaxRuns, bisect.DefaultMaxRuns)
+			verdicts := map[string]int{}
+			for _, res := range trials(t, &tt.history, tt.opts, tt.seeds) {
+				verdicts[fmt.Sprint(res.Verdict, culpritIndices(res))]++
+				assert.LessOrEqual(t, res.Samples, maxRuns)
+				if res.Verdict == record.OutcomeInconclusive {
+					assert.True(t, slices.ContainsFunc(res.Warnings, func(w record.Warning) bool { return slices.Contains(explained, w.Kind) }),
+						"an inconclusive search says why: %q", res.Warnings)
+				}
+			}
+			t.Logf("verdicts (culprits) of %d seeds: %v", tt.seeds, verdicts)
+		})
+	}
+}
+
+// rewriteOracle rewrites every run of one commit that another oracle
+// returns.
+type rewriteOracle struct {
+	bisect.Oracle
+	commit  string
+	rewrite func(bisect.Run) bisect.Run
+}
+
+func (o rewriteOracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Run, error) {
+	runs, err := o.Oracle.Samples(ctx, commit, n)
+	if commit == o.commit {
+		for i := range runs {
+			runs[i] = o.rewrite(runs[i])
+		}
+	}
+	return runs, err
+}
+
+// TestBisectNoValues gives an end runs none of which can be compared: the
+// search measures the ends until the budget is spent and ends
+// inconclusive, naming the ends that had no value. Runs of the bad end
+// without a time leave the good end's runs with nothing beside them too.
+func TestBisectNoValues(t *testing.T) {
+	value := func(v float64) func(bisect.Run) bisect.Run {
+		return func(r bisect.Run) bisect.Run { r.Value = v; return r }
+	}
+	tests := []struct {
+		name    string
+		commit  string
+		rewrite func(bisect.Run) bisect.Run
+		want    []string // the ends named
+	}{
+		{"the good end measures zero", "c0000", value(0), []string{"c0000"}},
+		{"the good end measures a negative value", "c0000", value(-3), []string{"c0000"}},
+		{"the bad end measures NaN", "c0016", value(math.NaN()), []string{"c0016"}},
+		{"the bad end measures +Inf", "c0016", value(math.Inf(1)), []string{"c0016"}},
+		{"the bad end's runs have no time", "c0016", func(r bisect.Run) bisect.Run { r.Seq = 0; return r }, []string{"c0000", "c0016"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &bisecttest.History{Len: 17, CV: 0.02, Changes: []bisecttest.Change{changeAt(9, 0.95)}}
+			o := rewriteOracle{Oracle: h.Oracle(1), commit: tt.commit, rewrite: tt.rewrite}
+			res, err := bisect.Bisect(context.Background(), h.Chain(), o, bisect.Options{MaxRuns: 60})
+			require.NoError(t, err)
+			assert.Equal(t, record.OutcomeInconclusive, res.Verdict)
+			assert.Equal(t, 60, res.Samples)
+			assert.Contains(t, res.Warnings, record.Warning{Kind: record.WarnNoValues, From: "c0000", To: "c0016", Runs: 60, Commits: tt.want})
 		})
 	}
 }

@@ -117,8 +117,9 @@ type ConfirmOptions struct {
 // root of its runs (NotShown). It needs at least four pairs to confirm and
 // six to give up.
 //
-// A parent that does not build gives Unmeasurable; any other oracle error
-// is returned.
+// Runs without a positive, finite value count in no pair, as in the
+// searches. A parent that does not build gives Unmeasurable; any other
+// oracle error is returned.
 func Confirm(ctx context.Context, o Oracle, parent, culprit string, opts ConfirmOptions) (Confirmation, error) {
 	if opts.MaxPairs <= 0 {
 		opts.MaxPairs = DefaultConfirmPairs
@@ -153,7 +154,7 @@ func Confirm(ctx context.Context, o Oracle, parent, culprit string, opts Confirm
 func (c *Confirmation) run(ctx context.Context, o Oracle, pr, cr []Run, sign float64, opts ConfirmOptions) error {
 	left := opts.MaxPairs
 	for {
-		e := confirmEffect(after(pr, opts.After), after(cr, opts.After), opts.Recent)
+		e := confirmEffect(usableRuns(after(pr, opts.After)), usableRuns(after(cr, opts.After)), opts.Recent)
 		c.Pairs = min(len(e.parent), len(e.self))
 		c.LastSeq = max(lastSeq(e.parent), lastSeq(e.self))
 		c.DeltaPct, c.CILoPct, c.CIHiPct = e.pct, e.lo, e.hi

@@ -2,6 +2,7 @@ package bisect_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,6 +36,8 @@ func TestConfirm(t *testing.T) {
 		better  record.Better
 		dir     record.Direction
 		prepare func(t *testing.T, o *bisecttest.Oracle)
+		// wrap, when set, changes what Confirm's oracle answers.
+		wrap func(bisect.Oracle) bisect.Oracle
 		// recent lets Confirm count every run since the first one, as
 		// Locate does after a search that found the host steady.
 		recent    bool
@@ -71,6 +74,22 @@ func TestConfirm(t *testing.T) {
 		{name: "a fake drop in runs of another time does not count", history: bisecttest.History{Len: 20, CV: 0.02,
 			Cached: []bisecttest.Cached{{At: 10, Runs: 30, Host: 0.7}}},
 			want: bisect.NotShown, minRight: 9, maxFresh: 24},
+		{name: "a 5% drop, one run in six without a value", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop},
+			wrap: func(o bisect.Oracle) bisect.Oracle {
+				nan := rewriteOracle{Oracle: o, commit: "c0009", rewrite: func(r bisect.Run) bisect.Run {
+					if r.Seq%6 == 0 {
+						r.Value = math.NaN()
+					}
+					return r
+				}}
+				return rewriteOracle{Oracle: nan, commit: "c0010", rewrite: func(r bisect.Run) bisect.Run {
+					if r.Seq%6 == 3 {
+						r.Value = []float64{0, -1, math.Inf(1)}[r.Seq%18/6]
+					}
+					return r
+				}}
+			},
+			want: bisect.Confirmed, minRight: 9, maxFresh: 18, wantFresh: 8},
 		{name: "a parent that does not build", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop,
 			Broken: []bisecttest.Range{{From: 9, To: 9}}},
 			want: bisect.Unmeasurable, minRight: 10, maxFresh: 0},
@@ -88,7 +107,11 @@ func TestConfirm(t *testing.T) {
 				if tt.recent {
 					opts.Recent = 1
 				}
-				c, err := bisect.Confirm(context.Background(), o, "c0009", "c0010", opts)
+				var oracle bisect.Oracle = o
+				if tt.wrap != nil {
+					oracle = tt.wrap(o)
+				}
+				c, err := bisect.Confirm(context.Background(), oracle, "c0009", "c0010", opts)
 				require.NoError(t, err)
 				assert.Equal(t, o.Runs()-before, c.Fresh, "seed %d: Fresh counts the runs made", seed)
 				assert.Equal(t, c.Verdict == bisect.Confirmed, c.Confirmed)

@@ -37,7 +37,11 @@
 //     commits (stats.Scale). Deviations from a commit's own median would
 //     understate σ by a third when commits hold two or three runs, as most
 //     do; successive differences do not. Screening waits for twenty such
-//     differences.
+//     differences. An outlier is the odd run out: a commit the screen
+//     would leave fewer than half of its runs keeps them all (on a host
+//     that jumps between two speeds every few runs, a commit's runs fall
+//     into two clusters, and the median of two even ones lies between
+//     them, beyond the cut from every run).
 //
 // The clean values are compared by Bayesian model comparison with flat
 // priors on the segment means and the Jeffreys prior on one common σ, which
@@ -95,6 +99,12 @@
 // MaxRuns is spent first, the verdict is record.OutcomeInconclusive (or the
 // culprits found so far, with a warning).
 //
+// The posterior rests on the two ends of its range. An end without a run
+// to compare (none a positive, finite value taken beside a run of another
+// commit and kept by the screen) has none: the ends are measured until it
+// has one, and a budget spent first ends the range with
+// record.WarnNoValues, which names the end.
+//
 // # Scan
 //
 // Bisect compares the two ends first, so a regression followed by an
@@ -142,5 +152,8 @@
 //     conservative; noise that differs between commits is not modelled.
 //   - Drift removal follows a wandering host, not a step: a host that
 //     changed speed once between two blocks of runs is handled by counting
-//     only runs taken side by side.
+//     only runs taken side by side. A host that jumps between two speeds
+//     every few runs is handled by neither: the search ends within its
+//     budget, but often inconclusive or with a wrong culprit (see
+//     TestBisectHostLevels).
 package bisect

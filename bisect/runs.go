@@ -2,6 +2,7 @@ package bisect
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 )
@@ -117,6 +118,21 @@ func dist(a, b uint64) uint64 {
 		return a - b
 	}
 	return b - a
+}
+
+// usable reports whether a run's value can be compared at all: it is
+// positive and finite, so that its logarithm exists.
+func usable(r Run) bool { return r.Value > 0 && !math.IsInf(r.Value, 1) }
+
+// usableRuns returns the runs of rs whose value can be compared.
+func usableRuns(rs []Run) []Run {
+	var out []Run
+	for _, r := range rs {
+		if usable(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // pick returns the runs of rs at the given indexes.

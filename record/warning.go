@@ -31,6 +31,11 @@ const (
 	// WarnBudgetSpent: the run budget (Runs) was spent before From..To
 	// was resolved; Commit was the most probable culprit, at P.
 	WarnBudgetSpent WarningKind = "budget_spent"
+	// WarnNoValues: the run budget (Runs) was spent while Commits, one
+	// or both ends of From..To, had no run to compare: none was a
+	// positive, finite value taken beside a run of another commit and
+	// kept by the outlier screen.
+	WarnNoValues WarningKind = "no_values"
 	// WarnSecondChange: a second change of at least the minimum effect
 	// in From..To was not excluded: its check stopped after Runs runs with
 	// the probability P of such a change.
@@ -89,6 +94,13 @@ func (w Warning) String() string {
 		return fmt.Sprintf("the ends of %s turned out not to differ; the range was dropped", span)
 	case WarnBudgetSpent:
 		return fmt.Sprintf("run budget (%d) spent before %s was resolved (most probable culprit %s, p=%.2f)", w.Runs, span, ShortHash(w.Commit), w.P)
+	case WarnNoValues:
+		ends := "the end " + shortList(w.Commits)
+		if len(w.Commits) == 2 {
+			ends = "the ends " + ShortHash(w.Commits[0]) + " and " + ShortHash(w.Commits[1])
+		}
+		return fmt.Sprintf("run budget (%d) spent while %s of %s had no run to compare (none a positive, finite value taken beside a run of another commit and kept by the outlier screen)",
+			w.Runs, ends, span)
 	case WarnSecondChange:
 		return fmt.Sprintf("a second change in %s was not excluded (p=%.2f when its check stopped after %d runs)", span, w.P, w.Runs)
 	case WarnHiddenChange:

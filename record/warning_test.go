@@ -18,6 +18,8 @@ func TestWarningString(t *testing.T) {
 		{Warning{Kind: WarnEndsUndecided, From: a, To: b, Runs: 400}, "the ends 0123456789..fedcba9876 could not be told apart within 400 runs"},
 		{Warning{Kind: WarnRangeDropped, From: a, To: b}, "the ends of 0123456789..fedcba9876 turned out not to differ; the range was dropped"},
 		{Warning{Kind: WarnBudgetSpent, From: a, To: b, Runs: 400, Commit: b, P: 0.5}, "run budget (400) spent before 0123456789..fedcba9876 was resolved (most probable culprit fedcba9876, p=0.50)"},
+		{Warning{Kind: WarnNoValues, From: a, To: b, Runs: 400, Commits: []string{a}}, "run budget (400) spent while the end 0123456789 of 0123456789..fedcba9876 had no run to compare (none a positive, finite value taken beside a run of another commit and kept by the outlier screen)"},
+		{Warning{Kind: WarnNoValues, From: a, To: b, Runs: 60, Commits: []string{a, b}}, "run budget (60) spent while the ends 0123456789 and fedcba9876 of 0123456789..fedcba9876 had no run to compare (none a positive, finite value taken beside a run of another commit and kept by the outlier screen)"},
 		{Warning{Kind: WarnSecondChange, From: a, To: b, Runs: 4, P: 0.42}, "a second change in 0123456789..fedcba9876 was not excluded (p=0.42 when its check stopped after 4 runs)"},
 		{Warning{Kind: WarnHiddenChange, Commits: []string{a, b}}, "a further change hides among commits that do not build: 0123456789 fedcba9876"},
 		{Warning{Kind: WarnUnconfirmed, Commit: b, Count: 6, Pct: -0.4, LoPct: -2.1, HiPct: 1.3},

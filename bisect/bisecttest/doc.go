@@ -3,10 +3,10 @@
 //
 // History describes a first-parent chain of numbered commits ("c0000",
 // "c0001", …) with the metric level of every commit, broken builds,
-// infrastructure failures and outlier runs; History.Oracle turns it into a
-// bisect.Oracle that draws log-normal values and counts the runs and builds
-// a search costs. SetWorld does the same for the set searches (hunks and
-// environment variables).
+// infrastructure failures, outlier runs and a host whose speed wanders or
+// jumps; History.Oracle turns it into a bisect.Oracle that draws log-normal
+// values and counts the runs and builds a search costs. SetWorld does the
+// same for the set searches (hunks and environment variables).
 //
 // Every fake is deterministic for a seed: a commit's values come from its
 // own random stream, so the order in which a search (or K concurrent

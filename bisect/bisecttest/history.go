@@ -55,6 +55,13 @@ type History struct {
 	// to the next, as a shared machine's neighbours come and go.
 	DriftSD   float64
 	DriftCorr float64
+	// HostLevels and HostEvery make the host's speed jump between levels
+	// instead: the runs, in the order they are made, come in blocks of
+	// HostEvery, and block k runs at HostLevels[k mod len(HostLevels)]
+	// times the usual speed ({1, 705.0 / 1017}: a neighbour's job that
+	// takes the machine for a few runs at a time and leaves it again).
+	HostLevels []float64
+	HostEvery  int
 	// Transient lists commits whose first runs read differently from the
 	// rest (a cold cache after the build, a warm-up the benchmark does not
 	// discard): what the commit's first runs show, later runs do not.
@@ -221,7 +228,7 @@ func (o *Oracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Ru
 			z += o.h.OutlierShift
 		}
 		o.seq++
-		v := math.Exp(level + o.sigma*z + o.nextDrift())
+		v := math.Exp(level+o.sigma*z+o.nextDrift()) * o.hostLevel()
 		for _, t := range o.h.Transient {
 			if t.At == i && fresh < t.Runs {
 				v *= t.Factor
@@ -248,6 +255,15 @@ func (o *Oracle) nextDrift() float64 {
 		o.drift = rho*o.drift + math.Sqrt(1-rho*rho)*o.h.DriftSD*o.host.NormFloat64()
 	}
 	return o.drift
+}
+
+// hostLevel returns the host's speed factor for the next run (the runs
+// made so far decide the block).
+func (o *Oracle) hostLevel() float64 {
+	if len(o.h.HostLevels) == 0 || o.h.HostEvery <= 0 {
+		return 1
+	}
+	return o.h.HostLevels[o.runs/o.h.HostEvery%len(o.h.HostLevels)]
 }
 
 // Record stores values for a commit as if measured before at an unknown

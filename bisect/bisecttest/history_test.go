@@ -93,3 +93,22 @@ func TestHistoryCached(t *testing.T) {
 	assert.InDelta(t, 100, fresh[0].Value, 5)
 	assert.Equal(t, 1, o.Runs())
 }
+
+// TestHistoryHostLevels checks that the host's speed jumps between its
+// levels in blocks of runs, in the order the runs are made, whichever
+// commit they are of.
+func TestHistoryHostLevels(t *testing.T) {
+	h := &bisecttest.History{Len: 2, Base: 1017, CV: 0.001, HostLevels: []float64{1, 705.0 / 1017}, HostEvery: 3}
+	o := h.Oracle(1)
+	ctx := context.Background()
+	for k := range 12 {
+		commit := bisecttest.CommitID(k % 2)
+		v, err := o.Samples(ctx, commit, k/2+1)
+		require.NoError(t, err)
+		want := 1017.0
+		if k/3%2 == 1 {
+			want = 705
+		}
+		assert.InDelta(t, want, v[len(v)-1].Value, 5, "run %d", k)
+	}
+}
