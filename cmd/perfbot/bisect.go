@@ -37,6 +37,19 @@ func bisectCmd(g *globals) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			bot, err := g.open(ctx)
+			if r, ok := g.beside(err); ok {
+				if fileIssue {
+					return usagef("--file-issue: perfbot serve holds the store; its alert jobs file issues, a bisection submitted to it does not")
+				}
+				var rep service.BisectReport
+				if err := r.run(ctx, record.JobBisect, req, g.stderr, &rep); err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(g.stdout, &rep)
+				}
+				return printBisect(g.stdout, &rep)
+			}
 			if err != nil {
 				return err
 			}

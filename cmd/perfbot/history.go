@@ -40,12 +40,15 @@ func historyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			q := service.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON}
+			var rows []service.HistoryRow
 			bot, err := g.openRecords()
-			if err != nil {
-				return err
+			if r, ok := g.beside(err); ok {
+				rows, err = r.history(cmd.Context(), q)
+			} else if err == nil {
+				defer bot.Close()
+				rows, err = bot.History(cmd.Context(), q)
 			}
-			defer bot.Close()
-			rows, err := bot.History(cmd.Context(), service.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON})
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/server"
+	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/store"
+)
+
+// A command whose store is held by a running `perfbot serve` goes through
+// that server instead: it finds the server in the endpoint file beside the
+// store.
+
+// remote is a client of the server that holds the store.
+type remote struct {
+	ep     endpoint
+	client *http.Client
+}
+
+// beside returns the client of the server holding the store when err says
+// the store is locked and a server left its endpoint beside it.
+func (g *globals) beside(err error) (*remote, bool) {
+	if !errors.Is(err, store.ErrLocked) {
+		return nil, false
+	}
+	cfg, cerr := g.loadConfig()
+	if cerr != nil {
+		return nil, false
+	}
+	path := cfg.Store
+	if g.store != "" {
+		path = g.store
+	}
+	ep, ok := readEndpoint(endpointPath(path))
+	if !ok {
+		return nil, false
+	}
+	fmt.Fprintf(g.stderr, "the store is held by perfbot serve (pid %d); going through it at %s\n", ep.PID, ep.URL)
+	return &remote{ep: ep, client: &http.Client{Timeout: time.Minute}}, true
+}
+
+func (r *remote) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.ep.URL+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+r.ep.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return &record.InfraError{Op: "reach perfbot serve at " + r.ep.URL, Err: err}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return &record.InfraError{Op: "read from perfbot serve", Err: err}
+	}
+	if resp.StatusCode/100 != 2 {
+		var e server.Error
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound {
+				return &service.InputError{Err: errors.New(e.Error)}
+			}
+			return fmt.Errorf("perfbot serve: %s %s: %s", method, path, e.Error)
+		}
+		return fmt.Errorf("perfbot serve: %s %s: %s", method, path, resp.Status)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("perfbot serve: %s %s: decode the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// history reads the history through the server.
+func (r *remote) history(ctx context.Context, q service.HistoryQuery) ([]service.HistoryRow, error) {
+	v := url.Values{}
+	if q.Metric != "" {
+		v.Set("metric", q.Metric)
+	}
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.UTC().Format(time.RFC3339))
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Fingerprints {
+		v.Set("fingerprints", "true")
+	}
+	var rows []service.HistoryRow
+	err := r.do(ctx, http.MethodGet, "/api/history?"+v.Encode(), nil, &rows)
+	return rows, err
+}
+
+// run submits a job and follows its trace on progress until it ends; it
+// decodes the job's report into out.
+func (r *remote) run(ctx context.Context, kind record.JobKind, req any, progress io.Writer, out any) error {
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	var queued server.EnqueueResponse
+	if err := r.do(ctx, http.MethodPost, "/api/jobs", server.EnqueueRequest{Kind: kind, Request: raw}, &queued); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "submitted job %s; following its trace\n", queued.ID)
+	seen := 0
+	for {
+		var v service.JobView
+		if err := r.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(queued.ID), nil, &v); err != nil {
+			return err
+		}
+		for _, l := range v.Trace[min(seen, len(v.Trace)):] {
+			fmt.Fprintln(progress, l.Text)
+		}
+		seen = max(seen, len(v.Trace))
+		switch v.Status {
+		case record.JobDone:
+			return json.Unmarshal(v.Result, out)
+		case record.JobFailed:
+			return fmt.Errorf("job %s failed: %s", queued.ID, v.Error)
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(progress, "stopped following job %s; it goes on in perfbot serve\n", queued.ID)
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
