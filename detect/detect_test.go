@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -461,4 +462,43 @@ func TestThreshold(t *testing.T) {
 	}
 	assert.InDelta(t, math.Sqrt(20000)-1.166, threshold(1e-9, 20000), 1e-3, "k → 0: ARL = b²")
 	assert.Greater(t, threshold(0.36, 20000), threshold(0.9, 20000), "noisier metrics get a higher h")
+}
+
+// FuzzDetect checks that no series makes Detect panic: every byte is a
+// night (a value around 1000, no values, a bad value, or a night out of
+// time order), and every alert it returns satisfies assertConsistent's
+// rules, every error names a night.
+func FuzzDetect(f *testing.F) {
+	f.Add([]byte("0123456789abcdefghijklmnopqrstuvwxyz0123456789"), uint8(0))
+	f.Add(bytes.Repeat([]byte{128}, 40), uint8(1))
+	f.Add(append(bytes.Repeat([]byte{100}, 30), bytes.Repeat([]byte{200}, 30)...), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, better uint8) {
+		cfg := Config{Better: record.Higher}
+		if better%2 == 1 {
+			cfg.Better = record.Lower
+		}
+		series := make([]Night, len(data))
+		for i, b := range data {
+			n := Night{Time: day0.Add(time.Duration(i) * time.Hour), Commit: fmt.Sprint(i)}
+			switch b {
+			case 0:
+			case 1:
+				n.Values = []float64{1000, math.NaN()}
+			case 2:
+				n.Time = day0
+			default:
+				v := 1000 * (1 + float64(b)/2550)
+				n.Values = []float64{v, v * 1.01, v * 0.99, v * (1 + float64(b%7)/100)}
+			}
+			series[i] = n
+		}
+		alerts, err := Detect(series, cfg)
+		if err != nil {
+			require.Contains(t, err.Error(), "detect: night ")
+			return
+		}
+		for _, a := range alerts {
+			assertConsistent(t, series, a)
+		}
+	})
 }
