@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/perfbot
 
-.PHONY: build test demo bench bench-bisect bench-ddmin bench-cli lint clean fuzz
+.PHONY: build test demo bench bench-bisect bench-ddmin bench-detect bench-cli lint clean fuzz
 
 build:
 	$(GO) build -o $(BIN) ./cmd/perfbot
@@ -26,6 +26,13 @@ bench-bisect:
 
 bench-ddmin:
 	$(GO) run ./cmd/bench-ddmin
+
+# Change detection on seeded nightly series (5 repeats a night) beside a
+# Perfherder-style t-test and an Otava-style e-divisive: false alarms on
+# quiet histories at 1%, 2% and 5% noise, nights until a 3%, 5% and 10%
+# drop is alerted; checks the target at 2% noise.
+bench-detect:
+	$(GO) run ./cmd/bench-detect
 
 # The whole cost of the real command: perfbot bisect on generated git
 # repositories of 64 commits at 2% noise with one 5% regression (and some

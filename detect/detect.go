@@ -1,0 +1,158 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/stats"
+)
+
+// Night is one nightly measurement of one metric: the values of that
+// night's repeats, already normalized by the caller for the host's speed
+// (the caller measures the tip interleaved with a reference commit).
+type Night struct {
+	Time   time.Time
+	Commit string    // the tip measured that night
+	Values []float64 // the night's repeats; empty = no successful measurement that night
+}
+
+// Alert is a change of a metric's level that detection fired on.
+type Alert struct {
+	// Direction is record.Regression or record.Improvement, from
+	// Config.Better and the sign of the change.
+	Direction record.Direction
+	// Night is the index into the series of the night at which the alert
+	// fired: it was decided with nights 0…Night only.
+	Night int
+	// Change is the index of the first night at the new level; Change ≤
+	// Night, and night Change has values.
+	Change int
+	// GoodNight is the index of the last night with values before
+	// Change: Change−1 unless that night has no values.
+	GoodNight int
+	// Good and Bad are the commits of nights GoodNight and Change: the
+	// range to bisect.
+	Good, Bad string
+	// First and Last bound the nights the change may have happened on,
+	// the smallest set holding 95% of the posterior over the change
+	// night: First ≤ Change ≤ Last ≤ Night (see the package doc).
+	First, Last int
+	// WideGood and WideBad are the commits of the last night with values
+	// before First and of night Last: a range to bisect that holds every
+	// night the change may be on, at the cost of a few more probes.
+	WideGood, WideBad string
+	// Before and After are the robust levels: the median of the nights'
+	// values (each the median of its repeats) of up to Window nights
+	// before Change, and of the nights Change…Night.
+	Before, After float64
+	// DeltaPct is (After−Before)/Before·100.
+	DeltaPct float64
+	// Lo and Hi bound DeltaPct with about 95% confidence, from the noise
+	// of a night's value that detection estimated (see the package doc).
+	Lo, Hi float64
+}
+
+// Value is the night's robust value: the median of its Values with the
+// distribution-free interval of stats.Summarize at 95% (for fewer than 6
+// repeats that is [min, max], which covers the median with lower
+// probability: 0.94 for 5). ok is false when the night has no values or
+// one that is not positive and finite.
+func Value(n Night) (median, lo, hi float64, ok bool) {
+	if len(n.Values) == 0 || checkValues(n.Values) != nil {
+		return math.NaN(), math.NaN(), math.NaN(), false
+	}
+	s := stats.Summarize(n.Values, 0.95)
+	return s.Median, s.Lo, s.Hi, true
+}
+
+// Detect returns the alerts of a series (oldest night first). Nearby
+// change points of one change are merged into one alert. It is
+// deterministic and pure, and causal: the alerts of series[:k+1] are
+// exactly the alerts of series whose Night is at most k. Nights without
+// values are skipped. A night whose values are not positive and finite,
+// or whose time is not after the previous night's, is an error naming it.
+func Detect(series []Night, cfg Config) ([]Alert, error) {
+	d, err := NewDetector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var alerts []Alert
+	for _, n := range series {
+		a, fired, err := d.Add(n)
+		if err != nil {
+			return nil, err
+		}
+		if fired {
+			alerts = append(alerts, a)
+		}
+	}
+	return alerts, nil
+}
+
+// Missing reports the trailing run of nights without values: count, and
+// the index of the first of them (-1 if none).
+func Missing(series []Night) (count, since int) {
+	since = -1
+	for i := len(series) - 1; i >= 0 && len(series[i].Values) == 0; i-- {
+		count, since = count+1, i
+	}
+	return count, since
+}
+
+// Outage is a trailing run of nights without values long enough to
+// report: the metric stopped being measured (a benchmark that began to
+// fail, a tip that no longer builds).
+type Outage struct {
+	// Since is the index of the first night without values, and Nights
+	// the length of the run (to the end of the series).
+	Since, Nights int
+	// LastNight is the index of the last night with values before the
+	// run, -1 if the series never had values.
+	LastNight int
+	// LastCommit is the commit of night LastNight ("" if none) and
+	// FirstCommit that of night Since: the range in which the metric
+	// broke.
+	LastCommit, FirstCommit string
+}
+
+// CheckMissing reports the trailing run of nights without values when it
+// is at least cfg.MissingNights long.
+func CheckMissing(series []Night, cfg Config) (Outage, bool, error) {
+	if err := cfg.Validate(); err != nil {
+		return Outage{}, false, err
+	}
+	cfg = cfg.WithDefaults()
+	count, since := Missing(series)
+	if count < cfg.MissingNights {
+		return Outage{}, false, nil
+	}
+	o := Outage{Since: since, Nights: count, LastNight: since - 1, FirstCommit: series[since].Commit}
+	if o.LastNight >= 0 {
+		o.LastCommit = series[o.LastNight].Commit
+	}
+	return o, true, nil
+}
+
+// checkNight returns what is wrong with night i, given the time of the
+// night before it (zero for the first night).
+func checkNight(i int, n Night, prev time.Time) error {
+	if i > 0 && !n.Time.After(prev) {
+		return fmt.Errorf("detect: night %d (%s): time %s is not after night %d's (%s); nights must be in time order",
+			i, n.Commit, n.Time.Format(time.RFC3339), i-1, prev.Format(time.RFC3339))
+	}
+	if err := checkValues(n.Values); err != nil {
+		return fmt.Errorf("detect: night %d (%s): %w", i, n.Commit, err)
+	}
+	return nil
+}
+
+func checkValues(values []float64) error {
+	for j, v := range values {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("value %d is %v; values must be positive and finite", j, v)
+		}
+	}
+	return nil
+}
