@@ -109,6 +109,9 @@ type Detect struct {
 	// measurement of a metric after which it becomes a finding of its own
 	// ("missing data", or "build broken since <commit>").
 	MissingNights int
+	// Warmup is the number of nights a metric's series needs before it can
+	// alert; zero is detection's default (20).
+	Warmup int
 }
 
 // GitHub is where issues are filed. An empty Repo means issues are written

@@ -515,7 +515,7 @@ func (d *decoder) bisect(n *yaml.Node) Bisect {
 }
 
 func (d *decoder) detect(n *yaml.Node) Detect {
-	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights")
+	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights", "warmup")
 	det := Detect{MinEffect: defaultDetectMinEffect, Repeats: defaultDetectRepeats, MissingNights: defaultMissingNights}
 	if v := value(f, "min_effect"); v != nil {
 		det.MinEffect = d.percent(v, "detect.min_effect")
@@ -525,6 +525,12 @@ func (d *decoder) detect(n *yaml.Node) Detect {
 	}
 	if v := value(f, "missing_nights"); v != nil {
 		det.MissingNights = d.positive(v, "detect.missing_nights")
+	}
+	if v := value(f, "warmup"); v != nil {
+		det.Warmup = d.positive(v, "detect.warmup")
+		if det.Warmup < 5 {
+			d.errorf(v, "detect.warmup", "%d nights: want at least 5 (the nights a new level needs)", det.Warmup)
+		}
 	}
 	return det
 }

@@ -39,8 +39,13 @@ type Config struct {
 	// MinLevel is the number of nights the level after a change needs
 	// before its CUSUMs run; until then only a further step in the
 	// direction of that change (the one-night limit) can alert. (A series
-	// can alert from its 21st night with values.) Default 5.
+	// can alert from night Warmup+1 with values.) Default 5.
 	MinLevel int
+	// Warmup is the number of nights with values a series needs before it
+	// can alert: the nights the noise between nights is first estimated
+	// from. Default 20; fewer makes the first weeks' noise estimate, and
+	// so their false-alarm rate, less sure.
+	Warmup int
 	// MinSigma is the smallest standard deviation of a night's value, as
 	// a fraction of the level, so that a metric without noise does not
 	// alert on rounding. Default 0.002.
@@ -64,6 +69,7 @@ const (
 	DefaultJump          = 3.5
 	DefaultWindow        = 30
 	DefaultMinLevel      = 5
+	DefaultWarmup        = 20
 	DefaultMinSigma      = 0.002
 	DefaultMaxP          = 0.001
 	DefaultMergeGap      = 5
@@ -90,6 +96,7 @@ func (c Config) WithDefaults() Config {
 	def(&c.MaxP, DefaultMaxP)
 	defInt(&c.Window, DefaultWindow)
 	defInt(&c.MinLevel, DefaultMinLevel)
+	defInt(&c.Warmup, DefaultWarmup)
 	defInt(&c.MergeGap, DefaultMergeGap)
 	defInt(&c.MissingNights, DefaultMissingNights)
 	return c
@@ -121,6 +128,8 @@ func (c Config) Validate() error {
 		return bad("MaxP", c.MaxP, "a p-value in (0, 0.5)")
 	case c.MinLevel < 3:
 		return bad("MinLevel", c.MinLevel, "at least 3 nights")
+	case c.Warmup < c.MinLevel:
+		return bad("Warmup", c.Warmup, fmt.Sprintf("at least MinLevel (%d) nights", c.MinLevel))
 	case c.Window < c.MinLevel:
 		return bad("Window", c.Window, fmt.Sprintf("at least MinLevel (%d) nights", c.MinLevel))
 	case c.MergeGap < 1:

@@ -422,7 +422,7 @@ func TestCheckMissing(t *testing.T) {
 func TestConfigDefaults(t *testing.T) {
 	c := Config{Better: record.Lower}.WithDefaults()
 	assert.Equal(t, Config{Better: record.Lower, MinEffect: 0.02, Allowance: 0.01, ARL: 20000, Jump: 3.5, Window: 30,
-		MinLevel: 5, MinSigma: 0.002, MaxP: 0.001, MergeGap: 5, MissingNights: 3}, c)
+		MinLevel: 5, Warmup: 20, MinSigma: 0.002, MaxP: 0.001, MergeGap: 5, MissingNights: 3}, c)
 	assert.Equal(t, 0.04, Config{Better: record.Lower, MinEffect: 0.08}.WithDefaults().Allowance, "κ is half of MinEffect")
 	require.NoError(t, c.Validate())
 }

@@ -10,11 +10,6 @@ import (
 	"github.com/perfbot/perfbot/stats"
 )
 
-// scaleNights is the number of nights with values a series needs before
-// its first alarm: the noise of a night is estimated from their
-// successive differences, and fewer make a scale too noisy to alarm on.
-const scaleNights = 20
-
 // edivisiveSegment is the fewest nights e-divisive (stats.ChangePoints)
 // places a change with on either side.
 const edivisiveSegment = 5
@@ -115,7 +110,7 @@ func (d *Detector) Add(n Night) (Alert, bool, error) {
 // history.
 func (d *Detector) step() (Alert, bool) {
 	t := len(d.nights) - 1
-	if t < scaleNights {
+	if t < d.cfg.Warmup {
 		return Alert{}, false
 	}
 	if t-d.level < d.cfg.MinLevel {

@@ -98,8 +98,8 @@
 //
 // # Caveats
 //
-//   - No alarm before the series has 21 nights with values (20 nights of
-//     noise estimate), nor in the first MinLevel nights of a new level
+//   - No alarm before the series has Warmup+1 nights with values (by
+//     default 20 nights of noise estimate), nor in the first MinLevel nights of a new level
 //     except for a further step in the same direction.
 //   - A change that is reverted within MinLevel nights is alerted, its
 //     reversal is not: the new level forms from both.

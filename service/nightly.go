@@ -178,15 +178,16 @@ func onChainNights(nights []record.Night, onChain map[string]int) []record.Night
 
 // measureNight measures the tip of night interleaved with the reference,
 // fills in its metrics or its failure, and returns the state for the next
-// night.
+// night. The first night, with no reference yet, measures the tip alone:
+// it becomes the reference at its own level.
 func (b *Bot) measureNight(ctx context.Context, night *record.Night, state record.NightlyState) (record.NightlyState, error) {
 	repeats := max(b.Config.Detect.Repeats, 1)
 	tip := record.Target{Commit: night.Tip}
 	ref := record.Target{Commit: state.Reference}
-	interleave := state.Reference != "" && state.Reference != night.Tip
-	if !interleave {
-		ref = tip
-	}
+	// A night whose tip is the reference (the branch did not move) still
+	// takes its runs in two interleaved halves, so that its value has the
+	// noise of every other night's.
+	interleave := state.Reference != ""
 	tipVals := map[string][]float64{}
 	refVals := map[string][]float64{}
 	for i := 0; i < repeats; i++ {
@@ -270,6 +271,7 @@ func (b *Bot) detectConfig(m record.Metric) detect.Config {
 		Better:        m.Better,
 		MinEffect:     b.Config.Detect.MinEffect,
 		MissingNights: b.Config.Detect.MissingNights,
+		Warmup:        b.Config.Detect.Warmup,
 	}
 }
 

@@ -50,13 +50,13 @@ func TestServeRunsTheScheduleAndStopsCleanly(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- b.Serve(ctx, ServeOptions{Poll: 50 * time.Millisecond}) }()
 
-	// The first scheduled cycle measures commit 0; the next sees the
+	// The first scheduled cycles measure commit 0; the next sees the
 	// branch at commit 16, alerts, and its alert job is under way when
 	// the cancellation comes.
 	require.Eventually(t, func() bool {
 		n, _ := b.Store.Nights()
-		return len(n) >= 1
-	}, 20*time.Second, 20*time.Millisecond)
+		return len(n) >= 7 // past detection's warm-up
+	}, 30*time.Second, 20*time.Millisecond)
 	h.repo.Git("update-ref", "refs/heads/main", h.commits[16])
 	select {
 	case err := <-served:
