@@ -22,6 +22,19 @@
 // wrote, ignored or not, leaks into the next one; build caches belong
 // outside the tree. Different slots may be used concurrently.
 //
+// # Sharing a workdir
+//
+// Two perfbot processes may share a workdir; they never share a checkout.
+// Cloning, fetching and adding a worktree happen under an flock on
+// workdir/lock, so a second process waits for the first's clone instead of
+// racing it. A slot is taken with LockSlot (an flock on
+// workdir/slots/N.lock that names its holder) for as long as a target is
+// built and measured in it; a Checkout of a slot this Repo does not hold
+// takes the lock for the checkout. Every checkout leaves a stamp beside the
+// slot (workdir/slots/N.checkout) with a new identity, and VerifySlot
+// compares a slot with the checkout that was made: the stamp, HEAD and the
+// contents of the applied hunks.
+//
 // # Hunks
 //
 // Diff runs git diff -U1 --find-renames --binary and parses it with

@@ -86,6 +86,9 @@ type FakeCommit struct {
 	// Duration is how long each command claims to have taken; nothing
 	// sleeps.
 	Duration time.Duration
+	// TreeChanges makes every Verify of the target's trees fail, as if
+	// another process checked them out during each run.
+	TreeChanges bool
 }
 
 // FakeCall is one command a Fake answered.
@@ -141,6 +144,29 @@ func (f *Fake) Materialize(ctx context.Context, slot, tree int, src Source) (Wor
 	f.trees = append(f.trees, FakeTree{Slot: slot, Tree: tree, Target: t})
 	dir := fmt.Sprintf("fake:%s/slots/%d/trees/%d", f.Name(), slot, tree)
 	return Workspace{Dir: dir, Scratch: fmt.Sprintf("fake:%s/scratch/%d", f.Name(), slot)}, nil
+}
+
+// Lock holds nothing: a Fake is never shared with another process.
+func (f *Fake) Lock(ctx context.Context, slot, tree int) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return func() {}, nil
+}
+
+// Verify fails for a target scripted with TreeChanges.
+func (f *Fake) Verify(ctx context.Context, slot, tree int, ws Workspace, src Source) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := src.Target
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, script, _ := f.script(FakeCall{Commit: t.Commit, Target: t.Key()})
+	if script.TreeChanges {
+		return &record.InfraError{Host: f.Name(), Op: "verify tree of " + t.Short(), Err: fmt.Errorf("%w: fake: changed under the run", ErrTreeChanged)}
+	}
+	return nil
 }
 
 // Materialized returns every tree materialized so far, in order.

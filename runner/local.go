@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/internal/lockfile"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -30,10 +32,15 @@ const DefaultOutputCap = 1 << 20
 const groupExitWait = 10 * time.Second
 
 // Local is this machine as a host. Its trees are worktrees of the clone
-// Repo, numbered FirstTree, FirstTree+1, … (slot by slot); its scratch
-// directories are Workdir/scratch/NAME/SLOT. Local hosts that share a
+// Repo, numbered FirstTree, FirstTree+1, … (slot by slot); the scratch
+// directory of tree N is Workdir/scratch/N. Local hosts that share a
 // clone must take disjoint tree numbers. A zero Local runs commands but
 // cannot materialize.
+//
+// A lease locks its tree's worktree (gitops.Repo.LockSlot): another
+// perfbot process on the same workdir, whatever its configuration, waits
+// for the tree up to LockWait and then fails naming the holder. Every run
+// verifies that its tree still is its target (Verify).
 //
 // Each command runs in its own process group. When the script ends,
 // times out or is cancelled, the whole group is killed: a benchmark's
@@ -59,12 +66,22 @@ type Local struct {
 	// OutputCap bounds the output kept of one command; DefaultOutputCap
 	// when zero.
 	OutputCap int
+	// LockWait is how long a lease waits for a tree that another process
+	// holds; DefaultLockWait when zero, no wait when negative.
+	LockWait time.Duration
+	// Logger is told when a lease waits for another process; nil
+	// discards it.
+	Logger *slog.Logger
 
 	mu    sync.Mutex
 	facts *record.Fingerprint
 }
 
 var _ Host = (*Local)(nil)
+
+// DefaultLockWait is how long a Local lease waits for a tree that another
+// perfbot process measures in: a build and a few benchmark runs.
+const DefaultLockWait = 10 * time.Minute
 
 // Name returns the configured host name.
 func (l *Local) Name() string {
@@ -100,11 +117,11 @@ func (l *Local) Materialize(ctx context.Context, slot, tree int, src Source) (Wo
 		return Workspace{}, fmt.Errorf("materialize %s: host %s has no repository or workdir", t.Short(), l.Name())
 	}
 	op := "check out " + t.Short()
-	scratch := filepath.Join(l.Workdir, "scratch", sanitize(l.Name()), strconv.Itoa(slot))
+	n := l.treeNumber(slot, tree)
+	scratch := l.scratch(n)
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return Workspace{}, l.infra("create scratch directory", err)
 	}
-	n := l.FirstTree + slot*lay.Trees + tree
 	var dir string
 	var err error
 	switch {
@@ -122,7 +139,69 @@ func (l *Local) Materialize(ctx context.Context, slot, tree int, src Source) (Wo
 	case err != nil:
 		return Workspace{}, l.infra(op, err)
 	}
-	return Workspace{Dir: dir, Scratch: scratch}, nil
+	stamp, err := l.Repo.CheckoutID(n)
+	if err != nil {
+		return Workspace{}, l.infra(op, err)
+	}
+	return Workspace{Dir: dir, Scratch: scratch, Stamp: stamp}, nil
+}
+
+// treeNumber is the worktree of the clone that holds tree of slot.
+func (l *Local) treeNumber(slot, tree int) int {
+	return l.FirstTree + slot*l.Layout().Trees + tree
+}
+
+func (l *Local) scratch(n int) string {
+	return filepath.Join(l.Workdir, "scratch", strconv.Itoa(n))
+}
+
+// Lock takes the worktree of (slot, tree) with gitops.Repo.LockSlot. A
+// Local without a clone has no trees to lock.
+func (l *Local) Lock(ctx context.Context, slot, tree int) (func(), error) {
+	if l.Repo == nil {
+		return func() {}, nil
+	}
+	n := l.treeNumber(slot, tree)
+	wait := l.LockWait
+	if wait == 0 {
+		wait = DefaultLockWait
+	}
+	onWait := func(h lockfile.Holder) {
+		l.logger().Info("waiting for a tree another process measures in", "host", l.Name(), "slot", slot, "tree", n, "holder", h.String())
+	}
+	lock, err := l.Repo.LockSlot(ctx, n, wait, onWait)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, l.infra(fmt.Sprintf("lock tree %d", n), err)
+	}
+	return lock.Release, nil
+}
+
+// Verify checks the worktree with gitops.Repo.VerifySlot.
+func (l *Local) Verify(ctx context.Context, slot, tree int, ws Workspace, src Source) error {
+	t := src.Target
+	if l.Repo == nil {
+		return fmt.Errorf("verify %s: host %s has no repository", t.Short(), l.Name())
+	}
+	err := l.Repo.VerifySlot(ctx, l.treeNumber(slot, tree), ws.Stamp, t.Commit, src.Patch, t.Hunks)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, gitops.ErrSlotChanged):
+		err = fmt.Errorf("%w: %w", ErrTreeChanged, err)
+	}
+	return l.infra("verify tree of "+t.Short(), err)
+}
+
+func (l *Local) logger() *slog.Logger {
+	if l.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l.Logger
 }
 
 // Exec runs cmd.Script with sh -c. Every slot of a local host is this

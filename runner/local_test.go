@@ -279,7 +279,9 @@ func TestLocalMaterialize(t *testing.T) {
 					require.NoError(t, err)
 					assert.Equal(t, want, string(got), name)
 				}
-				assert.Equal(t, filepath.Join(workdir, "scratch", tt.host.Name(), strconv.Itoa(tt.slot)), ws.Scratch)
+				assert.Equal(t, filepath.Join(workdir, "scratch", tt.wantTree), ws.Scratch)
+				assert.NotEmpty(t, ws.Stamp)
+				assert.NoError(t, tt.host.Verify(ctx, tt.slot, tt.tree, ws, tt.src))
 				assert.DirExists(t, ws.Scratch)
 			}
 		})

@@ -70,6 +70,12 @@ type Effort struct {
 // broken, not the host. An infrastructure failure records a run with
 // StatusInfraError and returns the *record.InfraError. When ctx ends, the
 // run in flight is not recorded and ctx's error is returned.
+//
+// Every run verifies that the tree it ran in still is the target
+// (Host.Verify) before it is recorded: a tree that changed under it
+// (another process, a step that moved HEAD) makes the run StatusInfraError,
+// without samples, whatever the benchmark printed. A tree the pool holds
+// built is verified before it is used, and rebuilt when it changed.
 func (r *Runner) Measure(ctx context.Context, lease *Lease, src Source, repeats int, record func(record.Run) error) (Effort, error) {
 	t := src.Target
 	if repeats < 1 {
@@ -157,10 +163,14 @@ func (m *measurement) run(ctx context.Context, repeats int) error {
 
 	// The build belongs to the first run: its log and time go there.
 	p := m.newRun(started)
-	if m.lease.Built() {
-		m.ws = m.lease.Workspace()
-	} else if built, err := m.build(ctx, p); err != nil || !built {
-		return err
+	built, err := m.reuse(ctx)
+	if err != nil {
+		return m.failInfra(ctx, p, err)
+	}
+	if !built {
+		if built, err := m.build(ctx, p); err != nil || !built {
+			return err
+		}
 	}
 	for i := range repeats {
 		if i > 0 {
@@ -178,16 +188,38 @@ func (m *measurement) run(ctx context.Context, repeats int) error {
 	return nil
 }
 
+// reuse takes the lease's tree as built when the pool says it holds the
+// target built and the tree is still what was materialized: another
+// process sharing the workdir may have checked it out since.
+func (m *measurement) reuse(ctx context.Context) (bool, error) {
+	if !m.lease.Built() {
+		return false, nil
+	}
+	ws := m.lease.Workspace()
+	err := m.lease.verify(ctx, ws, m.src)
+	switch {
+	case err == nil:
+		m.ws = ws
+		return true, nil
+	case errors.Is(err, ErrTreeChanged):
+		m.log.Info("built tree changed since; rebuilding", "error", err)
+		m.lease.forget()
+		return false, nil
+	}
+	return false, err
+}
+
 // build materializes the target in the lease's tree and runs the build
 // steps into p. built is false when the target turned out broken, which
 // is then recorded.
 func (m *measurement) build(ctx context.Context, p *pending) (built bool, err error) {
+	m.ws = Workspace{}
 	ws, err := m.lease.materialize(ctx, m.src)
 	if err != nil {
 		var ae *gitops.ApplyError
 		if errors.As(err, &ae) {
 			m.log.Info("hunks do not apply", "error", err)
-			return false, m.finish(p, record.StatusBuildFailed, err.Error())
+			return false, m.finish(ctx, p, record.StatusBuildFailed, err.Error())
 		}
 		return false, m.failInfra(ctx, p, err)
 	}
@@ -200,7 +232,7 @@ func (m *measurement) build(ctx context.Context, p *pending) (built bool, err er
 		}
 		if res.TimedOut || res.ExitCode != 0 {
 			m.log.Info("build failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
-			return false, m.finish(p, record.StatusBuildFailed, stepFailure("build", s, res))
+			return false, m.finish(ctx, p, record.StatusBuildFailed, stepFailure("build", s, res))
 		}
 	}
 	return true, nil
@@ -217,15 +249,15 @@ func (m *measurement) bench(ctx context.Context, p *pending) (failed bool, err e
 		}
 		if res.TimedOut || res.ExitCode != 0 {
 			m.log.Info("benchmark failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
-			return true, m.finish(p, record.StatusBenchFailed, stepFailure("benchmark", s.Step, res))
+			return true, m.finish(ctx, p, record.StatusBenchFailed, stepFailure("benchmark", s.Step, res))
 		}
 		if msg := m.collect(p, s, res.Output); msg != "" {
 			m.log.Info("benchmark output unusable", "step", s.Name, "error", msg)
-			return true, m.finish(p, record.StatusBenchFailed, msg)
+			return true, m.finish(ctx, p, record.StatusBenchFailed, msg)
 		}
 	}
 	m.log.Debug("run done", "values", p.Values)
-	return false, m.finish(p, record.StatusOK, "")
+	return false, m.finish(ctx, p, record.StatusOK, "")
 }
 
 // collect parses one benchmark step's output into p's samples and the
@@ -304,8 +336,17 @@ func (m *measurement) addEnv(p *pending, s record.Step, seen, override map[strin
 	}
 }
 
-// finish completes p and records it.
-func (m *measurement) finish(p *pending, status record.Status, msg string) error {
+// finish completes p and records it. Unless p already failed for the
+// infrastructure, the tree it ran in is verified first: a run in a tree
+// that is not its target's is an infrastructure failure, its samples
+// those of some other tree, and is recorded without them.
+func (m *measurement) finish(ctx context.Context, p *pending, status record.Status, msg string) error {
+	if status != record.StatusInfraError && m.ws.Dir != "" {
+		if err := m.lease.verify(ctx, m.ws, m.src); err != nil {
+			p.Samples = nil
+			return m.failInfra(ctx, p, err)
+		}
+	}
 	p.Status = status
 	p.Error = msg
 	p.Duration = time.Since(p.Started)
@@ -335,7 +376,7 @@ func (m *measurement) failInfra(ctx context.Context, p *pending, err error) erro
 		return cerr
 	}
 	m.log.Warn("infrastructure failure", "error", err)
-	if rerr := m.finish(p, record.StatusInfraError, err.Error()); rerr != nil {
+	if rerr := m.finish(ctx, p, record.StatusInfraError, err.Error()); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return err

@@ -157,6 +157,13 @@ func TestMeasureFailures(t *testing.T) {
 			wantStatus: []record.Status{record.StatusBuildFailed},
 			wantError:  "fake: does not apply",
 		},
+		{
+			name:       "the tree changed under the run",
+			script:     FakeCommit{Outputs: []string{goBench(100, 50)}, TreeChanges: true},
+			wantStatus: []record.Status{record.StatusInfraError},
+			wantError:  "verify tree of c1: the tree does not hold the target",
+			wantInfra:  true,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			host := &Fake{Commits: map[string]FakeCommit{"c1": tc.script}}
@@ -175,6 +182,9 @@ func TestMeasureFailures(t *testing.T) {
 			last := runs[len(runs)-1]
 			assert.Contains(t, last.Error, tc.wantError)
 			assert.Nil(t, last.Values, "a failed run holds no values")
+			if last.Status == record.StatusInfraError {
+				assert.Empty(t, last.Samples, "a failed infrastructure yields no samples")
+			}
 		})
 	}
 }
@@ -323,10 +333,10 @@ func TestMeasureOnLocalHost(t *testing.T) {
 	// The tree, the environment dumps and the captured output are all
 	// under the host's workdir; nothing is left in the temp directory.
 	assert.FileExists(t, filepath.Join(box.Workdir, "slots", "0", "built"))
-	dump, err := os.ReadFile(filepath.Join(box.Workdir, "scratch", "box", "0", "bench-engine"))
+	dump, err := os.ReadFile(filepath.Join(box.Workdir, "scratch", "0", "bench-engine"))
 	require.NoError(t, err)
 	assert.Contains(t, string(dump), "SPEED=99\x00")
-	assert.FileExists(t, filepath.Join(box.Workdir, "scratch", "box", "0", "build-build"))
+	assert.FileExists(t, filepath.Join(box.Workdir, "scratch", "0", "build-build"))
 	left, err := filepath.Glob(filepath.Join(tmp, "perfbot-*"))
 	require.NoError(t, err)
 	assert.Empty(t, left)
@@ -350,16 +360,8 @@ func TestMeasureVanishedTree(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.RemoveAll(filepath.Join(box.Workdir, "slots", "0")))
 
-	runs, err := measureIn(t, context.Background(), pool, r, target, 2)
-	var infra *record.InfraError
-	require.ErrorAs(t, err, &infra)
-	assert.Equal(t, "box", infra.Host)
-	require.Len(t, runs, 1)
-	assert.Equal(t, record.StatusInfraError, runs[0].Status)
-	assert.Contains(t, runs[0].Error, "open working directory")
-
-	// The tree is no longer trusted: the next lease builds it again.
-	runs, err = measureIn(t, context.Background(), pool, r, target, 1)
+	// The pool holds the tree built, but it is gone: it is built again.
+	runs, err := measureIn(t, context.Background(), pool, r, target, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	assert.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)

@@ -69,7 +69,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 	}
 	hosts := []runner.Host{opts.Host}
 	if opts.Host == nil {
-		hosts, err = newHosts(cfg, repo)
+		hosts, err = newHosts(cfg, repo, opts.Logger)
 	}
 	var pool *runner.Pool
 	if err == nil {
@@ -97,7 +97,8 @@ func (b *Bot) Close() error { return b.Store.Close() }
 // newHosts returns the configured hosts. Local hosts check their trees
 // out of repo, the one clone, each taking its own worktree numbers; a kind
 // that cannot measure yet is a configuration mistake named with its host.
-func newHosts(cfg *config.Config, repo *gitops.Repo) ([]runner.Host, error) {
+// log hears of a tree that another perfbot process holds.
+func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner.Host, error) {
 	specs := cfg.Hosts
 	if len(specs) == 0 {
 		specs = []config.Host{{Name: "local", Kind: config.HostLocal}}
@@ -111,7 +112,7 @@ func newHosts(cfg *config.Config, repo *gitops.Repo) ([]runner.Host, error) {
 		case h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir):
 			return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
 		}
-		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree}
+		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Logger: log}
 		lay := l.Layout()
 		firstTree += lay.Slots * lay.Trees
 		hosts = append(hosts, l)

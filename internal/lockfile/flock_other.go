@@ -1,0 +1,9 @@
+//go:build !unix
+
+package lockfile
+
+import "os"
+
+func tryLock(*os.File) (bool, error) { return false, ErrUnsupported }
+
+func unlock(*os.File) {}
