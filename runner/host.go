@@ -97,7 +97,8 @@ type Command struct {
 	// Script is run by sh -c.
 	Script string
 	// Env is added to the host's environment, replacing variables of the
-	// same name.
+	// same name. The host's environment lacks perfbot's own secrets (see
+	// Local.Withheld); Env is given whole.
 	Env map[string]string
 	// Timeout bounds the run; zero means only ctx bounds it.
 	Timeout time.Duration

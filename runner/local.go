@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -42,6 +43,9 @@ const groupExitWait = 10 * time.Second
 // for the tree up to LockWait and then fails naming the holder. Every run
 // verifies that its tree still is its target (Verify).
 //
+// Commands inherit perfbot's environment less its own credentials
+// (DefaultWithheld and Withheld), plus their Command.Env.
+//
 // Each command runs in its own process group. When the script ends,
 // times out or is cancelled, the whole group is killed: a benchmark's
 // background server must not outlive its step and skew the next
@@ -72,12 +76,24 @@ type Local struct {
 	// Logger is told when a lease waits for another process; nil
 	// discards it.
 	Logger *slog.Logger
+	// Withheld lists names or path.Match globs of variables of perfbot's
+	// own environment that no command receives, besides DefaultWithheld:
+	// perfbot's credentials (the variable github.token_env names). A
+	// command's own Env is given whatever its names.
+	Withheld []string
 
 	mu    sync.Mutex
 	facts *record.Fingerprint
 }
 
 var _ Host = (*Local)(nil)
+
+// DefaultWithheld are the variables of perfbot's environment that no
+// build, benchmark or server process receives: perfbot's own GitHub token
+// and its own settings and credentials (PERFBOT_*). A benchmark that
+// prints its environment must not put them in a log or an issue; the
+// variables a benchmark needs (HF_TOKEN, NCCL_*) are passed on.
+var DefaultWithheld = []string{"GITHUB_TOKEN", "GH_TOKEN", "PERFBOT_*"}
 
 // DefaultLockWait is how long a Local lease waits for a tree that another
 // perfbot process measures in: a build and a few benchmark runs.
@@ -236,7 +252,7 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	}
 	c := exec.Command("/bin/sh", "-c", withEnvDump(cmd.Script, cmd.EnvFile))
 	c.Dir = cmd.Dir
-	c.Env = mergeEnv(os.Environ(), cmd.Env)
+	c.Env = mergeEnv(withhold(os.Environ(), l.Withheld), cmd.Env)
 	c.Stdout, c.Stderr = out, out
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
@@ -351,6 +367,28 @@ func readEnvFile(path string) map[string]string {
 		}
 	}
 	return env
+}
+
+// withhold returns environ (KEY=VALUE entries) without the variables
+// DefaultWithheld and extra name.
+func withhold(environ, extra []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !matchesAny(k, DefaultWithheld) && !matchesAny(k, extra) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func matchesAny(name string, patterns []string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // mergeEnv returns base (KEY=VALUE entries) with over applied, in a

@@ -302,3 +302,40 @@ func TestLocalEnvFileIsNeverStale(t *testing.T) {
 		assert.NotContains(t, e.Name(), "perfbot-output", "the captured output is removed")
 	}
 }
+
+// Commands never receive perfbot's own credentials, whatever the script
+// prints; what a benchmark needs from the environment, and what its step
+// sets, it gets.
+func TestLocalWithholdsPerfbotSecrets(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghp_inherited0000000000000000000000000000")
+	t.Setenv("PERFBOT_API_TOKEN", "perfbot-own-api-token")
+	t.Setenv("BOT_GH_TOKEN", "configured-token-variable")
+	t.Setenv("HF_TOKEN", "hf_the_benchmark_needs_this")
+	t.Setenv("NCCL_PROTO", "LL")
+	l := &Local{Withheld: []string{"BOT_GH_TOKEN"}}
+	envFile := filepath.Join(t.TempDir(), "env")
+	res, err := l.Exec(context.Background(), 0, Command{
+		Script:  "env",
+		Env:     map[string]string{EnvCommit: "c1", "STEP_TOKEN": "the step's own"},
+		EnvFile: envFile,
+	})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, variable string
+		given          bool
+	}{
+		{name: "the GitHub token", variable: "GITHUB_TOKEN"},
+		{name: "perfbot's own variables", variable: "PERFBOT_API_TOKEN"},
+		{name: "the configured token variable", variable: "BOT_GH_TOKEN"},
+		{name: "a token the benchmark needs", variable: "HF_TOKEN", given: true},
+		{name: "an ordinary variable", variable: "NCCL_PROTO", given: true},
+		{name: "a variable the runner sets", variable: EnvCommit, given: true},
+		{name: "a variable the step sets", variable: "STEP_TOKEN", given: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, inDump := res.Env[tc.variable]
+			assert.Equal(t, tc.given, inDump, "in the environment dump")
+			assert.Equal(t, tc.given, strings.Contains(string(res.Output), "\n"+tc.variable+"=") || strings.HasPrefix(string(res.Output), tc.variable+"="), "in the output")
+		})
+	}
+}

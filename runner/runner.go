@@ -15,6 +15,7 @@ import (
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 )
 
 // DefaultLogCap bounds the output of one step kept in a Run's logs. Runs
@@ -48,6 +49,10 @@ type Runner struct {
 	// EnvKeep lists variable names or path.Match globs recorded in the
 	// fingerprint besides NCCL_*, CUDA_*, GO* and OMP_*.
 	EnvKeep []string
+	// Secrets are values that no stored log may hold (perfbot's own
+	// credentials, which its hosts withhold from commands anyway); logs
+	// are scrubbed of them and of secret shapes (secret.Scrub).
+	Secrets []string
 }
 
 // Effort is what one Measure did: the trees it materialized and built
@@ -314,6 +319,7 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 		return res, err
 	}
 	out, truncated := capLog(res.Output, m.r.logCap())
+	out = secret.Scrub(out, m.r.Secrets)
 	p.Logs = append(p.Logs, record.Log{Step: s.Name, Output: out, Truncated: truncated || res.Truncated, ExitCode: res.ExitCode})
 	if phase == PhaseBench {
 		m.addEnv(p, s, res.Env, override)

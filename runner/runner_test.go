@@ -255,6 +255,24 @@ func TestMeasureEnvironment(t *testing.T) {
 	}, runs[0].Fingerprint.Env, "perfbot's own variables are not part of the fingerprint")
 }
 
+// A benchmark that prints a secret leaves it in no stored log, while its
+// numbers are still read from the output.
+func TestMeasureScrubsLogs(t *testing.T) {
+	ghp := "ghp_" + strings.Repeat("b", 36)
+	host := &Fake{Default: &FakeCommit{Outputs: []string{"MY_PASSWORD_VALUE=hunter2-long-value " + ghp + "\n" + goBench(7, 3)}}}
+	pool, err := NewPool(host)
+	require.NoError(t, err)
+	r := &Runner{Spec: testSpec, Secrets: []string{"hunter2-long-value"}}
+	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: "c1"}}, 1)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.Equal(t, 7.0, runs[0].Values["verify_tok_s"])
+	log := runs[0].Logs[len(runs[0].Logs)-1].Output
+	assert.NotContains(t, log, "hunter2-long-value")
+	assert.NotContains(t, log, ghp)
+	assert.Contains(t, log, secret.Mask)
+}
+
 func TestFakeTargetsOverrideCommits(t *testing.T) {
 	withHunk := record.Target{Commit: "c1", Patch: "c0..c1", Hunks: []string{"h2"}}
 	host := &Fake{
