@@ -103,8 +103,10 @@ type Command struct {
 	// Timeout bounds the run; zero means only ctx bounds it.
 	Timeout time.Duration
 	// EnvFile, when set, names a file on the host where the environment
-	// the script's process received is written (NUL-separated KEY=VALUE,
-	// as env -0 writes it); the host also returns it in Result.Env.
+	// the script's benchmark saw is written (NUL-separated KEY=VALUE, as
+	// env -0 writes it): the script's exported environment when it exits,
+	// so that what it exports itself counts; the host also returns it in
+	// Result.Env.
 	EnvFile string
 	// Scratch, when set, is the directory on the host for the command's
 	// own files (its captured output); else the host's temp directory.
@@ -122,8 +124,8 @@ type Result struct {
 	ExitCode int
 	TimedOut bool
 	Duration time.Duration
-	// Env is the environment the script's process received, read back
-	// from Command.EnvFile; nil when EnvFile was empty or unreadable.
+	// Env is the environment the script's benchmark saw, read back from
+	// Command.EnvFile; nil when EnvFile was empty or unreadable.
 	Env map[string]string
 }
 

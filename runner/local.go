@@ -244,8 +244,14 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	defer os.Remove(out.Name())
 	defer out.Close()
 
-	// A dump left by an earlier command must not pass for this one's.
+	// A dump left by an earlier command must not pass for this one's; a
+	// relative path would follow the script's cd.
 	if cmd.EnvFile != "" {
+		abs, err := filepath.Abs(cmd.EnvFile)
+		if err != nil {
+			return Result{}, l.infra("locate environment dump", err)
+		}
+		cmd.EnvFile = abs
 		if err := os.Remove(cmd.EnvFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return Result{}, l.infra("remove old environment dump", err)
 		}
@@ -337,16 +343,21 @@ func (l *Local) outputCap() int {
 	return DefaultOutputCap
 }
 
-// withEnvDump prefixes script with a command that writes the exported
-// environment, which is exactly what every process the script starts
-// receives, to envFile. env -0 is tried first; /proc/self/environ of cat
-// covers an env without -0.
+// withEnvDump makes script write its exported environment to envFile
+// when it exits (an EXIT trap), so that what the script exported itself
+// (export NCCL_ALGO=Tree; ./bench) is recorded as what its benchmark saw.
+// The environment is also written before the script runs, for a script
+// that replaces its shell (exec ./bench, whose environment is then the
+// shell's at the start unless the script exported more) or its trap, or
+// that is killed. env -0 is tried first; /proc/self/environ of cat covers
+// an env without -0.
 func withEnvDump(script, envFile string) string {
 	if envFile == "" {
 		return script
 	}
 	q := shellQuote(envFile)
-	return "{ env -0 > " + q + " || cat /proc/self/environ > " + q + "; } 2> /dev/null\n" + script
+	dump := "{ env -0 > " + q + " || cat /proc/self/environ > " + q + "; } 2> /dev/null"
+	return "trap " + shellQuote(dump) + " EXIT\n" + dump + "\n" + script
 }
 
 // shellQuote quotes s for sh.

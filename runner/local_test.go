@@ -153,7 +153,7 @@ func TestLocalEnvFile(t *testing.T) {
 	assert.Equal(t, "Ring", res.Env["NCCL_ALGO"])
 	assert.Equal(t, "a=b c", res.Env["ODD"])
 	assert.Equal(t, os.Getenv("PATH"), res.Env["PATH"], "the inherited environment is seen")
-	assert.NotContains(t, res.Env, "LATE", "the environment is taken before the script runs")
+	assert.Equal(t, "1", res.Env["LATE"], "what the script exports itself is what its benchmark sees")
 	assert.FileExists(t, envFile)
 }
 
@@ -336,6 +336,34 @@ func TestLocalWithholdsPerfbotSecrets(t *testing.T) {
 			_, inDump := res.Env[tc.variable]
 			assert.Equal(t, tc.given, inDump, "in the environment dump")
 			assert.Equal(t, tc.given, strings.Contains(string(res.Output), "\n"+tc.variable+"=") || strings.HasPrefix(string(res.Output), tc.variable+"="), "in the output")
+		})
+	}
+}
+
+// The environment recorded is the one the benchmark saw: what the script
+// exports before it starts the benchmark counts.
+func TestLocalEnvDump(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		script   string
+		want     map[string]string // variables in the dump
+		wantExit int
+	}{
+		{name: "exported by the script", script: "export NCCL_ALGO=Tree; echo bench", want: map[string]string{"NCCL_ALGO": "Tree", "GIVEN": "1"}},
+		{name: "overridden by the script", script: "GIVEN=2; export GIVEN; echo bench", want: map[string]string{"GIVEN": "2"}},
+		{name: "a failing script", script: "export NCCL_ALGO=Tree; exit 4", want: map[string]string{"NCCL_ALGO": "Tree"}, wantExit: 4},
+		{name: "a script that moves elsewhere", script: "cd /; export NCCL_ALGO=Tree", want: map[string]string{"NCCL_ALGO": "Tree"}},
+		{name: "a script that replaces its shell", script: "exec env > /dev/null", want: map[string]string{"GIVEN": "1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			res, err := (&Local{}).Exec(context.Background(), 0, Command{Script: tc.script, Env: map[string]string{"GIVEN": "1"}, EnvFile: "env.dump"})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantExit, res.ExitCode)
+			for k, v := range tc.want {
+				assert.Equal(t, v, res.Env[k], k)
+			}
 		})
 	}
 }
