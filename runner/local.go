@@ -3,6 +3,8 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +53,13 @@ const groupExitWait = 10 * time.Second
 // background server must not outlive its step and skew the next
 // measurement. A process that leaves the group (setsid, a daemon that
 // double-forks into a new session) escapes this.
+//
+// Should perfbot itself die (SIGKILL, OOM), the kernel kills the shell
+// (a parent-death signal, on Linux), and the rest of its group is killed
+// by the next perfbot process that locks the tree: the group is recorded
+// in the tree's scratch directory while the command runs, with a mark in
+// its processes' environment (PERFBOT_RUN) so that a group that reused the
+// number is left alone. Locking a tree also empties its scratch directory.
 type Local struct {
 	// HostName is the configured name; "local" when empty.
 	HostName string
@@ -171,8 +180,10 @@ func (l *Local) scratch(n int) string {
 	return filepath.Join(l.Workdir, "scratch", strconv.Itoa(n))
 }
 
-// Lock takes the worktree of (slot, tree) with gitops.Repo.LockSlot. A
-// Local without a clone has no trees to lock.
+// Lock takes the worktree of (slot, tree) with gitops.Repo.LockSlot, then
+// kills what a perfbot that died while it held the tree left running there
+// and empties the tree's scratch directory. A Local without a clone has no
+// trees to lock.
 func (l *Local) Lock(ctx context.Context, slot, tree int) (func(), error) {
 	if l.Repo == nil {
 		return func() {}, nil
@@ -191,6 +202,10 @@ func (l *Local) Lock(ctx context.Context, slot, tree int) (func(), error) {
 			return nil, ctx.Err()
 		}
 		return nil, l.infra(fmt.Sprintf("lock tree %d", n), err)
+	}
+	if err := l.reapScratch(l.scratch(n)); err != nil {
+		lock.Release()
+		return nil, l.infra("clean scratch directory", err)
 	}
 	return lock.Release, nil
 }
@@ -260,13 +275,22 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	c.Dir = cmd.Dir
 	c.Env = mergeEnv(withhold(os.Environ(), l.Withheld), cmd.Env)
 	c.Stdout, c.Stderr = out, out
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	mark := envRunMark + "=" + newMark()
+	c.Env = append(c.Env, mark)
+	c.SysProcAttr = sysProcAttr()
 
 	started := time.Now()
 	if err := c.Start(); err != nil {
 		return Result{}, l.infra("start shell", err)
 	}
+	forget, err := recordGroup(cmd.Scratch, c.Process.Pid, mark)
+	if err != nil {
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		_ = c.Wait()
+		return Result{}, l.infra("record process group", err)
+	}
 	res, waitErr := l.wait(ctx, c, cmd.Timeout)
+	forget()
 	res.Duration = time.Since(started)
 
 	res.Output, res.Truncated, err = readCapped(out, l.outputCap())
@@ -280,6 +304,52 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 		return res, fmt.Errorf("run %q: %w", firstLine(cmd.Script), waitErr)
 	}
 	return res, nil
+}
+
+// envRunMark marks the environment of every process a command starts, so
+// that a later perfbot can tell the command's process group from another
+// that took its number.
+const envRunMark = "PERFBOT_RUN"
+
+// groupsFile, in a tree's scratch directory, names the process group of
+// the command running there and its mark: what the next process to lock
+// the tree kills when perfbot died before the command ended.
+const groupsFile = "running"
+
+func newMark() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recordGroup writes pgid and its mark to scratch's groupsFile and returns
+// what removes it. Without a scratch directory nothing is recorded.
+func recordGroup(scratch string, pgid int, mark string) (func(), error) {
+	if scratch == "" {
+		return func() {}, nil
+	}
+	path := filepath.Join(scratch, groupsFile)
+	if err := os.WriteFile(path, []byte(strconv.Itoa(pgid)+" "+mark+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	return func() { os.Remove(path) }, nil
+}
+
+// reapScratch kills the process group a dead perfbot left recorded in
+// scratch, then empties scratch: its dumps and captured output belong to
+// no one any more. The caller holds the tree's lock.
+func (l *Local) reapScratch(scratch string) error {
+	if data, err := os.ReadFile(filepath.Join(scratch, groupsFile)); err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			if pgid, err := strconv.Atoi(f[0]); err == nil && reapGroup(pgid, f[1]) {
+				l.logger().Warn("killed the processes of a command whose perfbot died", "host", l.Name(), "pgid", pgid)
+			}
+		}
+	}
+	if err := os.RemoveAll(scratch); err != nil {
+		return err
+	}
+	return os.MkdirAll(scratch, 0o755)
 }
 
 // wait waits for the shell started by c to exit, for the timeout or for
