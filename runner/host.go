@@ -83,7 +83,7 @@ type Workspace struct {
 	Dir string
 	// Scratch is a directory of the tree, outside it and under the host's
 	// workdir, for perfbot's own files: the environment dumps and the
-	// captured output of commands.
+	// records of running commands.
 	Scratch string
 	// Stamp names this materialization for Verify; every Materialize of
 	// the tree, by any process, makes a new one.
@@ -108,15 +108,16 @@ type Command struct {
 	// so that what it exports itself counts; the host also returns it in
 	// Result.Env.
 	EnvFile string
-	// Scratch, when set, is the directory on the host for the command's
-	// own files (its captured output); else the host's temp directory.
+	// Scratch, when set, is the directory on the host for perfbot's files
+	// about the command (the record of its process group).
 	Scratch string
 }
 
 // Result is what a command did.
 type Result struct {
-	// Output is stdout and stderr interleaved, capped: when the output
-	// was longer, its head and tail are kept and Truncated is set.
+	// Output is stdout and stderr interleaved, capped while it is
+	// written: when the output was longer, its head and tail are kept and
+	// Truncated is set.
 	Output    []byte
 	Truncated bool
 	// ExitCode is the script's exit status; 128+n when signal n ended it,

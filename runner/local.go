@@ -25,7 +25,8 @@ import (
 	"github.com/perfbot/perfbot/record"
 )
 
-// DefaultOutputCap bounds the output a Local host keeps of one command.
+// DefaultOutputCap bounds the output a Local host keeps of one command,
+// in memory, while the command writes it; the rest is never stored.
 const DefaultOutputCap = 1 << 20
 
 // groupExitWait bounds how long Exec waits for a killed process group to
@@ -249,15 +250,15 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 			return Result{}, l.infra("open working directory", err)
 		}
 	}
-	// Output goes to a file rather than a pipe: Wait then returns when
-	// the shell exits, not when every process holding the pipe has, and
-	// a long output costs disk instead of memory until it is capped.
-	out, err := os.CreateTemp(cmd.Scratch, "perfbot-output-*")
+	// Output goes through a pipe into a capture that keeps its head and
+	// tail as it is written: a benchmark printing without end costs
+	// neither disk nor more than the cap of memory.
+	pr, pw, err := os.Pipe()
 	if err != nil {
-		return Result{}, l.infra("create output file", err)
+		return Result{}, l.infra("create output pipe", err)
 	}
-	defer os.Remove(out.Name())
-	defer out.Close()
+	defer pr.Close()
+	defer pw.Close()
 
 	// A dump left by an earlier command must not pass for this one's; a
 	// relative path would follow the script's cd.
@@ -274,7 +275,7 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	c := exec.Command("/bin/sh", "-c", withEnvDump(cmd.Script, cmd.EnvFile))
 	c.Dir = cmd.Dir
 	c.Env = mergeEnv(withhold(os.Environ(), l.Withheld), cmd.Env)
-	c.Stdout, c.Stderr = out, out
+	c.Stdout, c.Stderr = pw, pw
 	mark := envRunMark + "=" + newMark()
 	c.Env = append(c.Env, mark)
 	c.SysProcAttr = sysProcAttr()
@@ -283,6 +284,13 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	if err := c.Start(); err != nil {
 		return Result{}, l.infra("start shell", err)
 	}
+	pw.Close() // the shell holds its own copy
+	out := newCapture(l.outputCap())
+	drained := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(out, pr)
+		close(drained)
+	}()
 	forget, err := recordGroup(cmd.Scratch, c.Process.Pid, mark)
 	if err != nil {
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
@@ -293,10 +301,15 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	forget()
 	res.Duration = time.Since(started)
 
-	res.Output, res.Truncated, err = readCapped(out, l.outputCap())
-	if err != nil {
-		return res, l.infra("read output", err)
+	// The group is dead; only a process that left it can still hold the
+	// pipe, and its output is not the command's.
+	select {
+	case <-drained:
+	case <-time.After(outputDrainWait):
+		pr.Close()
+		<-drained
 	}
+	res.Output, res.Truncated = out.bytes()
 	if cmd.EnvFile != "" {
 		res.Env = readEnvFile(cmd.EnvFile)
 	}
@@ -496,31 +509,70 @@ func mergeEnv(base []string, over map[string]string) []string {
 	return env
 }
 
-// readCapped reads f from the start, keeping its head and tail when it is
-// longer than limit: the head says what ran, the tail how it ended and,
-// for most benchmarks, the results.
-func readCapped(f *os.File, limit int) ([]byte, bool, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
+// outputDrainWait bounds how long Exec reads a command's output after
+// its process group is gone, for a process that escaped the group and
+// holds the pipe.
+const outputDrainWait = time.Second
+
+// capture keeps the head and tail of what is written to it, within limit
+// bytes: the head says what ran, the tail how it ended and, for most
+// benchmarks, the results.
+type capture struct {
+	head  []byte // the first half of the limit
+	tail  []byte // a ring of the rest
+	next  int    // where the ring is written next
+	full  bool   // the ring has wrapped
+	total int64
+}
+
+func newCapture(limit int) *capture {
+	half := limit / 2
+	return &capture{head: make([]byte, 0, half), tail: make([]byte, limit-half)}
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	n := len(p)
+	c.total += int64(n)
+	if room := cap(c.head) - len(c.head); room > 0 {
+		k := min(room, len(p))
+		c.head = append(c.head, p[:k]...)
+		p = p[k:]
 	}
-	size := fi.Size()
-	if size <= int64(limit) {
-		data := make([]byte, size)
-		_, err := io.ReadFull(io.NewSectionReader(f, 0, size), data)
-		return data, false, err
+	if len(c.tail) == 0 {
+		return n, nil
 	}
-	half := int64(limit / 2)
-	head := make([]byte, half)
-	if _, err := io.ReadFull(io.NewSectionReader(f, 0, half), head); err != nil {
-		return nil, false, err
+	if len(p) >= len(c.tail) {
+		copy(c.tail, p[len(p)-len(c.tail):])
+		c.next, c.full = 0, true
+		return n, nil
 	}
-	tail := make([]byte, half)
-	if _, err := io.ReadFull(io.NewSectionReader(f, size-half, half), tail); err != nil {
-		return nil, false, err
+	k := copy(c.tail[c.next:], p)
+	if k < len(p) {
+		copy(c.tail, p[k:])
+		c.full = true
 	}
-	marker := fmt.Sprintf("\n[perfbot: %d bytes of output omitted]\n", size-2*half)
-	return append(append(head, marker...), tail...), true, nil
+	c.next = (c.next + len(p)) % len(c.tail)
+	if c.next == 0 && len(p) > 0 {
+		c.full = true
+	}
+	return n, nil
+}
+
+// bytes returns what was kept, with a line that says how much of the
+// middle was omitted, and whether anything was.
+func (c *capture) bytes() ([]byte, bool) {
+	var tail []byte
+	if c.full {
+		tail = append(append(tail, c.tail[c.next:]...), c.tail[:c.next]...)
+	} else {
+		tail = c.tail[:c.next]
+	}
+	omitted := c.total - int64(len(c.head)) - int64(len(tail))
+	out := append([]byte(nil), c.head...)
+	if omitted > 0 {
+		out = append(out, fmt.Sprintf("\n[perfbot: %d bytes of output omitted]\n", omitted)...)
+	}
+	return append(out, tail...), omitted > 0
 }
 
 // firstLine names a script in error messages.

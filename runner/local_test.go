@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -364,6 +365,69 @@ func TestLocalEnvDump(t *testing.T) {
 			for k, v := range tc.want {
 				assert.Equal(t, v, res.Env[k], k)
 			}
+		})
+	}
+}
+
+// A command that prints without end is kept to its head and tail while
+// it writes: nothing of it grows on disk.
+func TestLocalOutputIsCappedWhileWritten(t *testing.T) {
+	scratch := t.TempDir()
+	l := &Local{OutputCap: 1 << 16}
+	res, err := l.Exec(context.Background(), 0, Command{
+		Script:  `echo FIRST; head -c 20000000 /dev/zero | tr '\0' a; echo; echo "scratch $(du -sk "$SCRATCH" | cut -f1) KiB"`,
+		Env:     map[string]string{"SCRATCH": scratch},
+		Scratch: scratch,
+		Timeout: time.Minute,
+	})
+	require.NoError(t, err)
+	assert.True(t, res.Truncated)
+	assert.LessOrEqual(t, len(res.Output), 1<<16+100)
+	out := string(res.Output)
+	assert.True(t, strings.HasPrefix(out, "FIRST\n"), "the head is kept")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var kib int
+	_, err = fmt.Sscanf(lines[len(lines)-1], "scratch %d KiB", &kib)
+	require.NoError(t, err, lines[len(lines)-1])
+	assert.Less(t, kib, 1024, "the scratch directory holds %d KiB while the command runs", kib)
+	assert.True(t, strings.Contains(out, " bytes of output omitted]\n"), "the cut is marked")
+}
+
+// The capture keeps what a file read back with its head and tail would
+// hold, however the output is cut into writes.
+func TestCapture(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		size, limit  int
+		chunk        int
+		wantOmitted  int
+		wantTruncate bool
+	}{
+		{name: "short output", size: 10, limit: 100, chunk: 3},
+		{name: "exactly the limit", size: 100, limit: 100, chunk: 7},
+		{name: "one byte over", size: 101, limit: 100, chunk: 1, wantOmitted: 1, wantTruncate: true},
+		{name: "much longer in small writes", size: 10000, limit: 100, chunk: 13, wantOmitted: 9900, wantTruncate: true},
+		{name: "much longer in one write", size: 10000, limit: 100, chunk: 10000, wantOmitted: 9900, wantTruncate: true},
+		{name: "an odd limit", size: 1000, limit: 101, chunk: 50, wantOmitted: 899, wantTruncate: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := make([]byte, tc.size)
+			for i := range data {
+				data[i] = byte('a' + i%26)
+			}
+			c := newCapture(tc.limit)
+			for i := 0; i < len(data); i += tc.chunk {
+				_, err := c.Write(data[i:min(i+tc.chunk, len(data))])
+				require.NoError(t, err)
+			}
+			got, truncated := c.bytes()
+			assert.Equal(t, tc.wantTruncate, truncated)
+			want := data
+			if tc.wantOmitted > 0 {
+				half := tc.limit / 2
+				want = append(append(append([]byte(nil), data[:half]...), fmt.Sprintf("\n[perfbot: %d bytes of output omitted]\n", tc.wantOmitted)...), data[len(data)-(tc.limit-half):]...)
+			}
+			assert.Equal(t, string(want), string(got))
 		})
 	}
 }
