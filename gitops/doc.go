@@ -20,7 +20,9 @@
 // workdir/slots/N where one build runs at a time. Every Checkout forces the
 // tree to the commit and runs git clean -ffdx, so nothing a previous build
 // wrote, ignored or not, leaks into the next one; build caches belong
-// outside the tree. Different slots may be used concurrently.
+// outside the tree. Different slots may be used concurrently. The lock
+// files a killed git leaves in a slot (index.lock, HEAD.lock) are removed
+// by the next checkout, which holds the slot.
 //
 // # Sharing a workdir
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,6 +150,29 @@ func TestVerifySlot(t *testing.T) {
 			}
 			require.ErrorIs(t, err, gitops.ErrSlotChanged)
 			assert.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+// A crash in the middle of a checkout leaves git's own lock files in the
+// slot; the next checkout recovers the slot instead of failing until
+// someone removes them by hand.
+func TestCheckoutRecoversStaleGitLocks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src, commits := gitopstest.NewRepo(t, 2)
+	r := open(t, src)
+	dir, err := r.Checkout(ctx, 0, commits[0])
+	require.NoError(t, err)
+	gitdir := strings.TrimSpace(gitIn(t, dir, "", "rev-parse", "--absolute-git-dir"))
+	for _, name := range []string{"index.lock", "HEAD.lock"} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(filepath.Join(gitdir, name), nil, 0o644))
+			_, err := r.Checkout(ctx, 0, commits[1])
+			require.NoError(t, err)
+			assert.Equal(t, "2\n", readFile(t, dir, "counter.txt"))
+			_, err = r.Checkout(ctx, 0, commits[0])
+			require.NoError(t, err)
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,6 +74,9 @@ func (r *Repo) checkout(ctx context.Context, slot int, rev string) (string, erro
 	if err := r.addWorktree(ctx, dir, c.Hash); err != nil {
 		return "", fmt.Errorf("checkout %s in slot %d: %w", c.Short(), slot, err)
 	}
+	if err := removeStaleLocks(dir); err != nil {
+		return "", fmt.Errorf("checkout %s in slot %d: %w", c.Short(), slot, err)
+	}
 	args := append(slotConfig(), "checkout", "--quiet", "--detach", "--force", c.Hash)
 	if _, err := gitCmd(ctx, dir, nil, nil, args...); err != nil {
 		return "", fmt.Errorf("checkout %s in slot %d: %w", c.Short(), slot, err)
@@ -106,6 +110,34 @@ func (r *Repo) addWorktree(ctx context.Context, dir, hash string) error {
 	args := append(slotConfig(), "worktree", "add", "--quiet", "--force", "--detach", dir, hash)
 	_, err = gitCmd(ctx, r.dir, nil, nil, args...)
 	return err
+}
+
+// staleLocks are the lock files git leaves in a worktree's private git
+// directory when it is killed in the middle of a checkout.
+var staleLocks = []string{"index.lock", "HEAD.lock"}
+
+// removeStaleLocks removes git's lock files from the slot's worktree at
+// dir. The caller holds the slot, in this process (its mutex) and against
+// other processes (its lock), so no git runs there: a lock file is a dead
+// git's, and left alone it would fail every later checkout.
+func removeStaleLocks(dir string) error {
+	data, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return err
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+	if !ok {
+		return fmt.Errorf("%s/.git is not a worktree's gitdir file", dir)
+	}
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
+	}
+	for _, name := range staleLocks {
+		if err := os.Remove(filepath.Join(gitdir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove stale %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // slotConfig makes checkouts in slots what a CI machine would get: the
