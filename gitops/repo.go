@@ -446,13 +446,16 @@ func shorts(hashes []string) []string {
 }
 
 // gitCmd runs the git command line in dir for what go-git lacks
-// (worktrees, diffs) and returns its standard output. Hooks and automatic
-// gc are disabled, so nothing of the user's configuration runs inside
-// perfbot's clone; extraEnv is appended to the environment; stdin may be
+// (worktrees, diffs) and returns its standard output. Hooks, the
+// filesystem monitor (core.fsmonitor, a command git would run on its own)
+// and automatic gc are disabled, so no command of the user's configuration
+// runs, neither in perfbot's clone nor in the user's checkout that
+// WorkingDiff reads; extraEnv is appended to the environment; stdin may be
 // nil.
 func gitCmd(ctx context.Context, dir string, stdin []byte, extraEnv []string, args ...string) ([]byte, error) {
 	full := append([]string{
 		"-c", "core.hooksPath=" + os.DevNull,
+		"-c", "core.fsmonitor=false",
 		"-c", "gc.auto=0",
 		"-c", "advice.detachedHead=false",
 		"-c", "core.quotePath=false",
