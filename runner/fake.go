@@ -55,6 +55,7 @@ type Fake struct {
 	calls     []FakeCall
 	trees     []FakeTree
 	runs      map[string]int // benchmark invocations per script key and step
+	timeouts  map[string]int // invocations that timed out per script key and step
 	active    int            // benchmark steps in flight
 	maxActive int
 }
@@ -77,6 +78,9 @@ type FakeCommit struct {
 	ExitCode int
 	// TimesOut makes benchmark steps time out.
 	TimesOut bool
+	// TimesOutFirst makes the first n invocations of each benchmark step
+	// of the target time out, and the later ones answer as scripted.
+	TimesOutFirst int
 	// InfraErr makes every command, and materializing the target, fail
 	// as if the host had gone away.
 	InfraErr error
@@ -247,6 +251,14 @@ func (f *Fake) Exec(ctx context.Context, slot int, cmd Command) (Result, error) 
 		}
 		if f.runs == nil {
 			f.runs = map[string]int{}
+		}
+		if f.timeouts == nil {
+			f.timeouts = map[string]int{}
+		}
+		if k := key + "\x00" + call.Step; f.timeouts[k] < script.TimesOutFirst {
+			f.timeouts[k]++
+			res.TimedOut, res.ExitCode = true, -1
+			return res, nil
 		}
 		// Each step counts its own invocations, so the steps of run n
 		// all print Outputs[n].

@@ -49,10 +49,29 @@ type Runner struct {
 	// EnvKeep lists variable names or path.Match globs recorded in the
 	// fingerprint besides NCCL_*, CUDA_*, GO* and OMP_*.
 	EnvKeep []string
+	// TimeoutRetries is how many more times a build or benchmark step
+	// that timed out runs before the target counts as broken:
+	// DefaultTimeoutRetries when zero, none when negative. A timeout is as
+	// often a busy or stalled machine as the revision's fault.
+	TimeoutRetries int
 	// Secrets are values that no stored log may hold (perfbot's own
 	// credentials, which its hosts withhold from commands anyway); logs
 	// are scrubbed of them and of secret shapes (secret.Scrub).
 	Secrets []string
+}
+
+// DefaultTimeoutRetries is how many times a step that timed out runs
+// again unless the Runner says otherwise.
+const DefaultTimeoutRetries = 1
+
+func (r *Runner) timeoutRetries() int {
+	switch {
+	case r.TimeoutRetries < 0:
+		return 0
+	case r.TimeoutRetries == 0:
+		return DefaultTimeoutRetries
+	}
+	return r.TimeoutRetries
 }
 
 // Effort is what one Measure did: the trees it materialized and built
@@ -72,9 +91,11 @@ type Effort struct {
 // A failing build records one run with StatusBuildFailed (its log
 // attached) and returns nil; so does a failing benchmark, which records
 // StatusBenchFailed and stops, and hunks that do not apply: the target is
-// broken, not the host. An infrastructure failure records a run with
-// StatusInfraError and returns the *record.InfraError. When ctx ends, the
-// run in flight is not recorded and ctx's error is returned.
+// broken, not the host. A step that timed out counts as failed only once
+// its retries (TimeoutRetries) timed out too. An infrastructure failure
+// records a run with StatusInfraError and returns the *record.InfraError.
+// When ctx ends, the run in flight is not recorded and ctx's error is
+// returned.
 //
 // Every run verifies that the tree it ran in still is the target
 // (Host.Verify) before it is recorded: a tree that changed under it
@@ -231,7 +252,7 @@ func (m *measurement) build(ctx context.Context, p *pending) (built bool, err er
 	m.ws = ws
 	m.effort.Builds++
 	for _, s := range m.r.Spec.Build {
-		res, err := m.exec(ctx, p, PhaseBuild, s, nil)
+		res, err := m.execRetrying(ctx, p, PhaseBuild, s, nil)
 		if err != nil {
 			return false, m.failInfra(ctx, p, err)
 		}
@@ -248,7 +269,7 @@ func (m *measurement) build(ctx context.Context, p *pending) (built bool, err er
 func (m *measurement) bench(ctx context.Context, p *pending) (failed bool, err error) {
 	p.Values = map[string]float64{}
 	for _, s := range m.r.Spec.Benchmarks {
-		res, err := m.exec(ctx, p, PhaseBench, s.Step, m.target.Env)
+		res, err := m.execRetrying(ctx, p, PhaseBench, s.Step, m.target.Env)
 		if err != nil {
 			return false, m.failInfra(ctx, p, err)
 		}
@@ -291,6 +312,20 @@ func (m *measurement) collect(p *pending, s record.BenchStep, output []byte) str
 		p.Values[metric.Name] = v
 	}
 	return ""
+}
+
+// execRetrying runs one step for p as exec does, again while it times out,
+// up to the Runner's TimeoutRetries. The log of an attempt that timed out
+// stays with p, its step named "NAME (timed out)".
+func (m *measurement) execRetrying(ctx context.Context, p *pending, phase string, s record.Step, override map[string]string) (Result, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := m.exec(ctx, p, phase, s, override)
+		if err != nil || !res.TimedOut || attempt >= m.r.timeoutRetries() || ctx.Err() != nil {
+			return res, err
+		}
+		m.log.Info("step timed out; running it again", "phase", phase, "step", s.Name, "timeout", s.Timeout, "attempt", attempt+1)
+		p.Logs[len(p.Logs)-1].Step += " (timed out)"
+	}
 }
 
 // exec runs one step for p, adding its log, time and environment to p.

@@ -398,3 +398,45 @@ func TestCapLog(t *testing.T) {
 	assert.True(t, strings.HasSuffix(out, strings.Repeat("z", 50)))
 	assert.Contains(t, out, "[perfbot: 200 bytes of log omitted]")
 }
+
+// A timeout is the machine's bad moment as often as the revision's fault:
+// a step that timed out runs again, and only a step that times out every
+// time makes the target broken.
+func TestMeasureRetriesTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		script      FakeCommit
+		retries     int
+		wantStatus  []record.Status
+		wantInvoked int // benchmark invocations
+		wantLogs    []string
+	}{
+		{name: "one timeout, then a sample", script: FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 1},
+			wantStatus: []record.Status{record.StatusOK}, wantInvoked: 2, wantLogs: []string{"compile", "engine (timed out)", "engine"}},
+		{name: "always times out", script: FakeCommit{TimesOut: true},
+			wantStatus: []record.Status{record.StatusBenchFailed}, wantInvoked: 2, wantLogs: []string{"compile", "engine (timed out)", "engine"}},
+		{name: "as many retries as configured", script: FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 2}, retries: 2,
+			wantStatus: []record.Status{record.StatusOK}, wantInvoked: 3, wantLogs: []string{"compile", "engine (timed out)", "engine (timed out)", "engine"}},
+		{name: "no retries", script: FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 1}, retries: -1,
+			wantStatus: []record.Status{record.StatusBenchFailed}, wantInvoked: 1, wantLogs: []string{"compile", "engine"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			host := &Fake{Commits: map[string]FakeCommit{"c1": tc.script}}
+			pool, err := NewPool(host)
+			require.NoError(t, err)
+			r := &Runner{Spec: testSpec, TimeoutRetries: tc.retries}
+			runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: "c1"}}, 1)
+			require.NoError(t, err)
+			var statuses []record.Status
+			for _, run := range runs {
+				statuses = append(statuses, run.Status)
+			}
+			assert.Equal(t, tc.wantStatus, statuses)
+			assert.Equal(t, tc.wantInvoked, host.BenchRuns("c1"))
+			assert.Equal(t, tc.wantLogs, logSteps(runs[0]))
+			if tc.wantStatus[0] == record.StatusOK {
+				assert.Equal(t, 90.0, runs[0].Values["verify_tok_s"])
+			}
+		})
+	}
+}
