@@ -23,10 +23,6 @@ import (
 	"github.com/perfbot/perfbot/secret"
 )
 
-// pollInterval is how often a waiting Acquire tries again. flock offers
-// no wait that a context can end, so waiting is polling.
-const pollInterval = 25 * time.Millisecond
-
 // Holder describes the process that holds a lock.
 type Holder struct {
 	PID     int       `json:"pid"`
@@ -70,42 +66,69 @@ type Lock struct {
 // *HeldError naming the holder; ctx ending the wait returns ctx's error.
 // onWait, when not nil, is called once with the holder when Acquire starts
 // to wait.
+//
+// A waiter blocks in flock, so the kernel hands it the lock as soon as
+// the holder lets go, ahead of a holder that takes it again right away.
+// flock cannot be interrupted: a wait that ends without the lock leaves
+// the blocked call behind, to drop the lock at once when it gets it.
 func Acquire(ctx context.Context, path string, wait time.Duration, onWait func(Holder)) (*Lock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	start := time.Now()
-	for waited := false; ; waited = true {
-		ok, err := tryLock(f)
-		if err != nil {
+	ok, err := tryLock(f)
+	abandoned := false
+	if err == nil && !ok {
+		abandoned, err = waitLock(ctx, f, path, wait, onWait)
+	}
+	if err != nil {
+		if !abandoned {
 			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		if ok {
-			break
+		var held *HeldError
+		if errors.As(err, &held) {
+			return nil, held
 		}
-		if !waited && onWait != nil {
-			onWait(readHolder(path))
-		}
-		if time.Since(start) >= wait {
-			f.Close()
-			return nil, &HeldError{Path: path, Holder: readHolder(path), Waited: time.Since(start)}
-		}
-		t := time.NewTimer(pollInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, ctx.Err())
-		case <-t.C:
-		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if err := writeHolder(f); err != nil {
+		unlock(f)
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return &Lock{f: f}, nil
+}
+
+// waitLock blocks in flock on f until it holds the lock, wait has passed
+// or ctx ends. abandoned reports a blocked flock left behind, which owns f
+// from then on.
+func waitLock(ctx context.Context, f *os.File, path string, wait time.Duration, onWait func(Holder)) (abandoned bool, err error) {
+	start := time.Now()
+	if onWait != nil {
+		onWait(readHolder(path))
+	}
+	if wait <= 0 {
+		return false, &HeldError{Path: path, Holder: readHolder(path)}
+	}
+	got := make(chan error, 1)
+	go func() { got <- lockBlocking(f) }()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case err := <-got:
+		return false, err
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-timer.C:
+		err = &HeldError{Path: path, Holder: readHolder(path), Waited: time.Since(start)}
+	}
+	go func() {
+		if <-got == nil {
+			unlock(f)
+		}
+		f.Close()
+	}()
+	return true, err
 }
 
 // Release drops the lock. Releasing twice is harmless.

@@ -45,6 +45,28 @@ func TestAcquire(t *testing.T) {
 			},
 		},
 		{
+			name: "a waiter gets the lock before its holder can take it again",
+			run: func(t *testing.T, path string) {
+				l, err := Acquire(context.Background(), path, 0, nil)
+				require.NoError(t, err)
+				waiting := make(chan struct{})
+				got := make(chan *Lock)
+				go func() {
+					w, err := Acquire(context.Background(), path, 10*time.Second, func(Holder) { close(waiting) })
+					assert.NoError(t, err)
+					got <- w
+				}()
+				<-waiting
+				time.Sleep(20 * time.Millisecond) // the waiter is blocked in flock
+				l.Release()
+				time.Sleep(5 * time.Millisecond) // the holder's next measurement
+				_, err = Acquire(context.Background(), path, 0, nil)
+				var held *HeldError
+				assert.ErrorAs(t, err, &held, "the waiter holds it")
+				(<-got).Release()
+			},
+		},
+		{
 			name: "a cancelled wait returns the context's error",
 			run: func(t *testing.T, path string) {
 				l, err := Acquire(context.Background(), path, 0, nil)
