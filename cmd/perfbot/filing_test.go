@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,9 +36,14 @@ func TestBisectFileIssue(t *testing.T) {
 			dir, _ := toyProject(t, []toyCommit{{tokS: 100}, {tokS: 100}, {tokS: 80}})
 			cfg, err := os.ReadFile(filepath.Join(dir, "perfbot.yaml"))
 			require.NoError(t, err)
+			// The benchmark prints its environment: no token of perfbot's
+			// reaches it, and so none reaches an issue.
+			cfg = []byte(strings.Replace(string(cfg), "run: sh bench.sh", "run: env; sh bench.sh", 1))
 			cfg = append(cfg, "github: {repo: "+reporttest.Repo+", token_env: "+tokenVar+", api_url: \""+gh.URL()+"\"}\n"...)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "perfbot.yaml"), cfg, 0o644))
 			t.Setenv(tokenVar, tt.token)
+			ghToken := "ghp_" + strings.Repeat("z", 36)
+			t.Setenv("GITHUB_TOKEN", ghToken)
 
 			out, errOut, code := perfbot(t, dir, "bisect", "--good", "HEAD~2", "--bad", "HEAD", "--file-issue", "--json")
 			if tt.wantCode < 0 {
@@ -66,6 +72,13 @@ func TestBisectFileIssue(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(out), &fs), out)
 			require.Len(t, fs, 1)
 			require.Equal(t, tt.wantState, fs[0].State)
+			if tt.wantState == "filed" {
+				iss := gh.Issue(1)
+				require.Contains(t, iss.Body, "PATH=", "the issue quotes the benchmark's log")
+				for _, secret := range []string{tt.token, ghToken} {
+					require.NotContains(t, iss.Body, secret)
+				}
+			}
 		})
 	}
 }
