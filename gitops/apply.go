@@ -42,7 +42,8 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // with any of its hunks. Hunks apply to the base's blobs, so the user's
 // line-ending conversions cannot get in the way. A hunk that does not apply
 // yields an *ApplyError before the slot is touched; an unknown hunk ID is a
-// plain error.
+// plain error. Like Checkout, it takes the slot's lock unless this Repo
+// holds it, and stamps the slot with what it applied (see VerifySlot).
 func (r *Repo) CheckoutPatch(ctx context.Context, slot int, p *Patch, hunkIDs []string) (string, error) {
 	if p == nil {
 		return "", errors.New("checkout patch: nil patch")
@@ -61,6 +62,11 @@ func (r *Repo) CheckoutPatch(ctx context.Context, slot int, p *Patch, hunkIDs []
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	release, err := r.holdSlot(ctx, slot)
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	dir, err := r.checkout(ctx, slot, p.Base)
 	if err != nil {
 		return "", err
@@ -69,6 +75,13 @@ func (r *Repo) CheckoutPatch(ctx context.Context, slot int, p *Patch, hunkIDs []
 		if err := e.do(dir); err != nil {
 			return "", fmt.Errorf("checkout patch %s in slot %d: %w", p.ID, slot, err)
 		}
+	}
+	s := stamp{Commit: p.Base, Patch: p.ID, Hunks: sortedCopy(hunkIDs)}
+	if len(s.Hunks) == 0 {
+		s.Patch = ""
+	}
+	if err := r.writeStamp(slot, s); err != nil {
+		return "", fmt.Errorf("checkout patch %s in slot %d: %w", p.ID, slot, err)
 	}
 	return dir, nil
 }

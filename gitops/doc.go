@@ -20,7 +20,22 @@
 // workdir/slots/N where one build runs at a time. Every Checkout forces the
 // tree to the commit and runs git clean -ffdx, so nothing a previous build
 // wrote, ignored or not, leaks into the next one; build caches belong
-// outside the tree. Different slots may be used concurrently.
+// outside the tree. Different slots may be used concurrently. The lock
+// files a killed git leaves in a slot (index.lock, HEAD.lock) are removed
+// by the next checkout, which holds the slot.
+//
+// # Sharing a workdir
+//
+// Two perfbot processes may share a workdir; they never share a checkout.
+// Cloning, fetching and adding a worktree happen under an flock on
+// workdir/lock, so a second process waits for the first's clone instead of
+// racing it. A slot is taken with LockSlot (an flock on
+// workdir/slots/N.lock that names its holder) for as long as a target is
+// built and measured in it; a Checkout of a slot this Repo does not hold
+// takes the lock for the checkout. Every checkout leaves a stamp beside the
+// slot (workdir/slots/N.checkout) with a new identity, and VerifySlot
+// compares a slot with the checkout that was made: the stamp, HEAD and the
+// contents of the applied hunks.
 //
 // # Hunks
 //

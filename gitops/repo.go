@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/perfbot/perfbot/internal/lockfile"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -63,8 +64,13 @@ type Repo struct {
 
 	slotsMu    sync.Mutex
 	slots      map[int]*sync.Mutex
-	worktreeMu sync.Mutex // serializes git worktree add
+	held       map[int]bool // slots whose lock LockSlot holds
+	worktreeMu sync.Mutex   // serializes git worktree add
 }
+
+// LockWait is how long a Repo waits for the workdir's lock, which another
+// perfbot process holds while it clones, fetches or adds a worktree.
+const LockWait = 30 * time.Minute
 
 // fetchSpecs mirror origin's branches as both local and remote-tracking
 // branches, so "main" and "origin/main" resolve alike, and copy its tags.
@@ -76,7 +82,9 @@ var fetchSpecs = []config.RefSpec{
 
 // Open returns the clone of url under workdir/repo, cloning it on first use
 // and fetching otherwise. url is a local path (made absolute) or a clone
-// URL; the repository it names is only ever read.
+// URL; the repository it names is only ever read. Another perfbot process
+// opening the same workdir waits until this one's clone or fetch is done
+// (see LockWait), so the two never race over the clone.
 func Open(ctx context.Context, url, workdir string) (*Repo, error) {
 	if url == "" {
 		return nil, errors.New("open repository: empty url")
@@ -100,7 +108,16 @@ func Open(ctx context.Context, url, workdir string) (*Repo, error) {
 		workdir: workdir,
 		dir:     filepath.Join(workdir, "repo"),
 		slots:   map[int]*sync.Mutex{},
+		held:    map[int]bool{},
 	}
+	if err := os.MkdirAll(workdir, 0o755); err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", url, err)
+	}
+	lock, err := r.lockWorkdir(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", url, err)
+	}
+	defer lock.Release()
 	repo, err := git.PlainOpen(r.dir)
 	switch {
 	case errors.Is(err, git.ErrRepositoryNotExists):
@@ -118,14 +135,21 @@ func Open(ctx context.Context, url, workdir string) (*Repo, error) {
 		}
 	}
 	r.git = repo
-	if err := r.Fetch(ctx); err != nil {
+	if err := r.fetch(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
+// lockWorkdir takes the lock that other perfbot processes on the workdir
+// take before they write to the clone's refs, packs or worktree list.
+func (r *Repo) lockWorkdir(ctx context.Context) (*lockfile.Lock, error) {
+	return lockfile.Acquire(ctx, filepath.Join(r.workdir, "lock"), LockWait, nil)
+}
+
 // clone clones into a scratch directory and renames it into place, so a
-// clone interrupted halfway is never mistaken for a usable one.
+// clone interrupted halfway is never mistaken for a usable one. The caller
+// holds the workdir's lock: a partial clone left here is a dead process's.
 func (r *Repo) clone(ctx context.Context) error {
 	partial := r.dir + ".partial"
 	if err := os.RemoveAll(partial); err != nil {
@@ -143,6 +167,7 @@ func (r *Repo) clone(ctx context.Context) error {
 		return fmt.Errorf("clone %s: %w", r.origin, err)
 	}
 	if err := os.Rename(partial, r.dir); err != nil {
+		os.RemoveAll(partial)
 		return fmt.Errorf("clone %s: %w", r.origin, err)
 	}
 	return nil
@@ -198,8 +223,18 @@ func (r *Repo) Origin() string {
 	return r.origin
 }
 
-// Fetch updates all branches and tags from origin.
+// Fetch updates all branches and tags from origin, under the workdir's
+// lock.
 func (r *Repo) Fetch(ctx context.Context) error {
+	lock, err := r.lockWorkdir(ctx)
+	if err != nil {
+		return fmt.Errorf("fetch %s: %w", r.origin, err)
+	}
+	defer lock.Release()
+	return r.fetch(ctx)
+}
+
+func (r *Repo) fetch(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := r.git.FetchContext(ctx, &git.FetchOptions{
@@ -444,13 +479,16 @@ func shorts(hashes []string) []string {
 }
 
 // gitCmd runs the git command line in dir for what go-git lacks
-// (worktrees, diffs) and returns its standard output. Hooks and automatic
-// gc are disabled, so nothing of the user's configuration runs inside
-// perfbot's clone; extraEnv is appended to the environment; stdin may be
+// (worktrees, diffs) and returns its standard output. Hooks, the
+// filesystem monitor (core.fsmonitor, a command git would run on its own)
+// and automatic gc are disabled, so no command of the user's configuration
+// runs, neither in perfbot's clone nor in the user's checkout that
+// WorkingDiff reads; extraEnv is appended to the environment; stdin may be
 // nil.
 func gitCmd(ctx context.Context, dir string, stdin []byte, extraEnv []string, args ...string) ([]byte, error) {
 	full := append([]string{
 		"-c", "core.hooksPath=" + os.DevNull,
+		"-c", "core.fsmonitor=false",
 		"-c", "gc.auto=0",
 		"-c", "advice.detachedHead=false",
 		"-c", "core.quotePath=false",

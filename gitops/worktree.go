@@ -104,7 +104,12 @@ func (r *Repo) ensureCommit(ctx context.Context, hash, dir string) error {
 	if r.hasCommit(hash) {
 		return nil
 	}
-	if err := r.Fetch(ctx); err != nil {
+	lock, err := r.lockWorkdir(ctx)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if err := r.fetch(ctx); err != nil {
 		return err
 	}
 	if r.hasCommit(hash) {

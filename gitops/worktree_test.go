@@ -148,3 +148,40 @@ func TestWorkingDiffScratchUnderWorkdir(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, inTmp)
 }
+
+// The user's checkout may configure commands that git runs on its own:
+// perfbot's git commands there run none of them, as they run no hooks.
+func TestWorkingDiffRunsNoUserCommands(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, key string
+	}{
+		{name: "an fsmonitor hook", key: "core.fsmonitor"},
+		{name: "a post-index-change hook", key: "core.hooksPath"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			user := gitopstest.NewBuilder(t)
+			user.Commit("base", map[string]string{"engine.txt": "one\n"})
+			r := open(t, user.Dir)
+			mark := filepath.Join(t.TempDir(), "ran")
+			script := filepath.Join(t.TempDir(), "run-me")
+			require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho ran >> "+mark+"\n"), 0o755))
+			value := script
+			if tc.key == "core.hooksPath" {
+				hooks := t.TempDir()
+				for _, h := range []string{"post-index-change", "fsmonitor-watchman"} {
+					require.NoError(t, os.Symlink(script, filepath.Join(hooks, h)))
+				}
+				value = hooks
+			}
+			user.Git("config", tc.key, value)
+			user.Write(map[string]string{"engine.txt": "two\n", "new.txt": "new\n"})
+
+			p, _, err := r.WorkingDiff(ctx, user.Dir)
+			require.NoError(t, err)
+			assert.Len(t, p.Files, 2)
+			assert.NoFileExists(t, mark, "the user's %s ran", tc.key)
+		})
+	}
+}

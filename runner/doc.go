@@ -8,8 +8,12 @@
 // slot keeps a few materialized trees and the pool remembers which target
 // each holds built, so a lease for a target goes back to its built tree
 // whenever that slot is free. Materializing a target (its commit, with
-// its hunks applied) is the host's job, and so are the slot's scratch
-// files, which live under the host's workdir.
+// its hunks applied) is the host's job, and so are the tree's scratch
+// files, which live under the host's workdir. A lease locks its tree on
+// the host, so that two perfbot processes sharing a workdir never measure
+// in one tree at once, and every run verifies that the tree it ran in is
+// its target before it is recorded: a mismatch is an infrastructure
+// failure, never a sample.
 //
 // How: a Runner runs a Spec's build steps and benchmark steps on a lease,
 // with timeouts that kill whole process groups, captured logs capped to

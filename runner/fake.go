@@ -55,6 +55,7 @@ type Fake struct {
 	calls     []FakeCall
 	trees     []FakeTree
 	runs      map[string]int // benchmark invocations per script key and step
+	timeouts  map[string]int // invocations that timed out per script key and step
 	active    int            // benchmark steps in flight
 	maxActive int
 }
@@ -81,6 +82,9 @@ type FakeCommit struct {
 	ExitCode int
 	// TimesOut makes benchmark steps time out.
 	TimesOut bool
+	// TimesOutFirst makes the first n invocations of each benchmark step
+	// of the target time out, and the later ones answer as scripted.
+	TimesOutFirst int
 	// InfraErr makes every command, and materializing the target, fail
 	// as if the host had gone away.
 	InfraErr error
@@ -90,6 +94,9 @@ type FakeCommit struct {
 	// Duration is how long each command claims to have taken; nothing
 	// sleeps.
 	Duration time.Duration
+	// TreeChanges makes every Verify of the target's trees fail, as if
+	// another process checked them out during each run.
+	TreeChanges bool
 }
 
 // FakeCall is one command a Fake answered.
@@ -145,6 +152,29 @@ func (f *Fake) Materialize(ctx context.Context, slot, tree int, src Source) (Wor
 	f.trees = append(f.trees, FakeTree{Slot: slot, Tree: tree, Target: t})
 	dir := fmt.Sprintf("fake:%s/slots/%d/trees/%d", f.Name(), slot, tree)
 	return Workspace{Dir: dir, Scratch: fmt.Sprintf("fake:%s/scratch/%d", f.Name(), slot)}, nil
+}
+
+// Lock holds nothing: a Fake is never shared with another process.
+func (f *Fake) Lock(ctx context.Context, slot, tree int) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return func() {}, nil
+}
+
+// Verify fails for a target scripted with TreeChanges.
+func (f *Fake) Verify(ctx context.Context, slot, tree int, ws Workspace, src Source) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := src.Target
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, script, _ := f.script(FakeCall{Commit: t.Commit, Target: t.Key()})
+	if script.TreeChanges {
+		return &record.InfraError{Host: f.Name(), Op: "verify tree of " + t.Short(), Err: fmt.Errorf("%w: fake: changed under the run", ErrTreeChanged)}
+	}
+	return nil
 }
 
 // Materialized returns every tree materialized so far, in order.
@@ -225,6 +255,14 @@ func (f *Fake) Exec(ctx context.Context, slot int, cmd Command) (Result, error) 
 		}
 		if f.runs == nil {
 			f.runs = map[string]int{}
+		}
+		if f.timeouts == nil {
+			f.timeouts = map[string]int{}
+		}
+		if k := key + "\x00" + call.Step; f.timeouts[k] < script.TimesOutFirst {
+			f.timeouts[k]++
+			res.TimedOut, res.ExitCode = true, -1
+			return res, nil
 		}
 		// Each step counts its own invocations, so the steps of run n
 		// all print Outputs[n].

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/perfbot/perfbot/gitops"
@@ -29,6 +30,16 @@ type Host interface {
 	// an earlier build survives) and returns where it lies, with the
 	// slot's scratch directory.
 	Materialize(ctx context.Context, slot, tree int, src Source) (Workspace, error)
+	// Lock takes tree of slot for this process until release is called.
+	// Another perfbot process sharing the host's workdir that wants the
+	// tree waits, and after the host's wait fails with a
+	// *record.InfraError naming the holder; so does this one. The pool
+	// locks the tree of every lease before handing it out.
+	Lock(ctx context.Context, slot, tree int) (release func(), err error)
+	// Verify checks that ws, which Materialize made of src in tree of
+	// slot, still is exactly that: no checkout since, the commit, the
+	// hunks. A tree that is not src is an error wrapping ErrTreeChanged.
+	Verify(ctx context.Context, slot, tree int, ws Workspace, src Source) error
 	// Exec runs cmd in slot to completion, timeout or cancellation. A
 	// command that fails, times out or prints garbage is a Result, not an
 	// error: the error is only for a host that could not run the command
@@ -37,6 +48,11 @@ type Host interface {
 	// Facts describes the machine (no Env); hosts compute it once.
 	Facts(ctx context.Context) (record.Fingerprint, error)
 }
+
+// ErrTreeChanged is wrapped by Host.Verify when a tree no longer holds the
+// target it was materialized for: another process checked it out, or a
+// step moved its HEAD or rewrote a hunk's file.
+var ErrTreeChanged = errors.New("the tree does not hold the target")
 
 // Layout is the shape of a host: Slots targets are measured on it at
 // once, and each slot keeps up to Trees of them materialized and built.
@@ -65,10 +81,13 @@ type Source struct {
 type Workspace struct {
 	// Dir is the tree, where build and benchmark steps run.
 	Dir string
-	// Scratch is a directory of the slot, outside the tree and under the
-	// host's workdir, for perfbot's own files: the environment dumps and
-	// the captured output of commands.
+	// Scratch is a directory of the tree, outside it and under the host's
+	// workdir, for perfbot's own files: the environment dumps and the
+	// records of running commands.
 	Scratch string
+	// Stamp names this materialization for Verify; every Materialize of
+	// the tree, by any process, makes a new one.
+	Stamp string
 }
 
 // Command is one shell script run on a host.
@@ -78,23 +97,27 @@ type Command struct {
 	// Script is run by sh -c.
 	Script string
 	// Env is added to the host's environment, replacing variables of the
-	// same name.
+	// same name. The host's environment lacks perfbot's own secrets (see
+	// Local.Withheld); Env is given whole.
 	Env map[string]string
 	// Timeout bounds the run; zero means only ctx bounds it.
 	Timeout time.Duration
 	// EnvFile, when set, names a file on the host where the environment
-	// the script's process received is written (NUL-separated KEY=VALUE,
-	// as env -0 writes it); the host also returns it in Result.Env.
+	// the script's benchmark saw is written (NUL-separated KEY=VALUE, as
+	// env -0 writes it): the script's exported environment when it exits,
+	// so that what it exports itself counts; the host also returns it in
+	// Result.Env.
 	EnvFile string
-	// Scratch, when set, is the directory on the host for the command's
-	// own files (its captured output); else the host's temp directory.
+	// Scratch, when set, is the directory on the host for perfbot's files
+	// about the command (the record of its process group).
 	Scratch string
 }
 
 // Result is what a command did.
 type Result struct {
-	// Output is stdout and stderr interleaved, capped: when the output
-	// was longer, its head and tail are kept and Truncated is set.
+	// Output is stdout and stderr interleaved, capped while it is
+	// written: when the output was longer, its head and tail are kept and
+	// Truncated is set.
 	Output    []byte
 	Truncated bool
 	// ExitCode is the script's exit status; 128+n when signal n ended it,
@@ -102,8 +125,8 @@ type Result struct {
 	ExitCode int
 	TimedOut bool
 	Duration time.Duration
-	// Env is the environment the script's process received, read back
-	// from Command.EnvFile; nil when EnvFile was empty or unreadable.
+	// Env is the environment the script's benchmark saw, read back from
+	// Command.EnvFile; nil when EnvFile was empty or unreadable.
 	Env map[string]string
 }
 

@@ -3,11 +3,15 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -17,10 +21,12 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/internal/lockfile"
 	"github.com/perfbot/perfbot/record"
 )
 
-// DefaultOutputCap bounds the output a Local host keeps of one command.
+// DefaultOutputCap bounds the output a Local host keeps of one command,
+// in memory, while the command writes it; the rest is never stored.
 const DefaultOutputCap = 1 << 20
 
 // groupExitWait bounds how long Exec waits for a killed process group to
@@ -30,16 +36,31 @@ const DefaultOutputCap = 1 << 20
 const groupExitWait = 10 * time.Second
 
 // Local is this machine as a host. Its trees are worktrees of the clone
-// Repo, numbered FirstTree, FirstTree+1, … (slot by slot); its scratch
-// directories are Workdir/scratch/NAME/SLOT. Local hosts that share a
+// Repo, numbered FirstTree, FirstTree+1, … (slot by slot); the scratch
+// directory of tree N is Workdir/scratch/N. Local hosts that share a
 // clone must take disjoint tree numbers. A zero Local runs commands but
 // cannot materialize.
+//
+// A lease locks its tree's worktree (gitops.Repo.LockSlot): another
+// perfbot process on the same workdir, whatever its configuration, waits
+// for the tree up to LockWait and then fails naming the holder. Every run
+// verifies that its tree still is its target (Verify).
+//
+// Commands inherit perfbot's environment less its own credentials
+// (DefaultWithheld and Withheld), plus their Command.Env.
 //
 // Each command runs in its own process group. When the script ends,
 // times out or is cancelled, the whole group is killed: a benchmark's
 // background server must not outlive its step and skew the next
 // measurement. A process that leaves the group (setsid, a daemon that
 // double-forks into a new session) escapes this.
+//
+// Should perfbot itself die (SIGKILL, OOM), the kernel kills the shell
+// (a parent-death signal, on Linux), and the rest of its group is killed
+// by the next perfbot process that locks the tree: the group is recorded
+// in the tree's scratch directory while the command runs, with a mark in
+// its processes' environment (PERFBOT_RUN) so that a group that reused the
+// number is left alone. Locking a tree also empties its scratch directory.
 type Local struct {
 	// HostName is the configured name; "local" when empty.
 	HostName string
@@ -59,12 +80,34 @@ type Local struct {
 	// OutputCap bounds the output kept of one command; DefaultOutputCap
 	// when zero.
 	OutputCap int
+	// LockWait is how long a lease waits for a tree that another process
+	// holds; DefaultLockWait when zero, no wait when negative.
+	LockWait time.Duration
+	// Logger is told when a lease waits for another process; nil
+	// discards it.
+	Logger *slog.Logger
+	// Withheld lists names or path.Match globs of variables of perfbot's
+	// own environment that no command receives, besides DefaultWithheld:
+	// perfbot's credentials (the variable github.token_env names). A
+	// command's own Env is given whatever its names.
+	Withheld []string
 
 	mu    sync.Mutex
 	facts *record.Fingerprint
 }
 
 var _ Host = (*Local)(nil)
+
+// DefaultWithheld are the variables of perfbot's environment that no
+// build, benchmark or server process receives: perfbot's own GitHub token
+// and its own settings and credentials (PERFBOT_*). A benchmark that
+// prints its environment must not put them in a log or an issue; the
+// variables a benchmark needs (HF_TOKEN, NCCL_*) are passed on.
+var DefaultWithheld = []string{"GITHUB_TOKEN", "GH_TOKEN", "PERFBOT_*"}
+
+// DefaultLockWait is how long a Local lease waits for a tree that another
+// perfbot process measures in: a build and a few benchmark runs.
+const DefaultLockWait = 10 * time.Minute
 
 // Name returns the configured host name.
 func (l *Local) Name() string {
@@ -100,11 +143,11 @@ func (l *Local) Materialize(ctx context.Context, slot, tree int, src Source) (Wo
 		return Workspace{}, fmt.Errorf("materialize %s: host %s has no repository or workdir", t.Short(), l.Name())
 	}
 	op := "check out " + t.Short()
-	scratch := filepath.Join(l.Workdir, "scratch", sanitize(l.Name()), strconv.Itoa(slot))
+	n := l.treeNumber(slot, tree)
+	scratch := l.scratch(n)
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return Workspace{}, l.infra("create scratch directory", err)
 	}
-	n := l.FirstTree + slot*lay.Trees + tree
 	var dir string
 	var err error
 	switch {
@@ -122,7 +165,75 @@ func (l *Local) Materialize(ctx context.Context, slot, tree int, src Source) (Wo
 	case err != nil:
 		return Workspace{}, l.infra(op, err)
 	}
-	return Workspace{Dir: dir, Scratch: scratch}, nil
+	stamp, err := l.Repo.CheckoutID(n)
+	if err != nil {
+		return Workspace{}, l.infra(op, err)
+	}
+	return Workspace{Dir: dir, Scratch: scratch, Stamp: stamp}, nil
+}
+
+// treeNumber is the worktree of the clone that holds tree of slot.
+func (l *Local) treeNumber(slot, tree int) int {
+	return l.FirstTree + slot*l.Layout().Trees + tree
+}
+
+func (l *Local) scratch(n int) string {
+	return filepath.Join(l.Workdir, "scratch", strconv.Itoa(n))
+}
+
+// Lock takes the worktree of (slot, tree) with gitops.Repo.LockSlot, then
+// kills what a perfbot that died while it held the tree left running there
+// and empties the tree's scratch directory. A Local without a clone has no
+// trees to lock.
+func (l *Local) Lock(ctx context.Context, slot, tree int) (func(), error) {
+	if l.Repo == nil {
+		return func() {}, nil
+	}
+	n := l.treeNumber(slot, tree)
+	wait := l.LockWait
+	if wait == 0 {
+		wait = DefaultLockWait
+	}
+	onWait := func(h lockfile.Holder) {
+		l.logger().Info("waiting for a tree another process measures in", "host", l.Name(), "slot", slot, "tree", n, "holder", h.String())
+	}
+	lock, err := l.Repo.LockSlot(ctx, n, wait, onWait)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, l.infra(fmt.Sprintf("lock tree %d", n), err)
+	}
+	if err := l.reapScratch(l.scratch(n)); err != nil {
+		lock.Release()
+		return nil, l.infra("clean scratch directory", err)
+	}
+	return lock.Release, nil
+}
+
+// Verify checks the worktree with gitops.Repo.VerifySlot.
+func (l *Local) Verify(ctx context.Context, slot, tree int, ws Workspace, src Source) error {
+	t := src.Target
+	if l.Repo == nil {
+		return fmt.Errorf("verify %s: host %s has no repository", t.Short(), l.Name())
+	}
+	err := l.Repo.VerifySlot(ctx, l.treeNumber(slot, tree), ws.Stamp, t.Commit, src.Patch, t.Hunks)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, gitops.ErrSlotChanged):
+		err = fmt.Errorf("%w: %w", ErrTreeChanged, err)
+	}
+	return l.infra("verify tree of "+t.Short(), err)
+}
+
+func (l *Local) logger() *slog.Logger {
+	if l.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l.Logger
 }
 
 // Exec runs cmd.Script with sh -c. Every slot of a local host is this
@@ -139,39 +250,66 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 			return Result{}, l.infra("open working directory", err)
 		}
 	}
-	// Output goes to a file rather than a pipe: Wait then returns when
-	// the shell exits, not when every process holding the pipe has, and
-	// a long output costs disk instead of memory until it is capped.
-	out, err := os.CreateTemp(cmd.Scratch, "perfbot-output-*")
+	// Output goes through a pipe into a capture that keeps its head and
+	// tail as it is written: a benchmark printing without end costs
+	// neither disk nor more than the cap of memory.
+	pr, pw, err := os.Pipe()
 	if err != nil {
-		return Result{}, l.infra("create output file", err)
+		return Result{}, l.infra("create output pipe", err)
 	}
-	defer os.Remove(out.Name())
-	defer out.Close()
+	defer pr.Close()
+	defer pw.Close()
 
-	// A dump left by an earlier command must not pass for this one's.
+	// A dump left by an earlier command must not pass for this one's; a
+	// relative path would follow the script's cd.
 	if cmd.EnvFile != "" {
+		abs, err := filepath.Abs(cmd.EnvFile)
+		if err != nil {
+			return Result{}, l.infra("locate environment dump", err)
+		}
+		cmd.EnvFile = abs
 		if err := os.Remove(cmd.EnvFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return Result{}, l.infra("remove old environment dump", err)
 		}
 	}
 	c := exec.Command("/bin/sh", "-c", withEnvDump(cmd.Script, cmd.EnvFile))
 	c.Dir = cmd.Dir
-	c.Env = mergeEnv(os.Environ(), cmd.Env)
-	c.Stdout, c.Stderr = out, out
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Env = mergeEnv(withhold(os.Environ(), l.Withheld), cmd.Env)
+	c.Stdout, c.Stderr = pw, pw
+	mark := envRunMark + "=" + newMark()
+	c.Env = append(c.Env, mark)
+	c.SysProcAttr = sysProcAttr()
 
 	started := time.Now()
 	if err := c.Start(); err != nil {
 		return Result{}, l.infra("start shell", err)
 	}
+	pw.Close() // the shell holds its own copy
+	out := newCapture(l.outputCap())
+	drained := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(out, pr)
+		close(drained)
+	}()
+	forget, err := recordGroup(cmd.Scratch, c.Process.Pid, mark)
+	if err != nil {
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		_ = c.Wait()
+		return Result{}, l.infra("record process group", err)
+	}
 	res, waitErr := l.wait(ctx, c, cmd.Timeout)
+	forget()
 	res.Duration = time.Since(started)
 
-	res.Output, res.Truncated, err = readCapped(out, l.outputCap())
-	if err != nil {
-		return res, l.infra("read output", err)
+	// The group is dead; only a process that left it can still hold the
+	// pipe, and its output is not the command's.
+	select {
+	case <-drained:
+	case <-time.After(outputDrainWait):
+		pr.Close()
+		<-drained
 	}
+	res.Output, res.Truncated = out.bytes()
 	if cmd.EnvFile != "" {
 		res.Env = readEnvFile(cmd.EnvFile)
 	}
@@ -179,6 +317,52 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 		return res, fmt.Errorf("run %q: %w", firstLine(cmd.Script), waitErr)
 	}
 	return res, nil
+}
+
+// envRunMark marks the environment of every process a command starts, so
+// that a later perfbot can tell the command's process group from another
+// that took its number.
+const envRunMark = "PERFBOT_RUN"
+
+// groupsFile, in a tree's scratch directory, names the process group of
+// the command running there and its mark: what the next process to lock
+// the tree kills when perfbot died before the command ended.
+const groupsFile = "running"
+
+func newMark() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recordGroup writes pgid and its mark to scratch's groupsFile and returns
+// what removes it. Without a scratch directory nothing is recorded.
+func recordGroup(scratch string, pgid int, mark string) (func(), error) {
+	if scratch == "" {
+		return func() {}, nil
+	}
+	path := filepath.Join(scratch, groupsFile)
+	if err := os.WriteFile(path, []byte(strconv.Itoa(pgid)+" "+mark+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	return func() { os.Remove(path) }, nil
+}
+
+// reapScratch kills the process group a dead perfbot left recorded in
+// scratch, then empties scratch: its dumps and captured output belong to
+// no one any more. The caller holds the tree's lock.
+func (l *Local) reapScratch(scratch string) error {
+	if data, err := os.ReadFile(filepath.Join(scratch, groupsFile)); err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			if pgid, err := strconv.Atoi(f[0]); err == nil && reapGroup(pgid, f[1]) {
+				l.logger().Warn("killed the processes of a command whose perfbot died", "host", l.Name(), "pgid", pgid)
+			}
+		}
+	}
+	if err := os.RemoveAll(scratch); err != nil {
+		return err
+	}
+	return os.MkdirAll(scratch, 0o755)
 }
 
 // wait waits for the shell started by c to exit, for the timeout or for
@@ -242,16 +426,21 @@ func (l *Local) outputCap() int {
 	return DefaultOutputCap
 }
 
-// withEnvDump prefixes script with a command that writes the exported
-// environment, which is exactly what every process the script starts
-// receives, to envFile. env -0 is tried first; /proc/self/environ of cat
-// covers an env without -0.
+// withEnvDump makes script write its exported environment to envFile
+// when it exits (an EXIT trap), so that what the script exported itself
+// (export NCCL_ALGO=Tree; ./bench) is recorded as what its benchmark saw.
+// The environment is also written before the script runs, for a script
+// that replaces its shell (exec ./bench, whose environment is then the
+// shell's at the start unless the script exported more) or its trap, or
+// that is killed. env -0 is tried first; /proc/self/environ of cat covers
+// an env without -0.
 func withEnvDump(script, envFile string) string {
 	if envFile == "" {
 		return script
 	}
 	q := shellQuote(envFile)
-	return "{ env -0 > " + q + " || cat /proc/self/environ > " + q + "; } 2> /dev/null\n" + script
+	dump := "{ env -0 > " + q + " || cat /proc/self/environ > " + q + "; } 2> /dev/null"
+	return "trap " + shellQuote(dump) + " EXIT\n" + dump + "\n" + script
 }
 
 // shellQuote quotes s for sh.
@@ -272,6 +461,28 @@ func readEnvFile(path string) map[string]string {
 		}
 	}
 	return env
+}
+
+// withhold returns environ (KEY=VALUE entries) without the variables
+// DefaultWithheld and extra name.
+func withhold(environ, extra []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !matchesAny(k, DefaultWithheld) && !matchesAny(k, extra) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func matchesAny(name string, patterns []string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // mergeEnv returns base (KEY=VALUE entries) with over applied, in a
@@ -298,31 +509,70 @@ func mergeEnv(base []string, over map[string]string) []string {
 	return env
 }
 
-// readCapped reads f from the start, keeping its head and tail when it is
-// longer than limit: the head says what ran, the tail how it ended and,
-// for most benchmarks, the results.
-func readCapped(f *os.File, limit int) ([]byte, bool, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
+// outputDrainWait bounds how long Exec reads a command's output after
+// its process group is gone, for a process that escaped the group and
+// holds the pipe.
+const outputDrainWait = time.Second
+
+// capture keeps the head and tail of what is written to it, within limit
+// bytes: the head says what ran, the tail how it ended and, for most
+// benchmarks, the results.
+type capture struct {
+	head  []byte // the first half of the limit
+	tail  []byte // a ring of the rest
+	next  int    // where the ring is written next
+	full  bool   // the ring has wrapped
+	total int64
+}
+
+func newCapture(limit int) *capture {
+	half := limit / 2
+	return &capture{head: make([]byte, 0, half), tail: make([]byte, limit-half)}
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	n := len(p)
+	c.total += int64(n)
+	if room := cap(c.head) - len(c.head); room > 0 {
+		k := min(room, len(p))
+		c.head = append(c.head, p[:k]...)
+		p = p[k:]
 	}
-	size := fi.Size()
-	if size <= int64(limit) {
-		data := make([]byte, size)
-		_, err := io.ReadFull(io.NewSectionReader(f, 0, size), data)
-		return data, false, err
+	if len(c.tail) == 0 {
+		return n, nil
 	}
-	half := int64(limit / 2)
-	head := make([]byte, half)
-	if _, err := io.ReadFull(io.NewSectionReader(f, 0, half), head); err != nil {
-		return nil, false, err
+	if len(p) >= len(c.tail) {
+		copy(c.tail, p[len(p)-len(c.tail):])
+		c.next, c.full = 0, true
+		return n, nil
 	}
-	tail := make([]byte, half)
-	if _, err := io.ReadFull(io.NewSectionReader(f, size-half, half), tail); err != nil {
-		return nil, false, err
+	k := copy(c.tail[c.next:], p)
+	if k < len(p) {
+		copy(c.tail, p[k:])
+		c.full = true
 	}
-	marker := fmt.Sprintf("\n[perfbot: %d bytes of output omitted]\n", size-2*half)
-	return append(append(head, marker...), tail...), true, nil
+	c.next = (c.next + len(p)) % len(c.tail)
+	if c.next == 0 && len(p) > 0 {
+		c.full = true
+	}
+	return n, nil
+}
+
+// bytes returns what was kept, with a line that says how much of the
+// middle was omitted, and whether anything was.
+func (c *capture) bytes() ([]byte, bool) {
+	var tail []byte
+	if c.full {
+		tail = append(append(tail, c.tail[c.next:]...), c.tail[:c.next]...)
+	} else {
+		tail = c.tail[:c.next]
+	}
+	omitted := c.total - int64(len(c.head)) - int64(len(tail))
+	out := append([]byte(nil), c.head...)
+	if omitted > 0 {
+		out = append(out, fmt.Sprintf("\n[perfbot: %d bytes of output omitted]\n", omitted)...)
+	}
+	return append(out, tail...), omitted > 0
 }
 
 // firstLine names a script in error messages.

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -153,7 +154,7 @@ func TestLocalEnvFile(t *testing.T) {
 	assert.Equal(t, "Ring", res.Env["NCCL_ALGO"])
 	assert.Equal(t, "a=b c", res.Env["ODD"])
 	assert.Equal(t, os.Getenv("PATH"), res.Env["PATH"], "the inherited environment is seen")
-	assert.NotContains(t, res.Env, "LATE", "the environment is taken before the script runs")
+	assert.Equal(t, "1", res.Env["LATE"], "what the script exports itself is what its benchmark sees")
 	assert.FileExists(t, envFile)
 }
 
@@ -279,7 +280,9 @@ func TestLocalMaterialize(t *testing.T) {
 					require.NoError(t, err)
 					assert.Equal(t, want, string(got), name)
 				}
-				assert.Equal(t, filepath.Join(workdir, "scratch", tt.host.Name(), strconv.Itoa(tt.slot)), ws.Scratch)
+				assert.Equal(t, filepath.Join(workdir, "scratch", tt.wantTree), ws.Scratch)
+				assert.NotEmpty(t, ws.Stamp)
+				assert.NoError(t, tt.host.Verify(ctx, tt.slot, tt.tree, ws, tt.src))
 				assert.DirExists(t, ws.Scratch)
 			}
 		})
@@ -298,5 +301,133 @@ func TestLocalEnvFileIsNeverStale(t *testing.T) {
 	require.NoError(t, err)
 	for _, e := range entries {
 		assert.NotContains(t, e.Name(), "perfbot-output", "the captured output is removed")
+	}
+}
+
+// Commands never receive perfbot's own credentials, whatever the script
+// prints; what a benchmark needs from the environment, and what its step
+// sets, it gets.
+func TestLocalWithholdsPerfbotSecrets(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghp_inherited0000000000000000000000000000")
+	t.Setenv("PERFBOT_API_TOKEN", "perfbot-own-api-token")
+	t.Setenv("BOT_GH_TOKEN", "configured-token-variable")
+	t.Setenv("HF_TOKEN", "hf_the_benchmark_needs_this")
+	t.Setenv("NCCL_PROTO", "LL")
+	l := &Local{Withheld: []string{"BOT_GH_TOKEN"}}
+	envFile := filepath.Join(t.TempDir(), "env")
+	res, err := l.Exec(context.Background(), 0, Command{
+		Script:  "env",
+		Env:     map[string]string{EnvCommit: "c1", "STEP_TOKEN": "the step's own"},
+		EnvFile: envFile,
+	})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, variable string
+		given          bool
+	}{
+		{name: "the GitHub token", variable: "GITHUB_TOKEN"},
+		{name: "perfbot's own variables", variable: "PERFBOT_API_TOKEN"},
+		{name: "the configured token variable", variable: "BOT_GH_TOKEN"},
+		{name: "a token the benchmark needs", variable: "HF_TOKEN", given: true},
+		{name: "an ordinary variable", variable: "NCCL_PROTO", given: true},
+		{name: "a variable the runner sets", variable: EnvCommit, given: true},
+		{name: "a variable the step sets", variable: "STEP_TOKEN", given: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, inDump := res.Env[tc.variable]
+			assert.Equal(t, tc.given, inDump, "in the environment dump")
+			assert.Equal(t, tc.given, strings.Contains(string(res.Output), "\n"+tc.variable+"=") || strings.HasPrefix(string(res.Output), tc.variable+"="), "in the output")
+		})
+	}
+}
+
+// The environment recorded is the one the benchmark saw: what the script
+// exports before it starts the benchmark counts.
+func TestLocalEnvDump(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		script   string
+		want     map[string]string // variables in the dump
+		wantExit int
+	}{
+		{name: "exported by the script", script: "export NCCL_ALGO=Tree; echo bench", want: map[string]string{"NCCL_ALGO": "Tree", "GIVEN": "1"}},
+		{name: "overridden by the script", script: "GIVEN=2; export GIVEN; echo bench", want: map[string]string{"GIVEN": "2"}},
+		{name: "a failing script", script: "export NCCL_ALGO=Tree; exit 4", want: map[string]string{"NCCL_ALGO": "Tree"}, wantExit: 4},
+		{name: "a script that moves elsewhere", script: "cd /; export NCCL_ALGO=Tree", want: map[string]string{"NCCL_ALGO": "Tree"}},
+		{name: "a script that replaces its shell", script: "exec env > /dev/null", want: map[string]string{"GIVEN": "1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			res, err := (&Local{}).Exec(context.Background(), 0, Command{Script: tc.script, Env: map[string]string{"GIVEN": "1"}, EnvFile: "env.dump"})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantExit, res.ExitCode)
+			for k, v := range tc.want {
+				assert.Equal(t, v, res.Env[k], k)
+			}
+		})
+	}
+}
+
+// A command that prints without end is kept to its head and tail while
+// it writes: nothing of it grows on disk.
+func TestLocalOutputIsCappedWhileWritten(t *testing.T) {
+	scratch := t.TempDir()
+	l := &Local{OutputCap: 1 << 16}
+	res, err := l.Exec(context.Background(), 0, Command{
+		Script:  `echo FIRST; head -c 20000000 /dev/zero | tr '\0' a; echo; echo "scratch $(du -sk "$SCRATCH" | cut -f1) KiB"`,
+		Env:     map[string]string{"SCRATCH": scratch},
+		Scratch: scratch,
+		Timeout: time.Minute,
+	})
+	require.NoError(t, err)
+	assert.True(t, res.Truncated)
+	assert.LessOrEqual(t, len(res.Output), 1<<16+100)
+	out := string(res.Output)
+	assert.True(t, strings.HasPrefix(out, "FIRST\n"), "the head is kept")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var kib int
+	_, err = fmt.Sscanf(lines[len(lines)-1], "scratch %d KiB", &kib)
+	require.NoError(t, err, lines[len(lines)-1])
+	assert.Less(t, kib, 1024, "the scratch directory holds %d KiB while the command runs", kib)
+	assert.True(t, strings.Contains(out, " bytes of output omitted]\n"), "the cut is marked")
+}
+
+// The capture keeps what a file read back with its head and tail would
+// hold, however the output is cut into writes.
+func TestCapture(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		size, limit  int
+		chunk        int
+		wantOmitted  int
+		wantTruncate bool
+	}{
+		{name: "short output", size: 10, limit: 100, chunk: 3},
+		{name: "exactly the limit", size: 100, limit: 100, chunk: 7},
+		{name: "one byte over", size: 101, limit: 100, chunk: 1, wantOmitted: 1, wantTruncate: true},
+		{name: "much longer in small writes", size: 10000, limit: 100, chunk: 13, wantOmitted: 9900, wantTruncate: true},
+		{name: "much longer in one write", size: 10000, limit: 100, chunk: 10000, wantOmitted: 9900, wantTruncate: true},
+		{name: "an odd limit", size: 1000, limit: 101, chunk: 50, wantOmitted: 899, wantTruncate: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := make([]byte, tc.size)
+			for i := range data {
+				data[i] = byte('a' + i%26)
+			}
+			c := newCapture(tc.limit)
+			for i := 0; i < len(data); i += tc.chunk {
+				_, err := c.Write(data[i:min(i+tc.chunk, len(data))])
+				require.NoError(t, err)
+			}
+			got, truncated := c.bytes()
+			assert.Equal(t, tc.wantTruncate, truncated)
+			want := data
+			if tc.wantOmitted > 0 {
+				half := tc.limit / 2
+				want = append(append(append([]byte(nil), data[:half]...), fmt.Sprintf("\n[perfbot: %d bytes of output omitted]\n", tc.wantOmitted)...), data[len(data)-(tc.limit-half):]...)
+			}
+			assert.Equal(t, string(want), string(got))
+		})
 	}
 }

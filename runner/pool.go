@@ -20,8 +20,10 @@ import (
 // busy slots (concurrent requests spread over the hosts), to its slot
 // that was used least recently, and there to the tree used least
 // recently, which is materialized anew. A pool serves one Spec: what it
-// remembers as built was built by the one Runner measuring on it. Pool is
-// safe for concurrent use.
+// remembers as built was built by the one Runner measuring on it, and
+// another process on the same host may have changed the tree since, so
+// the Runner verifies a built tree before it trusts it. Pool is safe for
+// concurrent use.
 type Pool struct {
 	mu    sync.Mutex
 	hosts []*poolHost
@@ -100,8 +102,11 @@ func (p *Pool) Hosts() []Host {
 }
 
 // Acquire leases a slot for measuring t, waiting while every slot is
-// busy. It returns ctx's error when ctx ends first. The lease must be
-// released.
+// busy. It returns ctx's error when ctx ends first. The lease's tree is
+// locked on its host (Host.Lock), so that another perfbot process sharing
+// the host's workdir never measures in it at the same time; a tree that
+// stays locked by another process is the host's *record.InfraError. The
+// lease must be released.
 func (p *Pool) Acquire(ctx context.Context, t record.Target) (*Lease, error) {
 	key := treeKey(t)
 	for {
@@ -113,6 +118,12 @@ func (p *Pool) Acquire(ctx context.Context, t record.Target) (*Lease, error) {
 		wake := p.wake
 		p.mu.Unlock()
 		if l != nil {
+			unlock, err := l.host.host.Lock(ctx, l.slot.n, l.tree.n)
+			if err != nil {
+				l.Release()
+				return nil, err
+			}
+			l.unlock = unlock
 			return l, nil
 		}
 		select {
@@ -177,6 +188,7 @@ type Lease struct {
 	slot     *poolSlot
 	tree     *poolTree
 	key      string
+	unlock   func() // the host's lock of the tree
 	released bool
 }
 
@@ -222,6 +234,12 @@ func (l *Lease) materialize(ctx context.Context, src Source) (Workspace, error) 
 	return ws, nil
 }
 
+// verify checks that the lease's tree still holds src as it was
+// materialized.
+func (l *Lease) verify(ctx context.Context, ws Workspace, src Source) error {
+	return l.host.host.Verify(ctx, l.slot.n, l.tree.n, ws, src)
+}
+
 // markBuilt records that the tree holds the lease's target built.
 func (l *Lease) markBuilt() {
 	l.pool.mu.Lock()
@@ -237,7 +255,8 @@ func (l *Lease) forget() {
 	l.tree.key = ""
 }
 
-// Release gives the slot back to the pool. Releasing twice is harmless.
+// Release gives the slot back to the pool and the tree's lock back to its
+// host. Releasing twice is harmless.
 func (l *Lease) Release() {
 	p := l.pool
 	p.mu.Lock()
@@ -246,6 +265,9 @@ func (l *Lease) Release() {
 		return
 	}
 	l.released = true
+	if l.unlock != nil {
+		l.unlock()
+	}
 	p.clock++
 	l.slot.busy, l.slot.used, l.tree.used = false, p.clock, p.clock
 	l.host.busy--

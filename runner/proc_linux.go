@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -11,6 +12,54 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// sysProcAttr starts a command's shell in a process group of its own, and
+// has the kernel kill it when perfbot dies, SIGKILL included. The signal
+// is tied to the thread that started the shell; Go retires a thread only
+// when a goroutine locked to it exits, which perfbot never does.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// reapGroup kills process group pgid when one of its live members has
+// mark (NAME=value) in its environment, and waits for the group to go. The
+// mark makes sure the group is the one perfbot started, not a later one
+// that reuses the number. It reports whether it killed anything.
+func reapGroup(pgid int, mark string) bool {
+	if pgid <= 1 || !groupMarked(pgid, mark) {
+		return false
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	waitGroupGone(pgid, groupExitWait)
+	return true
+}
+
+func groupMarked(pgid int, mark string) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		state, group, ok := procStat(pid)
+		if !ok || group != pgid || state == "Z" || state == "X" {
+			continue
+		}
+		environ, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(environ, []byte{0}) {
+			if string(kv) == mark {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // awaitShell returns a channel closed when the shell started by c has
 // exited, and the function that then reaps it. The shell is not reaped

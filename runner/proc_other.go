@@ -9,6 +9,16 @@ import (
 	"time"
 )
 
+// sysProcAttr starts a command's shell in a process group of its own.
+// Without a parent-death signal, a shell outlives a killed perfbot.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// reapGroup cannot tell perfbot's process groups from others without
+// /proc, so it kills nothing.
+func reapGroup(pgid int, mark string) bool { return false }
+
 // awaitShell returns a channel closed when the shell started by c has
 // exited and been reaped, and the function that returns the result.
 // Without waitid(WNOWAIT) the shell is reaped before its group is killed;

@@ -15,6 +15,7 @@ import (
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 )
 
 // DefaultLogCap bounds the output of one step kept in a Run's logs. Runs
@@ -48,6 +49,29 @@ type Runner struct {
 	// EnvKeep lists variable names or path.Match globs recorded in the
 	// fingerprint besides NCCL_*, CUDA_*, GO* and OMP_*.
 	EnvKeep []string
+	// TimeoutRetries is how many more times a build or benchmark step
+	// that timed out runs before the target counts as broken:
+	// DefaultTimeoutRetries when zero, none when negative. A timeout is as
+	// often a busy or stalled machine as the revision's fault.
+	TimeoutRetries int
+	// Secrets are values that no stored log may hold (perfbot's own
+	// credentials, which its hosts withhold from commands anyway); logs
+	// are scrubbed of them and of secret shapes (secret.Scrub).
+	Secrets []string
+}
+
+// DefaultTimeoutRetries is how many times a step that timed out runs
+// again unless the Runner says otherwise.
+const DefaultTimeoutRetries = 1
+
+func (r *Runner) timeoutRetries() int {
+	switch {
+	case r.TimeoutRetries < 0:
+		return 0
+	case r.TimeoutRetries == 0:
+		return DefaultTimeoutRetries
+	}
+	return r.TimeoutRetries
 }
 
 // Effort is what one Measure did: the trees it materialized and built
@@ -67,9 +91,17 @@ type Effort struct {
 // A failing build records one run with StatusBuildFailed (its log
 // attached) and returns nil; so does a failing benchmark, which records
 // StatusBenchFailed and stops, and hunks that do not apply: the target is
-// broken, not the host. An infrastructure failure records a run with
-// StatusInfraError and returns the *record.InfraError. When ctx ends, the
-// run in flight is not recorded and ctx's error is returned.
+// broken, not the host. A step that timed out counts as failed only once
+// its retries (TimeoutRetries) timed out too. An infrastructure failure
+// records a run with StatusInfraError and returns the *record.InfraError.
+// When ctx ends, the run in flight is not recorded and ctx's error is
+// returned.
+//
+// Every run verifies that the tree it ran in still is the target
+// (Host.Verify) before it is recorded: a tree that changed under it
+// (another process, a step that moved HEAD) makes the run StatusInfraError,
+// without samples, whatever the benchmark printed. A tree the pool holds
+// built is verified before it is used, and rebuilt when it changed.
 func (r *Runner) Measure(ctx context.Context, lease *Lease, src Source, repeats int, record func(record.Run) error) (Effort, error) {
 	t := src.Target
 	if repeats < 1 {
@@ -157,10 +189,14 @@ func (m *measurement) run(ctx context.Context, repeats int) error {
 
 	// The build belongs to the first run: its log and time go there.
 	p := m.newRun(started)
-	if m.lease.Built() {
-		m.ws = m.lease.Workspace()
-	} else if built, err := m.build(ctx, p); err != nil || !built {
-		return err
+	built, err := m.reuse(ctx)
+	if err != nil {
+		return m.failInfra(ctx, p, err)
+	}
+	if !built {
+		if built, err := m.build(ctx, p); err != nil || !built {
+			return err
+		}
 	}
 	for i := range repeats {
 		if i > 0 {
@@ -178,29 +214,51 @@ func (m *measurement) run(ctx context.Context, repeats int) error {
 	return nil
 }
 
+// reuse takes the lease's tree as built when the pool says it holds the
+// target built and the tree is still what was materialized: another
+// process sharing the workdir may have checked it out since.
+func (m *measurement) reuse(ctx context.Context) (bool, error) {
+	if !m.lease.Built() {
+		return false, nil
+	}
+	ws := m.lease.Workspace()
+	err := m.lease.verify(ctx, ws, m.src)
+	switch {
+	case err == nil:
+		m.ws = ws
+		return true, nil
+	case errors.Is(err, ErrTreeChanged):
+		m.log.Info("built tree changed since; rebuilding", "error", err)
+		m.lease.forget()
+		return false, nil
+	}
+	return false, err
+}
+
 // build materializes the target in the lease's tree and runs the build
 // steps into p. built is false when the target turned out broken, which
 // is then recorded.
 func (m *measurement) build(ctx context.Context, p *pending) (built bool, err error) {
+	m.ws = Workspace{}
 	ws, err := m.lease.materialize(ctx, m.src)
 	if err != nil {
 		var ae *gitops.ApplyError
 		if errors.As(err, &ae) {
 			m.log.Info("hunks do not apply", "error", err)
-			return false, m.finish(p, record.StatusBuildFailed, err.Error())
+			return false, m.finish(ctx, p, record.StatusBuildFailed, err.Error())
 		}
 		return false, m.failInfra(ctx, p, err)
 	}
 	m.ws = ws
 	m.effort.Builds++
 	for _, s := range m.r.Spec.Build {
-		res, err := m.exec(ctx, p, PhaseBuild, s, nil)
+		res, err := m.execRetrying(ctx, p, PhaseBuild, s, nil)
 		if err != nil {
 			return false, m.failInfra(ctx, p, err)
 		}
 		if res.TimedOut || res.ExitCode != 0 {
 			m.log.Info("build failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
-			return false, m.finish(p, record.StatusBuildFailed, stepFailure("build", s, res))
+			return false, m.finish(ctx, p, record.StatusBuildFailed, stepFailure("build", s, res))
 		}
 	}
 	return true, nil
@@ -211,21 +269,21 @@ func (m *measurement) build(ctx context.Context, p *pending) (built bool, err er
 func (m *measurement) bench(ctx context.Context, p *pending) (failed bool, err error) {
 	p.Values = map[string]float64{}
 	for _, s := range m.r.Spec.Benchmarks {
-		res, err := m.exec(ctx, p, PhaseBench, s.Step, m.target.Env)
+		res, err := m.execRetrying(ctx, p, PhaseBench, s.Step, m.target.Env)
 		if err != nil {
 			return false, m.failInfra(ctx, p, err)
 		}
 		if res.TimedOut || res.ExitCode != 0 {
 			m.log.Info("benchmark failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
-			return true, m.finish(p, record.StatusBenchFailed, stepFailure("benchmark", s.Step, res))
+			return true, m.finish(ctx, p, record.StatusBenchFailed, stepFailure("benchmark", s.Step, res))
 		}
 		if msg := m.collect(p, s, res.Output); msg != "" {
 			m.log.Info("benchmark output unusable", "step", s.Name, "error", msg)
-			return true, m.finish(p, record.StatusBenchFailed, msg)
+			return true, m.finish(ctx, p, record.StatusBenchFailed, msg)
 		}
 	}
 	m.log.Debug("run done", "values", p.Values)
-	return false, m.finish(p, record.StatusOK, "")
+	return false, m.finish(ctx, p, record.StatusOK, "")
 }
 
 // collect parses one benchmark step's output into p's samples and the
@@ -256,6 +314,20 @@ func (m *measurement) collect(p *pending, s record.BenchStep, output []byte) str
 	return ""
 }
 
+// execRetrying runs one step for p as exec does, again while it times out,
+// up to the Runner's TimeoutRetries. The log of an attempt that timed out
+// stays with p, its step named "NAME (timed out)".
+func (m *measurement) execRetrying(ctx context.Context, p *pending, phase string, s record.Step, override map[string]string) (Result, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := m.exec(ctx, p, phase, s, override)
+		if err != nil || !res.TimedOut || attempt >= m.r.timeoutRetries() || ctx.Err() != nil {
+			return res, err
+		}
+		m.log.Info("step timed out; running it again", "phase", phase, "step", s.Name, "timeout", s.Timeout, "attempt", attempt+1)
+		p.Logs[len(p.Logs)-1].Step += " (timed out)"
+	}
+}
+
 // exec runs one step for p, adding its log, time and environment to p.
 func (m *measurement) exec(ctx context.Context, p *pending, phase string, s record.Step, override map[string]string) (Result, error) {
 	env := maps.Clone(s.Env)
@@ -282,6 +354,7 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 		return res, err
 	}
 	out, truncated := capLog(res.Output, m.r.logCap())
+	out = secret.Scrub(out, m.r.Secrets)
 	p.Logs = append(p.Logs, record.Log{Step: s.Name, Output: out, Truncated: truncated || res.Truncated, ExitCode: res.ExitCode})
 	if phase == PhaseBench {
 		m.addEnv(p, s, res.Env, override)
@@ -304,8 +377,17 @@ func (m *measurement) addEnv(p *pending, s record.Step, seen, override map[strin
 	}
 }
 
-// finish completes p and records it.
-func (m *measurement) finish(p *pending, status record.Status, msg string) error {
+// finish completes p and records it. Unless p already failed for the
+// infrastructure, the tree it ran in is verified first: a run in a tree
+// that is not its target's is an infrastructure failure, its samples
+// those of some other tree, and is recorded without them.
+func (m *measurement) finish(ctx context.Context, p *pending, status record.Status, msg string) error {
+	if status != record.StatusInfraError && m.ws.Dir != "" {
+		if err := m.lease.verify(ctx, m.ws, m.src); err != nil {
+			p.Samples = nil
+			return m.failInfra(ctx, p, err)
+		}
+	}
 	p.Status = status
 	p.Error = msg
 	p.Duration = time.Since(p.Started)
@@ -335,7 +417,7 @@ func (m *measurement) failInfra(ctx context.Context, p *pending, err error) erro
 		return cerr
 	}
 	m.log.Warn("infrastructure failure", "error", err)
-	if rerr := m.finish(p, record.StatusInfraError, err.Error()); rerr != nil {
+	if rerr := m.finish(ctx, p, record.StatusInfraError, err.Error()); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return err

@@ -157,6 +157,13 @@ func TestMeasureFailures(t *testing.T) {
 			wantStatus: []record.Status{record.StatusBuildFailed},
 			wantError:  "fake: does not apply",
 		},
+		{
+			name:       "the tree changed under the run",
+			script:     FakeCommit{Outputs: []string{goBench(100, 50)}, TreeChanges: true},
+			wantStatus: []record.Status{record.StatusInfraError},
+			wantError:  "verify tree of c1: the tree does not hold the target",
+			wantInfra:  true,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			host := &Fake{Commits: map[string]FakeCommit{"c1": tc.script}}
@@ -175,6 +182,9 @@ func TestMeasureFailures(t *testing.T) {
 			last := runs[len(runs)-1]
 			assert.Contains(t, last.Error, tc.wantError)
 			assert.Nil(t, last.Values, "a failed run holds no values")
+			if last.Status == record.StatusInfraError {
+				assert.Empty(t, last.Samples, "a failed infrastructure yields no samples")
+			}
 		})
 	}
 }
@@ -243,6 +253,24 @@ func TestMeasureEnvironment(t *testing.T) {
 		"NCCL_ALGO":  "Ring",
 		"HF_TOKEN":   secret.Mask,
 	}, runs[0].Fingerprint.Env, "perfbot's own variables are not part of the fingerprint")
+}
+
+// A benchmark that prints a secret leaves it in no stored log, while its
+// numbers are still read from the output.
+func TestMeasureScrubsLogs(t *testing.T) {
+	ghp := "ghp_" + strings.Repeat("b", 36)
+	host := &Fake{Default: &FakeCommit{Outputs: []string{"MY_PASSWORD_VALUE=hunter2-long-value " + ghp + "\n" + goBench(7, 3)}}}
+	pool, err := NewPool(host)
+	require.NoError(t, err)
+	r := &Runner{Spec: testSpec, Secrets: []string{"hunter2-long-value"}}
+	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: "c1"}}, 1)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.Equal(t, 7.0, runs[0].Values["verify_tok_s"])
+	log := runs[0].Logs[len(runs[0].Logs)-1].Output
+	assert.NotContains(t, log, "hunter2-long-value")
+	assert.NotContains(t, log, ghp)
+	assert.Contains(t, log, secret.Mask)
 }
 
 func TestFakeTargetsOverrideCommits(t *testing.T) {
@@ -323,10 +351,10 @@ func TestMeasureOnLocalHost(t *testing.T) {
 	// The tree, the environment dumps and the captured output are all
 	// under the host's workdir; nothing is left in the temp directory.
 	assert.FileExists(t, filepath.Join(box.Workdir, "slots", "0", "built"))
-	dump, err := os.ReadFile(filepath.Join(box.Workdir, "scratch", "box", "0", "bench-engine"))
+	dump, err := os.ReadFile(filepath.Join(box.Workdir, "scratch", "0", "bench-engine"))
 	require.NoError(t, err)
 	assert.Contains(t, string(dump), "SPEED=99\x00")
-	assert.FileExists(t, filepath.Join(box.Workdir, "scratch", "box", "0", "build-build"))
+	assert.FileExists(t, filepath.Join(box.Workdir, "scratch", "0", "build-build"))
 	left, err := filepath.Glob(filepath.Join(tmp, "perfbot-*"))
 	require.NoError(t, err)
 	assert.Empty(t, left)
@@ -350,16 +378,8 @@ func TestMeasureVanishedTree(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.RemoveAll(filepath.Join(box.Workdir, "slots", "0")))
 
-	runs, err := measureIn(t, context.Background(), pool, r, target, 2)
-	var infra *record.InfraError
-	require.ErrorAs(t, err, &infra)
-	assert.Equal(t, "box", infra.Host)
-	require.Len(t, runs, 1)
-	assert.Equal(t, record.StatusInfraError, runs[0].Status)
-	assert.Contains(t, runs[0].Error, "open working directory")
-
-	// The tree is no longer trusted: the next lease builds it again.
-	runs, err = measureIn(t, context.Background(), pool, r, target, 1)
+	// The pool holds the tree built, but it is gone: it is built again.
+	runs, err := measureIn(t, context.Background(), pool, r, target, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	assert.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
@@ -377,4 +397,46 @@ func TestCapLog(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out, strings.Repeat("a", 50)))
 	assert.True(t, strings.HasSuffix(out, strings.Repeat("z", 50)))
 	assert.Contains(t, out, "[perfbot: 200 bytes of log omitted]")
+}
+
+// A timeout is the machine's bad moment as often as the revision's fault:
+// a step that timed out runs again, and only a step that times out every
+// time makes the target broken.
+func TestMeasureRetriesTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		script      FakeCommit
+		retries     int
+		wantStatus  []record.Status
+		wantInvoked int // benchmark invocations
+		wantLogs    []string
+	}{
+		{name: "one timeout, then a sample", script: FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 1},
+			wantStatus: []record.Status{record.StatusOK}, wantInvoked: 2, wantLogs: []string{"compile", "engine (timed out)", "engine"}},
+		{name: "always times out", script: FakeCommit{TimesOut: true},
+			wantStatus: []record.Status{record.StatusBenchFailed}, wantInvoked: 2, wantLogs: []string{"compile", "engine (timed out)", "engine"}},
+		{name: "as many retries as configured", script: FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 2}, retries: 2,
+			wantStatus: []record.Status{record.StatusOK}, wantInvoked: 3, wantLogs: []string{"compile", "engine (timed out)", "engine (timed out)", "engine"}},
+		{name: "no retries", script: FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 1}, retries: -1,
+			wantStatus: []record.Status{record.StatusBenchFailed}, wantInvoked: 1, wantLogs: []string{"compile", "engine"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			host := &Fake{Commits: map[string]FakeCommit{"c1": tc.script}}
+			pool, err := NewPool(host)
+			require.NoError(t, err)
+			r := &Runner{Spec: testSpec, TimeoutRetries: tc.retries}
+			runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: "c1"}}, 1)
+			require.NoError(t, err)
+			var statuses []record.Status
+			for _, run := range runs {
+				statuses = append(statuses, run.Status)
+			}
+			assert.Equal(t, tc.wantStatus, statuses)
+			assert.Equal(t, tc.wantInvoked, host.BenchRuns("c1"))
+			assert.Equal(t, tc.wantLogs, logSteps(runs[0]))
+			if tc.wantStatus[0] == record.StatusOK {
+				assert.Equal(t, 90.0, runs[0].Values["verify_tok_s"])
+			}
+		})
+	}
 }

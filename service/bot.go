@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/secret"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -69,7 +71,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 	}
 	hosts := []runner.Host{opts.Host}
 	if opts.Host == nil {
-		hosts, err = newHosts(cfg, repo)
+		hosts, err = newHosts(cfg, repo, opts.Logger)
 	}
 	var pool *runner.Pool
 	if err == nil {
@@ -79,7 +81,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 		db.Close()
 		return nil, err
 	}
-	r := &runner.Runner{Spec: cfg.Spec(), Logger: opts.Logger, EnvKeep: cfg.Fingerprint.Env}
+	r := &runner.Runner{Spec: cfg.Spec(), Logger: opts.Logger, EnvKeep: cfg.Fingerprint.Env, Secrets: secret.FromEnv(os.Environ())}
 	return &Bot{
 		Config:   cfg,
 		Store:    db,
@@ -97,7 +99,8 @@ func (b *Bot) Close() error { return b.Store.Close() }
 // newHosts returns the configured hosts. Local hosts check their trees
 // out of repo, the one clone, each taking its own worktree numbers; a kind
 // that cannot measure yet is a configuration mistake named with its host.
-func newHosts(cfg *config.Config, repo *gitops.Repo) ([]runner.Host, error) {
+// log hears of a tree that another perfbot process holds.
+func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner.Host, error) {
 	specs := cfg.Hosts
 	if len(specs) == 0 {
 		specs = []config.Host{{Name: "local", Kind: config.HostLocal}}
@@ -111,12 +114,23 @@ func newHosts(cfg *config.Config, repo *gitops.Repo) ([]runner.Host, error) {
 		case h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir):
 			return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
 		}
-		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree}
+		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Logger: log,
+			Withheld: perfbotSecrets(cfg)}
 		lay := l.Layout()
 		firstTree += lay.Slots * lay.Trees
 		hosts = append(hosts, l)
 	}
 	return hosts, nil
+}
+
+// perfbotSecrets names the variables of perfbot's own environment that
+// hold its credentials, which build and benchmark processes never get
+// (besides runner.DefaultWithheld): the GitHub token's.
+func perfbotSecrets(cfg *config.Config) []string {
+	if cfg.GitHub.TokenEnv == "" {
+		return nil
+	}
+	return []string{cfg.GitHub.TokenEnv}
 }
 
 // progressf prints one progress line and adds it to the running job's

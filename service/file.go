@@ -21,19 +21,21 @@ import (
 //
 // Every finding is tried; the first error (filing or storing) is returned
 // after the last. An issue tracker that cannot be set up — a GitHub
-// repository configured without its token — is an *InputError and files
-// nothing. Each outcome is one line of Progress.
+// repository configured without its token — is an *InputError, returned
+// whatever the findings: it is sent nothing, and every finding it would
+// have been sent is stored unfiled with that error, for RetryUnfiled once
+// the configuration is mended. A
+// job that files calls CheckFiling before it measures. Each outcome is one
+// line of Progress.
 func (b *Bot) File(ctx context.Context, fs []*record.Finding) error {
-	filer, err := b.filer()
-	if err != nil {
-		return err
-	}
+	filer, setupErr := b.filer()
 	var first error
 	keep := func(err error) {
 		if err != nil && first == nil {
 			first = err
 		}
 	}
+	keep(setupErr)
 	for _, f := range fs {
 		if err := ctx.Err(); err != nil {
 			keep(err)
@@ -85,12 +87,23 @@ func (b *Bot) storeFiled(f record.Finding) error {
 	return nil
 }
 
+// CheckFiling reports what stops findings from being filed: a tracker
+// that cannot be set up, such as a GitHub repository configured without
+// its token (an *InputError). A job that is to file its findings calls it
+// before it measures anything, so that the mistake costs a second, not a
+// bisection. It sends nothing.
+func (b *Bot) CheckFiling() error {
+	_, err := b.tracker()
+	return err
+}
+
 // filer files into the configured tracker with the configured labels and
-// cut-offs.
+// cut-offs. When the tracker cannot be set up, it files into one that
+// fails every call with the reason, which is returned too.
 func (b *Bot) filer() (*report.Filer, error) {
 	tracker, err := b.tracker()
 	if err != nil {
-		return nil, err
+		tracker = unavailableTracker{err}
 	}
 	cfg := b.Config
 	return &report.Filer{
@@ -103,8 +116,31 @@ func (b *Bot) filer() (*report.Filer, error) {
 		// Whatever perfbot's own environment holds as a secret (the token
 		// above all) never reaches an issue, whichever text carries it.
 		Secrets: secret.FromEnv(os.Environ()),
-	}, nil
+	}, err
 }
+
+// unavailableTracker stands for a tracker that could not be set up: every
+// call fails with the reason, so that the Filer keeps what it would keep
+// anyway and stores the rest unfiled, sending nothing.
+type unavailableTracker struct{ err error }
+
+var _ report.Tracker = unavailableTracker{}
+
+func (u unavailableTracker) Get(context.Context, int) (report.Issue, error) {
+	return report.Issue{}, u.err
+}
+
+func (u unavailableTracker) Find(context.Context, string) (report.Issue, bool, error) {
+	return report.Issue{}, false, u.err
+}
+
+func (u unavailableTracker) Create(context.Context, string, string, []string) (report.Issue, error) {
+	return report.Issue{}, u.err
+}
+
+func (u unavailableTracker) Comment(context.Context, int, string) error { return u.err }
+
+func (u unavailableTracker) Reopen(context.Context, int) error { return u.err }
 
 // tracker is the configured GitHub repository, authenticated with the
 // token in the variable github.token_env names, or else the issues

@@ -153,8 +153,12 @@ func TestFile(t *testing.T) {
 			finding: culpritFinding(culprit, 0.995), wantState: record.StateUnfiled, wantErr: "body is too long",
 		},
 		{
-			name: "GitHub without a token: nothing filed", github: true,
-			finding: culpritFinding(culprit, 0.995), wantInput: true, wantErr: "$" + tokenEnv + " is empty",
+			name: "GitHub without a token: unfiled, nothing sent", github: true,
+			finding: culpritFinding(culprit, 0.995), wantInput: true, wantErr: "$" + tokenEnv + " is empty", wantState: record.StateUnfiled,
+		},
+		{
+			name: "GitHub without a token, below the cut-off: kept", github: true,
+			finding: culpritFinding(culprit, 0.5), wantInput: true, wantErr: "$" + tokenEnv + " is empty", wantState: record.StateKept,
 		},
 	}
 	for _, tt := range tests {
@@ -187,11 +191,8 @@ func TestFile(t *testing.T) {
 			if tt.wantComments > 0 {
 				require.Equal(t, tt.wantComments, w.comments(t))
 			}
-			if tt.wantInput {
-				_, ok, err := w.bot.Store.Finding(f.ID)
-				require.NoError(t, err)
-				require.False(t, ok, "nothing was stored")
-				return
+			if tt.wantInput && w.fake != nil {
+				require.Zero(t, w.fake.Total(), "a tracker that cannot be set up is sent nothing")
 			}
 
 			require.Equal(t, tt.wantState, f.State)
@@ -242,6 +243,12 @@ func TestRetryUnfiled(t *testing.T) {
 			wantRetry: 1,
 		},
 		{
+			name:      "a token missing, then set",
+			fail:      func(t *testing.T, w *records) { t.Setenv(tokenEnv, "") },
+			heal:      func(t *testing.T, w *records) { t.Setenv(tokenEnv, reporttest.Token) },
+			wantRetry: 1,
+		},
+		{
 			name:      "nothing unfiled",
 			fail:      func(t *testing.T, w *records) {},
 			heal:      func(t *testing.T, w *records) {},
@@ -280,3 +287,34 @@ func TestRetryUnfiled(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// What filing needs is checked before anything is measured, and checking
+// sends nothing.
+func TestCheckFiling(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		github    bool
+		token     string
+		wantInput string
+	}{
+		{name: "the issues directory"},
+		{name: "GitHub with its token", github: true, token: reporttest.Token},
+		{name: "GitHub without its token", github: true, wantInput: "$" + tokenEnv + " is empty"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := openRecords(t, tt.github)
+			t.Setenv(tokenEnv, tt.token)
+			err := w.bot.CheckFiling()
+			if tt.wantInput == "" {
+				require.NoError(t, err)
+			} else {
+				var ie *InputError
+				require.ErrorAs(t, err, &ie)
+				require.ErrorContains(t, err, tt.wantInput)
+			}
+			if w.fake != nil {
+				require.Zero(t, w.fake.Total(), "checking sends nothing")
+			}
+		})
+	}
+}

@@ -226,7 +226,7 @@ func TestOracleTwoLocalHosts(t *testing.T) {
 	repo, err := gitops.Open(ctx, builder.Dir, workdir)
 	require.NoError(t, err)
 	cfg := &config.Config{Workdir: workdir, Hosts: []config.Host{{Name: "a", Kind: config.HostLocal}, {Name: "b", Kind: config.HostLocal}}}
-	hosts, err := newHosts(cfg, repo)
+	hosts, err := newHosts(cfg, repo, nil)
 	require.NoError(t, err)
 
 	spec := oracleSpec
@@ -261,8 +261,8 @@ func TestOracleTwoLocalHosts(t *testing.T) {
 	runs, builds := o.Counts()
 	assert.Equal(t, [2]int{2, 2}, [2]int{runs, builds})
 	// Host a has trees 0-3 of the clone, host b 4-7; scratch files are
-	// under the workdir, one directory per host and slot.
-	for _, dir := range []string{"slots/0", "slots/4", "scratch/a/0", "scratch/b/0"} {
+	// under the workdir, one directory per tree.
+	for _, dir := range []string{"slots/0", "slots/4", "scratch/0", "scratch/4"} {
 		assert.DirExists(t, filepath.Join(workdir, dir))
 	}
 }
@@ -292,7 +292,7 @@ func TestNewHosts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hosts, err := newHosts(&config.Config{Workdir: workdir, Hosts: tt.hosts}, nil)
+			hosts, err := newHosts(&config.Config{Workdir: workdir, Hosts: tt.hosts}, nil, nil)
 			if tt.wantErr != "" {
 				var ie *InputError
 				require.ErrorAs(t, err, &ie, "a configuration the user must change")

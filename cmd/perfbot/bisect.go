@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -54,6 +55,13 @@ func bisectCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer bot.Close()
+			if fileIssue {
+				// A tracker that cannot take the findings is found
+				// before anything is measured.
+				if err := bot.CheckFiling(); err != nil {
+					return err
+				}
+			}
 			rep, err := bot.Bisect(ctx, req)
 			if err != nil {
 				return err
@@ -62,15 +70,18 @@ func bisectCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var fileErr error
 			if fileIssue {
-				if err := bot.File(ctx, findings); err != nil {
-					return err
-				}
+				fileErr = bot.File(ctx, findings)
 			}
+			// The report is printed whether or not filing worked: the
+			// bisection is done and its findings are stored unfiled.
 			if asJSON {
-				return writeJSON(g.stdout, rep)
+				err = writeJSON(g.stdout, rep)
+			} else {
+				err = printBisect(g.stdout, rep)
 			}
-			return printBisect(g.stdout, rep)
+			return errors.Join(fileErr, err)
 		},
 	}
 	f := cmd.Flags()

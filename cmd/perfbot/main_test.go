@@ -91,7 +91,7 @@ metrics:
 func benchScript(c toyCommit) string {
 	switch {
 	case c.hang:
-		return "echo $$ > \"$PERFBOT_HANG_PID\"\nsleep 1000 & sleep 1000\n"
+		return "echo $$ > \"$TOY_HANG_PID\"\nsleep 1000 & sleep 1000\n"
 	case c.output != "":
 		return "cat <<'EOF'\n" + c.output + "EOF\n"
 	default:
@@ -172,7 +172,7 @@ func TestMeasureStoresAndReusesSamples(t *testing.T) {
 
 func TestMeasureBrokenRevisions(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "hang.pid")
-	t.Setenv("PERFBOT_HANG_PID", pidFile)
+	t.Setenv("TOY_HANG_PID", pidFile)
 	dir, hashes := toyProject(t, []toyCommit{
 		{tokS: 100},
 		{broken: true},

@@ -1,0 +1,81 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/record"
+)
+
+// helperEnv makes the test binary act as a perfbot process that measures
+// with a benchmark that hangs, for TestKilledPerfbotLeavesNothingRunning.
+const helperEnv = "RUNNER_TEST_KILLED_HELPER"
+
+func TestKilledPerfbotHelper(t *testing.T) {
+	args := os.Getenv(helperEnv)
+	if args == "" {
+		t.Skip("run by TestKilledPerfbotLeavesNothingRunning")
+	}
+	parts := strings.Split(args, "|")
+	require.Len(t, parts, 4)
+	src, workdir, commit, pids := parts[0], parts[1], parts[2], parts[3]
+	ctx := context.Background()
+	repo, err := gitops.Open(ctx, src, workdir)
+	require.NoError(t, err)
+	l := &Local{Repo: repo, Workdir: workdir, Trees: 1}
+	_, err = l.Lock(ctx, 0, 0)
+	require.NoError(t, err)
+	ws, err := l.Materialize(ctx, 0, 0, Source{Target: record.Target{Commit: commit}})
+	require.NoError(t, err)
+	script := "sleep 1000 & echo $! > " + shellQuote(pids) + "\necho $$ >> " + shellQuote(pids) + "\nwait"
+	_, _ = l.Exec(ctx, 0, Command{Dir: ws.Dir, Script: script, EnvFile: filepath.Join(ws.Scratch, "env"), Scratch: ws.Scratch})
+}
+
+// perfbot killed by SIGKILL while a benchmark runs: its shell dies with it
+// (a parent-death signal), and the benchmark's process group and scratch
+// files are gone once the next process takes the tree.
+func TestKilledPerfbotLeavesNothingRunning(t *testing.T) {
+	src, commits := gitopstest.NewRepo(t, 1)
+	workdir := t.TempDir()
+	pids := filepath.Join(t.TempDir(), "pids")
+	helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotHelper$")
+	helper.Env = append(os.Environ(), helperEnv+"="+strings.Join([]string{src, workdir, commits[0], pids}, "|"))
+	require.NoError(t, helper.Start())
+	var running []int
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(pids)
+		if err != nil || strings.Count(string(data), "\n") < 2 {
+			return false
+		}
+		running = readPids(t, pids)
+		return true
+	}, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
+	_ = helper.Wait()
+	sleeper, shell := running[0], running[1]
+	assert.Eventually(t, func() bool { return !alive(t, shell) }, 5*time.Second, 10*time.Millisecond, "the shell dies with perfbot")
+
+	repo, err := gitops.Open(context.Background(), src, workdir)
+	require.NoError(t, err)
+	next := &Local{Repo: repo, Workdir: workdir, Trees: 1}
+	release, err := next.Lock(context.Background(), 0, 0)
+	require.NoError(t, err)
+	defer release()
+	assert.False(t, alive(t, sleeper), "the next process on the tree reaps the benchmark's group")
+	left, err := os.ReadDir(filepath.Join(workdir, "scratch", "0"))
+	if err == nil {
+		assert.Empty(t, left, "scratch files of the killed process are removed")
+	}
+	_ = syscall.Kill(sleeper, syscall.SIGKILL)
+}
