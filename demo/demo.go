@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/detect"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
@@ -127,7 +128,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	tips := nightTips(chain, opts.Step)
+	warmup := cfg.Detect.Warmup
+	if warmup == 0 {
+		warmup = detect.DefaultWarmup
+	}
+	tips := nightTips(chain, opts.Step, warmup+1)
 	if err := setBranch(ctx, origin, cfg.Repo.Branch, tips[0].Hash); err != nil {
 		return nil, err
 	}
@@ -142,8 +147,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	defer bot.Close()
 
-	fmt.Fprintf(opts.Progress, "replaying %d commits %s..%s as %d nights of %d commits, watching %s\n",
-		len(chain)-1, chain[0].Short(), head.Short(), len(tips), opts.Step, cfg.Primary().Name)
+	fmt.Fprintf(opts.Progress, "replaying %d commits %s..%s as %d nights: %d quiet ones, then %d commits a night\n",
+		len(chain)-1, chain[0].Short(), head.Short(), len(tips), warmup+1, opts.Step)
 	sum := &Summary{Repo: repoDir, Commits: len(chain) - 1, Nights: len(tips)}
 	for i, tip := range tips {
 		night, nightStart = i, time.Now()
@@ -192,10 +197,15 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	return sum, nil
 }
 
-// nightTips are the branch tips of the nights: every step-th commit of the
-// first-parent chain after the root, and the head last.
-func nightTips(chain []gitops.Commit, step int) []gitops.Commit {
+// nightTips are the branch tips of the nights: quiet nights on the root
+// commit, as many as detection needs to learn the noise before it can
+// alert, then every step-th commit of the first-parent chain, and the
+// head last.
+func nightTips(chain []gitops.Commit, step, quiet int) []gitops.Commit {
 	var tips []gitops.Commit
+	for range max(quiet, 1) {
+		tips = append(tips, chain[0])
+	}
 	for i := step; i < len(chain)-1; i += step {
 		tips = append(tips, chain[i])
 	}

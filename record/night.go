@@ -31,11 +31,12 @@ type Night struct {
 }
 
 // NightMetric is one metric in one night. The tip's raw values are
-// scaled by how the reference ran tonight against its accepted level, so
-// that a host that runs 30% slower tonight than last night does not look
-// like a regression:
+// scaled by how the reference ran beside them tonight against its
+// accepted level, so that a host that runs 30% slower tonight than last
+// night does not look like a regression. Run i of the tip was taken right
+// after run i of the reference:
 //
-//	Values[i] = Tip[i] × Level / median(Ref)
+//	Values[i] = Level × Tip[i] / Ref[i]
 type NightMetric struct {
 	Tip []float64 `json:"tip"`
 	Ref []float64 `json:"ref,omitempty"`

@@ -237,10 +237,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 				continue
 			}
 			nm.Ref, nm.Level = rv, level
-			scale := level / stats.Median(rv)
-			for _, v := range tv {
-				nm.Values = append(nm.Values, v*scale)
-			}
+			nm.Values = scaled(tv, rv, level)
 		} else {
 			nm.Level = stats.Median(tv)
 			nm.Values = slices.Clone(tv)
@@ -250,6 +247,28 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 		b.progressf("  %-16s tip median %.4g, reference %.4g, scaled %.4g", m.Name, stats.Median(tv), medianOr(nm.Ref), stats.Median(nm.Values))
 	}
 	return next, nil
+}
+
+// scaled returns the tip's values at the reference's level. Run i of the
+// tip was taken right after run i of the reference, so each is scaled by
+// its own pair: a host whose speed flips between states every second or
+// two (this one does, by a third) puts most pairs in one state, and the
+// median of the pairs' ratios stays put where the ratio of the two medians
+// jumps with the share of fast runs on each side. Without pairs (a run
+// without the metric) the tip is scaled by the reference's median.
+func scaled(tip, ref []float64, level float64) []float64 {
+	out := make([]float64, len(tip))
+	if len(tip) != len(ref) {
+		scale := level / stats.Median(ref)
+		for i, v := range tip {
+			out[i] = v * scale
+		}
+		return out
+	}
+	for i, v := range tip {
+		out[i] = level * v / ref[i]
+	}
+	return out
 }
 
 func appendValues(dst, src map[string][]float64) {

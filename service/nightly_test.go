@@ -119,12 +119,12 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 		if i >= 13 {
 			v *= 0.92 // the regression
 		}
-		if i >= 29 {
-			v *= 1.10 // an improvement
+		if i >= 37 {
+			v *= 1.10 // an improvement, once the new level has formed
 		}
 		return v
 	}
-	h := newNights(t, 41, level, nil)
+	h := newNights(t, 49, level, nil)
 	b := h.open()
 	alerts := 0
 	// Quiet nights on the first commit let detection learn the noise;
@@ -138,6 +138,7 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 		require.Equal(t, record.StatusOK, rep.Night.Status)
 		for _, a := range rep.Alerts {
 			if a.Note != "acted on before" {
+				t.Logf("night %d: %+v", n+1, a)
 				alerts++
 			}
 		}
@@ -156,7 +157,7 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 			filed++
 		}
 	}
-	require.Equal(t, map[string]record.Direction{h.commits[13]: record.Regression, h.commits[29]: record.Improvement}, culprits)
+	require.Equal(t, map[string]record.Direction{h.commits[13]: record.Regression, h.commits[37]: record.Improvement}, culprits)
 	require.Equal(t, 1, filed, "the regression is filed, the improvement is not")
 }
 
