@@ -53,6 +53,7 @@ type baseline struct {
 	mu      float64 // log level: median of the level's last Window nights
 	n       int     // nights mu is the median of
 	between float64 // σ of a night's value from successive nights
+	diffs   int     // successive differences between was estimated from
 	run     float64 // σ of one repeat (stats.Scale of the repeats), 0 if unknown
 }
 
@@ -330,6 +331,7 @@ func (d *Detector) estimate(t int) baseline {
 		mu:      stats.Median(ys),
 		n:       len(ys),
 		between: betweenScale(diffs),
+		diffs:   len(diffs),
 		run:     stats.Scale(groups),
 	}
 }
@@ -362,6 +364,14 @@ func betweenScale(diffs []float64) float64 {
 // noise look small.
 func (d *Detector) sigma(b baseline, repeats int) float64 {
 	within := b.run * math.Sqrt(medianVariance(repeats))
+	if b.diffs >= 2*d.cfg.Warmup {
+		// Enough nights tell the night-to-night noise by themselves, and
+		// the repeats' spread is a floor only up to half again that: on a
+		// host whose speed flips between two states, a third of a night's
+		// runs sit a state away, which widens the spread of the runs far
+		// more than that of their median.
+		within = min(within, 1.5*b.between)
+	}
 	return max(b.between, within, d.cfg.MinSigma)
 }
 
