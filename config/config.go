@@ -52,6 +52,10 @@ type Config struct {
 	Report      Report
 	Schedule    string
 	Serve       Serve
+	// Secrets names further variables of perfbot's environment that hold
+	// credentials: build and benchmark processes never get them, and their
+	// values are scrubbed from everything stored, rendered or sent.
+	Secrets []string
 	Fingerprint Fingerprint
 }
 

@@ -125,7 +125,7 @@ func at(nodes ...*yaml.Node) *yaml.Node {
 func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	f := d.mapping(root, "", "repo", "workdir", "store", "issues_dir", "hosts", "build",
 		"benchmarks", "metrics", "components", "bisect", "detect", "github", "report",
-		"schedule", "fingerprint", "serve")
+		"schedule", "fingerprint", "serve", "secrets")
 	c := &Config{Dir: dir}
 	c.Repo = d.repo(f["repo"], root, dir)
 	c.Workdir = d.path(value(f, "workdir"), "workdir", dir, defaultWorkdir)
@@ -146,6 +146,13 @@ func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	c.Schedule = d.schedule(value(f, "schedule"))
 	c.Fingerprint = d.fingerprint(value(f, "fingerprint"))
 	c.Serve = d.serve(value(f, "serve"))
+	for _, n := range d.scalars(value(f, "secrets"), "secrets") {
+		if !envName.MatchString(n.Value) {
+			d.errorf(n, "secrets", "%q is not an environment variable name", n.Value)
+			continue
+		}
+		c.Secrets = append(c.Secrets, n.Value)
+	}
 	return c
 }
 

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/perfbot/perfbot/config"
@@ -81,7 +82,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 		db.Close()
 		return nil, err
 	}
-	r := &runner.Runner{Spec: cfg.Spec(), Logger: opts.Logger, EnvKeep: cfg.Fingerprint.Env, Secrets: secret.FromEnv(os.Environ())}
+	r := &runner.Runner{Spec: cfg.Spec(), Logger: opts.Logger, EnvKeep: cfg.Fingerprint.Env, Secrets: secretValues(cfg)}
 	return &Bot{
 		Config:   cfg,
 		Store:    db,
@@ -125,12 +126,29 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 
 // perfbotSecrets names the variables of perfbot's own environment that
 // hold its credentials, which build and benchmark processes never get
-// (besides runner.DefaultWithheld): the GitHub token's.
+// (besides runner.DefaultWithheld): the GitHub token's, the API token's
+// and those the configuration lists under secrets.
 func perfbotSecrets(cfg *config.Config) []string {
-	if cfg.GitHub.TokenEnv == "" {
-		return nil
+	var names []string
+	for _, n := range append([]string{cfg.GitHub.TokenEnv, cfg.Serve.TokenEnv}, cfg.Secrets...) {
+		if n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
 	}
-	return []string{cfg.GitHub.TokenEnv}
+	return names
+}
+
+// secretValues are the values every text perfbot keeps or sends is
+// scrubbed of: those of variables with secret names (secret.FromEnv), and
+// those of the variables perfbotSecrets names, whatever their names.
+func secretValues(cfg *config.Config) []string {
+	values := secret.FromEnv(os.Environ())
+	for _, n := range perfbotSecrets(cfg) {
+		if v := os.Getenv(n); len(v) >= secret.MinLength {
+			values = append(values, v)
+		}
+	}
+	return values
 }
 
 // progressf prints one progress line and adds it to the running job's

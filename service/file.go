@@ -7,7 +7,6 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
-	"github.com/perfbot/perfbot/secret"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -115,7 +114,7 @@ func (b *Bot) filer() (*report.Filer, error) {
 		Logger:            b.Logger,
 		// Whatever perfbot's own environment holds as a secret (the token
 		// above all) never reaches an issue, whichever text carries it.
-		Secrets: secret.FromEnv(os.Environ()),
+		Secrets: secretValues(b.Config),
 	}, err
 }
 

@@ -23,6 +23,8 @@ func TestBenchmarksGetNoPerfbotSecrets(t *testing.T) {
 		"BOT_GH_TOKEN":      "configured0token0value0000000000000000",
 		"GITHUB_TOKEN":      "ghp_" + strings.Repeat("a", 36),
 		"PERFBOT_API_TOKEN": "perfbot0api0token0value",
+		"BOT_API":           "the0server0api0token0value", // serve.token_env
+		"WANDB_LOGIN":       "listed0under0secrets0value", // a name no rule knows as secret
 	}
 	for k, v := range secrets {
 		t.Setenv(k, v)
@@ -36,6 +38,8 @@ benchmarks:
 metrics:
   - {name: verify_tok_s, benchmark: engine, select: BenchmarkVerifyStep, unit: tok/s}
 github: {token_env: BOT_GH_TOKEN}
+serve: {token_env: BOT_API}
+secrets: [WANDB_LOGIN]
 `, repo)), filepath.Join(dir, "perfbot.yaml"))
 	require.NoError(t, err)
 	b, err := Open(context.Background(), cfg, Options{})
