@@ -46,16 +46,16 @@ type Config struct {
 	Metrics    []record.Metric
 	Components Components
 
-	Bisect      Bisect
-	Detect      Detect
-	GitHub      GitHub
-	Report      Report
-	Schedule    string
-	Serve       Serve
+	Bisect   Bisect
+	Detect   Detect
+	GitHub   GitHub
+	Report   Report
+	Schedule string
+	Serve    Serve
 	// Secrets names further variables of perfbot's environment that hold
 	// credentials: build and benchmark processes never get them, and their
 	// values are scrubbed from everything stored, rendered or sent.
-	Secrets []string
+	Secrets     []string
 	Fingerprint Fingerprint
 }
 
@@ -116,7 +116,18 @@ type Detect struct {
 	// Warmup is the number of nights a metric's series needs before it can
 	// alert; zero is detection's default (20).
 	Warmup int
+	// Estimator is how a night's runs make its value: "median" (of the
+	// tip's runs each scaled by the reference run beside it), or "best"
+	// (the tip's best run against the reference's best, for a host whose
+	// speed flips between states from one run to the next).
+	Estimator string
 }
+
+// The estimators of a night's value.
+const (
+	EstimatorMedian = "median"
+	EstimatorBest   = "best"
+)
 
 // GitHub is where issues are filed. An empty Repo means issues are written
 // to IssuesDir instead.

@@ -43,7 +43,7 @@ func TestParseDefaults(t *testing.T) {
 	assert.Equal(t, []Host{{Name: "local", Kind: HostLocal}}, c.Hosts)
 	assert.Equal(t, 10*time.Minute, c.Benchmarks[0].Timeout)
 	assert.Equal(t, Bisect{Confidence: 0.99, MinEffect: 0.02, MaxRuns: 400, Repeats: 3}, c.Bisect)
-	assert.Equal(t, Detect{MinEffect: 0.03, Repeats: 5, MissingNights: 3}, c.Detect)
+	assert.Equal(t, Detect{MinEffect: 0.03, Repeats: 5, MissingNights: 3, Estimator: "median"}, c.Detect)
 	assert.Equal(t, GitHub{TokenEnv: "GITHUB_TOKEN", APIURL: "https://api.github.com/", Labels: []string{"perf-regression"}}, c.GitHub)
 	assert.Equal(t, Report{PublishConfidence: 0.9, Reopen: true}, c.Report)
 	assert.Equal(t, "0 2 * * *", c.Schedule)

@@ -522,8 +522,15 @@ func (d *decoder) bisect(n *yaml.Node) Bisect {
 }
 
 func (d *decoder) detect(n *yaml.Node) Detect {
-	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights", "warmup")
-	det := Detect{MinEffect: defaultDetectMinEffect, Repeats: defaultDetectRepeats, MissingNights: defaultMissingNights}
+	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights", "warmup", "estimator")
+	det := Detect{MinEffect: defaultDetectMinEffect, Repeats: defaultDetectRepeats, MissingNights: defaultMissingNights, Estimator: EstimatorMedian}
+	if v := value(f, "estimator"); v != nil {
+		switch det.Estimator = d.str(v, "detect.estimator"); det.Estimator {
+		case EstimatorMedian, EstimatorBest:
+		default:
+			d.errorf(v, "detect.estimator", "%q: want median or best", det.Estimator)
+		}
+	}
 	if v := value(f, "min_effect"); v != nil {
 		det.MinEffect = d.percent(v, "detect.min_effect")
 	}

@@ -16,6 +16,11 @@ type Night struct {
 	Time   time.Time
 	Commit string    // the tip measured that night
 	Values []float64 // the night's repeats; empty = no successful measurement that night
+	// Estimate, when positive, is the night's value as the caller
+	// estimated it from the repeats (a best-of-N on a host whose speed
+	// flips between states); zero takes the median of Values. Values
+	// still give the night's repeats and their spread.
+	Estimate float64
 }
 
 // Alert is a change of a metric's level that detection fired on.
@@ -64,6 +69,9 @@ func Value(n Night) (median, lo, hi float64, ok bool) {
 		return math.NaN(), math.NaN(), math.NaN(), false
 	}
 	s := stats.Summarize(n.Values, 0.95)
+	if n.Estimate > 0 {
+		return n.Estimate, min(s.Lo, n.Estimate), max(s.Hi, n.Estimate), true
+	}
 	return s.Median, s.Lo, s.Hi, true
 }
 
@@ -144,6 +152,9 @@ func checkNight(i int, n Night, prev time.Time) error {
 	}
 	if err := checkValues(n.Values); err != nil {
 		return fmt.Errorf("detect: night %d (%s): %w", i, n.Commit, err)
+	}
+	if n.Estimate < 0 || math.IsNaN(n.Estimate) || math.IsInf(n.Estimate, 0) {
+		return fmt.Errorf("detect: night %d (%s): estimate %v; want a positive finite value, or 0 for the median", i, n.Commit, n.Estimate)
 	}
 	return nil
 }

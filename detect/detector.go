@@ -92,7 +92,11 @@ func (d *Detector) Add(n Night) (Alert, bool, error) {
 	if len(n.Values) == 0 {
 		return Alert{}, false, nil
 	}
-	x := night{index: index, commit: n.Commit, value: stats.Median(n.Values), logs: stats.Logs(n.Values)}
+	value := stats.Median(n.Values)
+	if n.Estimate > 0 {
+		value = n.Estimate
+	}
+	x := night{index: index, commit: n.Commit, value: value, logs: stats.Logs(n.Values)}
 	x.y = math.Log(x.value)
 	d.nights = append(d.nights, x)
 	a, fired := d.step()

@@ -44,6 +44,9 @@ type NightMetric struct {
 	// it at.
 	Level  float64   `json:"level"`
 	Values []float64 `json:"values"`
+	// Estimate is the night's value when the detection estimator is not
+	// the median (detect.estimator: best): Level × best(Tip) / best(Ref).
+	Estimate float64 `json:"estimate,omitempty"`
 }
 
 // NightlyState is what one night hands the next: the reference commit and

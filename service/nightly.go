@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/detect"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
@@ -238,6 +239,9 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			}
 			nm.Ref, nm.Level = rv, level
 			nm.Values = scaled(tv, rv, level)
+			if b.Config.Detect.Estimator == config.EstimatorBest {
+				nm.Estimate = level * best(tv, m.Better) / best(rv, m.Better)
+			}
 		} else {
 			nm.Level = stats.Median(tv)
 			nm.Values = slices.Clone(tv)
@@ -271,6 +275,15 @@ func scaled(tip, ref []float64, level float64) []float64 {
 	return out
 }
 
+// best is the best of the runs: the highest of a higher-is-better metric,
+// the lowest of a lower-is-better one.
+func best(vs []float64, better record.Better) float64 {
+	if better == record.Lower {
+		return slices.Min(vs)
+	}
+	return slices.Max(vs)
+}
+
 func appendValues(dst, src map[string][]float64) {
 	for k, v := range src {
 		dst[k] = append(dst[k], v...)
@@ -298,7 +311,8 @@ func (b *Bot) detectConfig(m record.Metric) detect.Config {
 func series(nights []record.Night, metric string) []detect.Night {
 	out := make([]detect.Night, 0, len(nights))
 	for _, n := range nights {
-		out = append(out, detect.Night{Time: n.Time, Commit: n.Tip, Values: n.Metrics[metric].Values})
+		m := n.Metrics[metric]
+		out = append(out, detect.Night{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
 	}
 	return out
 }
