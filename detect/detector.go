@@ -43,9 +43,11 @@ type Detector struct {
 type night struct {
 	index  int // in the series
 	commit string
-	value  float64   // median of the repeats
+	value  float64   // median of the repeats, or the caller's estimate
 	y      float64   // log of value
 	logs   []float64 // logs of the repeats, for the noise of one repeat
+	// estimated says value is the caller's estimate (Night.Estimate).
+	estimated bool
 }
 
 // baseline is the in-control model of a night's log value.
@@ -96,7 +98,7 @@ func (d *Detector) Add(n Night) (Alert, bool, error) {
 	if n.Estimate > 0 {
 		value = n.Estimate
 	}
-	x := night{index: index, commit: n.Commit, value: value, logs: stats.Logs(n.Values)}
+	x := night{index: index, commit: n.Commit, value: value, logs: stats.Logs(n.Values), estimated: n.Estimate > 0}
 	x.y = math.Log(x.value)
 	d.nights = append(d.nights, x)
 	a, fired := d.step()
@@ -128,7 +130,7 @@ func (d *Detector) step() (Alert, bool) {
 		d.base = d.estimate(t)
 	}
 	x := d.nights[t]
-	sigma := d.sigma(d.base, len(x.logs))
+	sigma := d.sigma(d.base, x)
 	// The deviation's sd also holds the error of the baseline's median.
 	sd := sigma * math.Sqrt(1+medianVariance(d.base.n))
 	dev := x.y - d.base.mu
@@ -168,7 +170,7 @@ func (d *Detector) forming(t int) (Alert, bool) {
 	}
 	d.base.mu, d.base.n = stats.Median(ys), len(ys) // with the noise of the old level
 	x := d.nights[t]
-	sigma := d.sigma(d.base, len(x.logs))
+	sigma := d.sigma(d.base, x)
 	sd := sigma * math.Sqrt(1+medianVariance(d.base.n))
 	if !d.jumps(d.prevSign, x.y-d.base.mu, sd) {
 		return Alert{}, false
@@ -346,7 +348,8 @@ func (d *Detector) estimate(t int) baseline {
 // (a difference has variance 2σ², and E[Z² | |Z| < 1.645] = 0.6230). The
 // trim leaves out the difference across a change and a few outlying
 // nights; it is about twice as efficient as the median difference, which
-// made twice the false alarms when it set the noise alone.
+// made twice the false alarms when it set the noise alone, and so sets
+// it, up to 1.5 times the median difference's estimate.
 func betweenScale(diffs []float64) float64 {
 	if len(diffs) == 0 {
 		return 0
@@ -358,7 +361,14 @@ func betweenScale(diffs []float64) float64 {
 	for _, x := range keep {
 		ss += x * x
 	}
-	return math.Sqrt(ss / float64(len(keep)) / (2 * 0.6230))
+	rms := math.Sqrt(ss / float64(len(keep)) / (2 * 0.6230))
+	// More outlying nights than the trim leaves out (a host whose speed
+	// flips between states gives a few a fortnight) would make every
+	// later change look like noise: the median difference, consistent for
+	// Gaussian noise as |Z₁−Z₂| has median √2·0.6745·σ, caps the estimate
+	// at half again its own. For Gaussian noise the cap rarely binds.
+	med := s[len(s)/2] / (math.Sqrt2 * 0.6745)
+	return min(rms, 1.5*med)
 }
 
 // sigma returns the standard deviation, under baseline b, of the log
@@ -366,8 +376,13 @@ func betweenScale(diffs []float64) float64 {
 // nights and the spread the night's own repeats give its median, and at
 // least MinSigma. The second keeps a short, lucky history from making the
 // noise look small.
-func (d *Detector) sigma(b baseline, repeats int) float64 {
-	within := b.run * math.Sqrt(medianVariance(repeats))
+func (d *Detector) sigma(b baseline, x night) float64 {
+	if x.estimated {
+		// The caller's estimate is not the median of the repeats: their
+		// spread says nothing of its noise.
+		return max(b.between, d.cfg.MinSigma)
+	}
+	within := b.run * math.Sqrt(medianVariance(len(x.logs)))
 	if b.diffs >= 2*d.cfg.Warmup {
 		// Enough nights tell the night-to-night noise by themselves, and
 		// the repeats' spread is a floor only up to half again that: on a

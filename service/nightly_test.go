@@ -238,3 +238,47 @@ func TestNightlyBrokenTipBecomesAFinding(t *testing.T) {
 	require.Len(t, fs[0].Probes, 3, "filed on the third night without data")
 	require.NotEmpty(t, missing)
 }
+
+// On a host whose speed flips between two states a third apart from one
+// run to the next, detect.estimator: best (the tip's best run against the
+// reference's) still finds a regression and raises nothing else.
+func TestNightlyBestOfABimodalHost(t *testing.T) {
+	level := func(i int) float64 {
+		if i >= 13 {
+			return 920
+		}
+		return 1000
+	}
+	h := newNights(t, 25, level, nil)
+	h.cfg.Detect.Estimator = config.EstimatorBest
+	for i, c := range h.commits {
+		h.host.Commits[c] = runner.FakeCommit{Output: func(int) string {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			v := level(i) * (1 + 0.01*h.rng.NormFloat64())
+			if h.rng.Float64() < 0.4 {
+				v *= 0.65 // the slow state
+			}
+			return fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", v)
+		}}
+	}
+	b := h.open()
+	tips := []int{0, 0, 0, 0, 0, 0, 0, 0}
+	for i := 2; i < len(h.commits); i += 2 {
+		tips = append(tips, i)
+	}
+	var alerts []AlertNote
+	for _, i := range tips {
+		for _, a := range h.night(b, i, 1).Alerts {
+			if a.Note != "acted on before" {
+				alerts = append(alerts, a)
+			}
+		}
+	}
+	require.Len(t, alerts, 1, "%+v", alerts)
+	require.Equal(t, record.Regression, alerts[0].Direction)
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	require.Len(t, fs, 1)
+	require.Equal(t, h.commits[13], fs[0].Culprits[0].Commit.Hash)
+}
