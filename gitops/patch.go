@@ -356,3 +356,38 @@ func readBlob(tree *object.Tree, path string) ([]byte, error) {
 
 func isGo(path string) bool     { return strings.HasSuffix(path, ".go") }
 func isPython(path string) bool { return strings.HasSuffix(path, ".py") }
+
+// ChangesCode reports whether any line the patch adds or removes is more
+// than a comment or blank: a line whose text, trimmed, starts with "//",
+// "/*", "*", "#" or "--" is taken for a comment (Go, C, Python, shell,
+// SQL), so the answer is a heuristic that errs towards "changes code". A
+// patch that adds, deletes, renames or changes the mode of a file, or
+// changes a binary one, changes code.
+func (p *Patch) ChangesCode() bool {
+	for _, fd := range p.Files {
+		if fd.Kind != Modified {
+			return true
+		}
+	}
+	for _, h := range p.Hunks() {
+		inFragment := false
+		for line := range strings.SplitSeq(h.Text, "\n") {
+			if strings.HasPrefix(line, "@@") {
+				inFragment = true
+				continue
+			}
+			if !inFragment || line == "" || (line[0] != '+' && line[0] != '-') {
+				continue
+			}
+			text := strings.TrimSpace(line[1:])
+			switch {
+			case text == "",
+				strings.HasPrefix(text, "//"), strings.HasPrefix(text, "/*"), strings.HasPrefix(text, "*"),
+				strings.HasPrefix(text, "#"), strings.HasPrefix(text, "--"):
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}

@@ -284,3 +284,28 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 	require.NoError(t, cmd.Run(), "git %v: %s", args, stderr.String())
 	return out.String()
 }
+
+func TestChangesCode(t *testing.T) {
+	tests := []struct {
+		name       string
+		old, new   string
+		wantChange bool
+	}{
+		{name: "a comment added", old: "package m\n\nfunc F() {}\n", new: "package m\n\n// F does nothing.\nfunc F() {}\n", wantChange: false},
+		{name: "blank lines and a block comment", old: "package m\n\nfunc F() {}\n", new: "package m\n\n/* F\n * does nothing.\n */\n\nfunc F() {}\n", wantChange: false},
+		{name: "a statement", old: "package m\n\nfunc F() {}\n", new: "package m\n\nfunc F() { println() }\n", wantChange: true},
+		{name: "a comment and a statement", old: "package m\n\nfunc F() {}\n", new: "package m\n\n// F prints.\nfunc F() { println() }\n", wantChange: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := gitopstest.NewBuilder(t)
+			parent := b.Commit("old", map[string]string{"m.go": tt.old})
+			child := b.Commit("new", map[string]string{"m.go": tt.new})
+			repo, err := gitops.Open(context.Background(), b.Dir, t.TempDir())
+			require.NoError(t, err)
+			p, err := repo.Diff(context.Background(), parent, child)
+			require.NoError(t, err)
+			require.Equal(t, tt.wantChange, p.ChangesCode())
+		})
+	}
+}

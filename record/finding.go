@@ -98,6 +98,10 @@ type Culprit struct {
 	// byte-identical to its parent's: the measured change cannot come from
 	// its code.
 	BuildIdentical bool `json:"build_identical,omitempty"`
+	// NoCodeChange is set when every line the commit adds or removes is a
+	// comment or blank: like BuildIdentical, the measured change cannot
+	// come from it, and the finding is kept, never filed.
+	NoCodeChange bool `json:"no_code_change,omitempty"`
 	// Hunks are the hunks of the commit's diff localized as the cause;
 	// empty when no hunk search ran.
 	Hunks []Hunk `json:"hunks,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/perfbot/perfbot/record"
 )
@@ -106,6 +107,9 @@ func (f *Filer) keepReason(fd *record.Finding) string {
 	}
 	if fd.Unconfirmed != "" {
 		return "not confirmed: " + fd.Unconfirmed
+	}
+	if len(fd.Culprits) > 0 && !slices.ContainsFunc(fd.Culprits, func(c record.Culprit) bool { return !c.NoCodeChange && !c.BuildIdentical }) {
+		return "no culprit changes code: the measured change came from noise or the environment"
 	}
 	return ""
 }

@@ -134,6 +134,8 @@ func TestFilerClosedIssue(t *testing.T) {
 func TestFilerKeeps(t *testing.T) {
 	lowConfidence := culpritWithHunks()
 	lowConfidence.Confidence = 0.8
+	commentOnly := culpritWithHunks()
+	commentOnly.Culprits[0].NoCodeChange = true
 	for _, tc := range []struct {
 		name    string
 		finding *record.Finding
@@ -141,6 +143,7 @@ func TestFilerKeeps(t *testing.T) {
 		{"not reproduced", notReproduced()},
 		{"below the publish cut-off", lowConfidence},
 		{"inconclusive", inconclusive()},
+		{"a culprit that changes only comments", commentOnly},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := newFakeGitHub(t)

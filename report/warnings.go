@@ -30,6 +30,9 @@ func Warnings(f *record.Finding) []string {
 		if len(c.Commit.Files) > 0 && docsOrTestsOnly(c.Commit.Files) {
 			ws = append(ws, fmt.Sprintf("%s changes only documentation or tests (%s): it cannot change the measured code.", short, strings.Join(c.Commit.Files, ", ")))
 		}
+		if c.NoCodeChange {
+			ws = append(ws, fmt.Sprintf("%s changes only comments and blank lines: the change must come from noise or the environment.", short))
+		}
 		if c.BuildIdentical {
 			ws = append(ws, fmt.Sprintf("%s builds to the same output as its parent: the change must come from noise or the environment.", short))
 		}

@@ -102,12 +102,14 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 	f.Good = endOf(b.reportCommit(parent), c.ParentRuns)
 	f.Bad = endOf(b.reportCommit(culprit), c.CulpritRuns)
 	rc := b.reportCommit(culprit)
+	noCode := false
 	if p, err := b.Repo.Diff(ctx, parent.Hash, culprit.Hash); err == nil {
 		for _, fd := range p.Files {
 			rc.Files = append(rc.Files, pathOf(fd))
 		}
+		noCode = len(p.Files) > 0 && !p.ChangesCode()
 	}
-	f.Culprits = []record.Culprit{{Commit: rc, Confidence: c.Confidence, DeltaPct: c.DeltaPct, CILoPct: c.CIPct[0], CIHiPct: c.CIPct[1]}}
+	f.Culprits = []record.Culprit{{Commit: rc, Confidence: c.Confidence, DeltaPct: c.DeltaPct, CILoPct: c.CIPct[0], CIHiPct: c.CIPct[1], NoCodeChange: noCode}}
 	f.Confidence = c.Confidence
 	if hr != nil {
 		fc := &f.Culprits[0]
