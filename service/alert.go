@@ -19,6 +19,11 @@ type AlertRequest struct {
 	// nights showed.
 	Night    uint64  `json:"night"`
 	DeltaPct float64 `json:"delta_pct"`
+	// WideGood and WideBad bracket every night detection could place the
+	// change on; when Good..Bad does not reproduce and they differ, the
+	// wider range is bisected (a change placed a night early).
+	WideGood string `json:"wide_good,omitempty"`
+	WideBad  string `json:"wide_bad,omitempty"`
 }
 
 // AlertReport is what an alert job concluded.
@@ -57,6 +62,13 @@ func (b *Bot) alert(ctx context.Context, req AlertRequest) (*AlertReport, error)
 	rep, err := b.Bisect(ctx, BisectRequest{Good: req.Good, Bad: req.Bad, Metric: req.Metric, Direction: req.Direction})
 	if err != nil {
 		return nil, err
+	}
+	if wide := (req.WideGood != "" && req.WideBad != "") && (req.WideGood != req.Good || req.WideBad != req.Bad); wide && rep.Verdict == record.OutcomeNotReproduced {
+		b.progressf("alert: not reproduced between %s and %s; bisecting %s..%s, every night the change may lie on", record.ShortHash(req.Good), record.ShortHash(req.Bad), record.ShortHash(req.WideGood), record.ShortHash(req.WideBad))
+		rep, err = b.Bisect(ctx, BisectRequest{Good: req.WideGood, Bad: req.WideBad, Metric: req.Metric, Direction: req.Direction})
+		if err != nil {
+			return nil, err
+		}
 	}
 	for _, c := range rep.Culprits {
 		if c.Direction != record.Regression || !c.Confirmed {

@@ -40,6 +40,8 @@ type AlertNote struct {
 	Night     uint64           `json:"night"` // the night the change was first seen
 	Job       string           `json:"job,omitempty"`
 	Note      string           `json:"note,omitempty"`
+
+	wideGood, wideBad string // detection's widest range for the change
 }
 
 // Nightly runs one scheduled cycle now:
@@ -338,7 +340,8 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 			return nil, fmt.Errorf("detect %s: %w", m.Name, err)
 		}
 		for _, a := range alerts {
-			note := AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[a.Change].Seq}
+			note := AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[a.Change].Seq,
+				wideGood: a.WideGood, wideBad: a.WideBad}
 			if job, ok := state.Handled[record.AlertKey(m.Name, a.Direction, a.Good, a.Bad)]; ok {
 				if a.Night == len(nights)-1 {
 					note.Job, note.Note = job, "acted on before"
@@ -421,7 +424,8 @@ func (b *Bot) actOn(ctx context.Context, a AlertNote, night uint64) (job, note s
 		note, err := b.noteSeenAgain(ctx, filed, a.Metric, night)
 		return "", note, err
 	}
-	id, err := b.Enqueue(record.JobAlert, AlertRequest{Metric: a.Metric, Direction: a.Direction, Good: a.Good, Bad: a.Bad, Night: a.Night, DeltaPct: a.DeltaPct})
+	id, err := b.Enqueue(record.JobAlert, AlertRequest{Metric: a.Metric, Direction: a.Direction, Good: a.Good, Bad: a.Bad, Night: a.Night, DeltaPct: a.DeltaPct,
+		WideGood: a.wideGood, WideBad: a.wideBad})
 	return id, "", err
 }
 

@@ -116,3 +116,21 @@ func TestInfrastructureFailureIsRetriedThenFails(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ran, "a failed job leaves the queue")
 }
+
+// An alert whose change detection placed a night early does not reproduce
+// between its two nights; the job then bisects the wider range detection
+// allowed, and finds the culprit there.
+func TestAlertFallsBackToTheWideRange(t *testing.T) {
+	h := newNights(t, 13, func(i int) float64 {
+		if i >= 10 {
+			return 900
+		}
+		return 1000
+	}, nil)
+	b := h.open()
+	rep, err := b.Alert(context.Background(), AlertRequest{Metric: "verify_tok_s", Direction: record.Regression,
+		Good: h.commits[4], Bad: h.commits[8], WideGood: h.commits[4], WideBad: h.commits[12], Night: 3})
+	require.NoError(t, err)
+	require.Equal(t, record.OutcomeCulprit, rep.Bisect.Verdict)
+	require.Equal(t, h.commits[10], rep.Bisect.Culprits[0].Commit)
+}
