@@ -106,7 +106,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, fmt.Errorf("generate testbed: %w", err)
 		}
 	} else {
-		fmt.Fprintf(opts.Progress, "reusing the testbed repository in %s (remove %s to start afresh)\n", repoDir, dir)
+		fmt.Fprintf(opts.Progress, "reusing the testbed repository in %s\n", repoDir)
+	}
+	// The nights replay from the first: what an earlier demo left (its
+	// store, clone, origin and issues) would make them a continuation.
+	for _, name := range []string{"perfbot.db", "perfbot.db.serve", "work", "source", "origin.git", "issues"} {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return nil, fmt.Errorf("start afresh: %w", err)
+		}
 	}
 	src, err := gitops.Open(ctx, repoDir, filepath.Join(dir, "source"))
 	if err != nil {
