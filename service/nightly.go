@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -364,7 +365,7 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 			if notes[lead].Metric == primary {
 				break
 			}
-			if notes[i].Metric == primary || abs(notes[i].DeltaPct) > abs(notes[lead].DeltaPct) {
+			if notes[i].Metric == primary || math.Abs(notes[i].DeltaPct) > math.Abs(notes[lead].DeltaPct) {
 				lead = i
 			}
 		}
@@ -401,13 +402,6 @@ func prefixed(job, note string) string {
 		return "; " + note
 	}
 	return note
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // actOn acts on one new alert: it enqueues the job that bisects it, or

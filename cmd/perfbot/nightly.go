@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"text/tabwriter"
 
@@ -69,7 +70,7 @@ func printNight(w io.Writer, r *service.NightReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if len(n.Metrics) > 0 {
 		fmt.Fprintln(tw, "METRIC\tTIP\tREFERENCE\tSCALED\tRUNS")
-		for _, name := range sortedKeys(n.Metrics) {
+		for _, name := range slices.Sorted(maps.Keys(n.Metrics)) {
 			m := n.Metrics[name]
 			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%.4g\t%d\n", name, median(m.Tip), orDash(m.Ref), median(m.Values), len(m.Tip))
 		}
@@ -106,13 +107,4 @@ func orDash(vs []float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.4g", stats.Median(vs))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
