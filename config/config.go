@@ -116,6 +116,13 @@ type Detect struct {
 	// Warmup is the number of nights a metric's series needs before it can
 	// alert; zero is detection's default (20).
 	Warmup int
+	// Sample is the number of the night's new commits, besides the tip,
+	// that a nightly cycle measures too (evenly spaced along the new
+	// first-parent commits, interleaved with the tip and the reference in
+	// the same rounds), so that detection places a change between two
+	// measured commits of one night rather than between two nights; zero
+	// measures the tip alone.
+	Sample int
 	// Estimator is how a night's runs make its value: "median" (of the
 	// tip's runs each scaled by the reference run beside it), or "best"
 	// (the tip's best run against the reference's best, for a host whose

@@ -522,7 +522,7 @@ func (d *decoder) bisect(n *yaml.Node) Bisect {
 }
 
 func (d *decoder) detect(n *yaml.Node) Detect {
-	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights", "warmup", "estimator")
+	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights", "warmup", "estimator", "sample")
 	det := Detect{MinEffect: defaultDetectMinEffect, Repeats: defaultDetectRepeats, MissingNights: defaultMissingNights, Estimator: EstimatorMedian}
 	if v := value(f, "estimator"); v != nil {
 		switch det.Estimator = d.str(v, "detect.estimator"); det.Estimator {
@@ -539,6 +539,9 @@ func (d *decoder) detect(n *yaml.Node) Detect {
 	}
 	if v := value(f, "missing_nights"); v != nil {
 		det.MissingNights = d.positive(v, "detect.missing_nights")
+	}
+	if v := value(f, "sample"); v != nil {
+		det.Sample = d.positive(v, "detect.sample")
 	}
 	if v := value(f, "warmup"); v != nil {
 		det.Warmup = d.positive(v, "detect.warmup")

@@ -13,8 +13,10 @@ import (
 // night's repeats, already normalized by the caller for the host's speed
 // (the caller measures the tip interleaved with a reference commit).
 type Night struct {
+	// Time orders the series; the points of one night (the commits it
+	// sampled before its tip) share it.
 	Time   time.Time
-	Commit string    // the tip measured that night
+	Commit string    // the commit measured: the night's tip, or one it sampled
 	Values []float64 // the night's repeats; empty = no successful measurement that night
 	// Estimate, when positive, is the night's value as the caller
 	// estimated it from the repeats (a best-of-N on a host whose speed
@@ -143,12 +145,13 @@ func CheckMissing(series []Night, cfg Config) (Outage, bool, error) {
 	return o, true, nil
 }
 
-// checkNight returns what is wrong with night i, given the time of the
-// night before it (zero for the first night).
-func checkNight(i int, n Night, prev time.Time) error {
-	if i > 0 && !n.Time.After(prev) {
+// checkNight returns what is wrong with night i, given the night before
+// it (the zero Night for the first). Points of one night (its sampled
+// commits and its tip) share the night's time; a point twice does not.
+func checkNight(i int, n, prev Night) error {
+	if i > 0 && (n.Time.Before(prev.Time) || n.Time.Equal(prev.Time) && n.Commit == prev.Commit) {
 		return fmt.Errorf("detect: night %d (%s): time %s is not after night %d's (%s); nights must be in time order",
-			i, n.Commit, n.Time.Format(time.RFC3339), i-1, prev.Format(time.RFC3339))
+			i, n.Commit, n.Time.Format(time.RFC3339), i-1, prev.Time.Format(time.RFC3339))
 	}
 	if err := checkValues(n.Values); err != nil {
 		return fmt.Errorf("detect: night %d (%s): %w", i, n.Commit, err)

@@ -179,7 +179,7 @@ func TestDetectBadInput(t *testing.T) {
 		{name: "zero", series: bad(9, 0), wantErr: "night 9 (c009): value 1 is 0"},
 		{name: "negative", series: bad(0, -3), wantErr: "night 0 (c000): value 1 is -3"},
 		{name: "unsorted times", series: at(5, day0), wantErr: "night 5 (c005): time 2026-03-01T02:00:00Z is not after night 4's"},
-		{name: "a night twice", series: at(5, good[4].Time), wantErr: "night 5 (c005): time"},
+		{name: "a night twice", series: slices.Replace(slices.Clone(good), 5, 6, good[4]), wantErr: "night 5 (c004): time"},
 		{name: "no direction", cfg: Config{}, wantErr: `Config.Better is ""; want "higher" or "lower"`},
 		{name: "negative MinEffect", cfg: Config{Better: record.Higher, MinEffect: -0.02}, wantErr: "Config.MinEffect is -0.02"},
 		{name: "MinEffect of 100%", cfg: Config{Better: record.Higher, MinEffect: 1}, wantErr: "Config.MinEffect is 1"},
@@ -209,6 +209,14 @@ func TestDetectBadInput(t *testing.T) {
 			assert.Nil(t, alerts)
 		})
 	}
+}
+
+// The commits a night sampled before its tip share the night's time.
+func TestDetectPointsOfOneNight(t *testing.T) {
+	series := nightly(1, 30, 0.01)
+	series[5].Time = series[4].Time
+	_, err := Detect(series, Config{Better: record.Higher})
+	require.NoError(t, err)
 }
 
 // TestDetectIsCausal checks that detection on night k uses nights 0…k

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
@@ -25,8 +24,8 @@ type Detector struct {
 	cfg   Config
 	worse float64 // the sign, in log values, of a regression
 
-	added int       // nights added, with or without values
-	last  time.Time // time of the last night added
+	added int   // nights added, with or without values
+	last  Night // the last night added (its time and commit)
 
 	nights []night // the nights with values
 	level  int     // index in nights of the current level's first night
@@ -90,7 +89,7 @@ func (d *Detector) Add(n Night) (Alert, bool, error) {
 	}
 	index := d.added
 	d.added++
-	d.last = n.Time
+	d.last = Night{Time: n.Time, Commit: n.Commit}
 	if len(n.Values) == 0 {
 		return Alert{}, false, nil
 	}

@@ -28,6 +28,22 @@ type Night struct {
 	Error  string `json:"error,omitempty"`
 	// Metrics holds each metric's values of the night.
 	Metrics map[string]NightMetric `json:"metrics,omitempty"`
+	// Sampled are the new commits before the tip measured beside it
+	// (detect.sample), oldest first: detection reads them as points of
+	// the series before the tip's.
+	Sampled []NightCommit `json:"sampled,omitempty"`
+}
+
+// NightCommit is a commit other than the tip measured in a night, in the
+// same rounds as the tip and the reference, its values scaled the same
+// way.
+type NightCommit struct {
+	Commit string `json:"commit"`
+	// Status is ok when the commit was measured; build_failed or
+	// bench_failed when it could not be, with Error saying why.
+	Status  Status                 `json:"status"`
+	Error   string                 `json:"error,omitempty"`
+	Metrics map[string]NightMetric `json:"metrics,omitempty"`
 }
 
 // NightMetric is one metric in one night. The tip's raw values are

@@ -181,9 +181,12 @@ func onChainNights(nights []record.Night, onChain map[string]int) []record.Night
 }
 
 // measureNight measures the tip of night interleaved with the reference,
-// fills in its metrics or its failure, and returns the state for the next
+// and the sampled new commits (detect.sample) in the same rounds, fills in
+// their metrics or their failure, and returns the state for the next
 // night. The first night, with no reference yet, measures the tip alone:
-// it becomes the reference at its own level.
+// it becomes the reference at its own level. A sampled commit that does
+// not measure is recorded as such and leaves the rounds; it never fails
+// the night.
 func (b *Bot) measureNight(ctx context.Context, night *record.Night, state record.NightlyState) (record.NightlyState, error) {
 	repeats := max(b.Config.Detect.Repeats, 1)
 	tip := record.Target{Commit: night.Tip}
@@ -192,6 +195,12 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 	// takes its runs in two interleaved halves, so that its value has the
 	// noise of every other night's.
 	interleave := state.Reference != ""
+	var sampled []sampledCommit
+	if interleave {
+		for _, h := range pickSample(night.New, b.Config.Detect.Sample) {
+			sampled = append(sampled, sampledCommit{NightCommit: record.NightCommit{Commit: h, Status: record.StatusOK}, vals: map[string][]float64{}})
+		}
+	}
 	tipVals := map[string][]float64{}
 	refVals := map[string][]float64{}
 	for i := 0; i < repeats; i++ {
@@ -199,10 +208,12 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			v, err := b.freshRuns(ctx, ref, 1)
 			if errors.Is(err, bisect.ErrBroken) {
 				// The reference no longer builds (a toolchain change): the tip
-				// becomes the reference at tonight's level.
+				// becomes the reference at tonight's level, and the sampled
+				// commits have nothing to be scaled by.
 				b.progressf("nightly: reference %s no longer measures (%v); tonight's tip becomes the reference", ref.Short(), err)
 				interleave, ref = false, tip
 				clear(refVals)
+				sampled = nil
 				state.Reference, state.Levels = "", nil
 				night.Reference = ""
 			} else if err != nil {
@@ -211,10 +222,28 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 				appendValues(refVals, v)
 			}
 		}
+		for j := range sampled {
+			s := &sampled[j]
+			if s.Status != record.StatusOK {
+				continue
+			}
+			t := record.Target{Commit: s.Commit}
+			v, err := b.freshRuns(ctx, t, 1)
+			if errors.Is(err, bisect.ErrBroken) {
+				s.Status, s.Error = b.lastStatus(t), err.Error()
+				b.progressf("nightly: sampled commit %s does not measure: %v", t.Short(), err)
+				continue
+			}
+			if err != nil {
+				return state, err
+			}
+			appendValues(s.vals, v)
+		}
 		v, err := b.freshRuns(ctx, tip, 1)
 		if errors.Is(err, bisect.ErrBroken) {
 			night.Status, night.Error = b.lastStatus(tip), err.Error()
 			b.progressf("nightly: tip %s does not measure: %v", tip.Short(), err)
+			night.Sampled = b.nightCommits(sampled, refVals, state.Levels)
 			return state, nil
 		}
 		if err != nil {
@@ -233,27 +262,99 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 		if len(tv) == 0 {
 			continue
 		}
-		nm := record.NightMetric{Tip: tv}
-		if interleave {
-			rv := refVals[m.Name]
-			level, ok := state.Levels[m.Name]
-			if len(rv) == 0 || !ok || level <= 0 {
-				continue
-			}
-			nm.Ref, nm.Level = rv, level
-			nm.Values = scaled(tv, rv, level)
-			if b.Config.Detect.Estimator == config.EstimatorBest {
-				nm.Estimate = level * best(tv, m.Better) / best(rv, m.Better)
-			}
-		} else {
-			nm.Level = stats.Median(tv)
-			nm.Values = slices.Clone(tv)
+		if !interleave {
+			nm := record.NightMetric{Tip: tv, Level: stats.Median(tv), Values: slices.Clone(tv)}
 			next.Levels[m.Name] = nm.Level
+			night.Metrics[m.Name] = nm
+			b.progressf("  %-16s tip median %.4g, reference %.4g, scaled %.4g", m.Name, stats.Median(tv), 0.0, stats.Median(nm.Values))
+			continue
+		}
+		nm, ok := b.nightMetric(m, tv, refVals[m.Name], state.Levels)
+		if !ok {
+			continue
 		}
 		night.Metrics[m.Name] = nm
 		b.progressf("  %-16s tip median %.4g, reference %.4g, scaled %.4g", m.Name, stats.Median(tv), medianOr(nm.Ref), stats.Median(nm.Values))
 	}
+	night.Sampled = b.nightCommits(sampled, refVals, state.Levels)
 	return next, nil
+}
+
+// sampledCommit is a sampled commit while its night is measured.
+type sampledCommit struct {
+	record.NightCommit
+	vals map[string][]float64
+}
+
+// nightMetric scales a commit's runs of metric m by the reference runs
+// beside them; false when the reference has no runs or no level for it.
+func (b *Bot) nightMetric(m record.Metric, vals, ref []float64, levels map[string]float64) (record.NightMetric, bool) {
+	level, ok := levels[m.Name]
+	if len(vals) == 0 || len(ref) == 0 || !ok || level <= 0 {
+		return record.NightMetric{}, false
+	}
+	nm := record.NightMetric{Tip: vals, Ref: ref, Level: level, Values: scaled(vals, ref, level)}
+	if b.Config.Detect.Estimator == config.EstimatorBest {
+		nm.Estimate = level * best(vals, m.Better) / best(ref, m.Better)
+	}
+	return nm, true
+}
+
+// nightCommits turns the sampled commits' runs into their records.
+func (b *Bot) nightCommits(sampled []sampledCommit, ref map[string][]float64, levels map[string]float64) []record.NightCommit {
+	var out []record.NightCommit
+	for _, s := range sampled {
+		nc := s.NightCommit
+		for _, m := range b.Config.Metrics {
+			nm, ok := b.nightMetric(m, s.vals[m.Name], ref[m.Name], levels)
+			if !ok {
+				continue
+			}
+			if nc.Metrics == nil {
+				nc.Metrics = map[string]record.NightMetric{}
+			}
+			nc.Metrics[m.Name] = nm
+		}
+		if nc.Status == record.StatusOK && len(nc.Metrics) > 0 {
+			b.progressf("  sampled %s: %s", record.ShortHash(nc.Commit), sampledLine(b.Config.Metrics, nc.Metrics))
+		}
+		out = append(out, nc)
+	}
+	return out
+}
+
+func sampledLine(metrics []record.Metric, vals map[string]record.NightMetric) string {
+	var parts []string
+	for _, m := range metrics {
+		if nm, ok := vals[m.Name]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.4g", m.Name, stats.Median(nm.Values)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// pickSample chooses n of the night's new commits before its tip (the
+// last of fresh), evenly spaced: with seven candidates and n = 1 the
+// middle one, with n = 2 the third and the fifth. All of them when there
+// are no more than n.
+func pickSample(fresh []string, n int) []string {
+	if n <= 0 || len(fresh) < 2 {
+		return nil
+	}
+	cand := fresh[:len(fresh)-1]
+	if len(cand) <= n {
+		return slices.Clone(cand)
+	}
+	out := make([]string, 0, n)
+	for k := 1; k <= n; k++ {
+		i := k*(len(cand)+1)/(n+1) - 1
+		i = min(max(i, 0), len(cand)-1)
+		if len(out) > 0 && out[len(out)-1] == cand[i] {
+			continue
+		}
+		out = append(out, cand[i])
+	}
+	return out
 }
 
 // scaled returns the tip's values at the reference's level. Run i of the
@@ -310,8 +411,27 @@ func (b *Bot) detectConfig(m record.Metric) detect.Config {
 	}
 }
 
-// series is the metric's detection series of the nights.
-func series(nights []record.Night, metric string) []detect.Night {
+// series is the metric's detection series of the nights: each night's
+// sampled commits that measured, then its tip. at[i] is the index in
+// nights of point i's night.
+func series(nights []record.Night, metric string) (pts []detect.Night, at []int) {
+	pts = make([]detect.Night, 0, len(nights))
+	for i, n := range nights {
+		for _, s := range n.Sampled {
+			if m, ok := s.Metrics[metric]; ok && s.Status == record.StatusOK {
+				pts = append(pts, detect.Night{Time: n.Time, Commit: s.Commit, Values: m.Values, Estimate: m.Estimate})
+				at = append(at, i)
+			}
+		}
+		m := n.Metrics[metric]
+		pts = append(pts, detect.Night{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
+		at = append(at, i)
+	}
+	return pts, at
+}
+
+// tips is the metric's series of the nights' tips alone.
+func tips(nights []record.Night, metric string) []detect.Night {
 	out := make([]detect.Night, 0, len(nights))
 	for _, n := range nights {
 		m := n.Metrics[metric]
@@ -336,15 +456,16 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 	groups := map[string][]int{} // range key → indexes into notes
 	var order []string
 	for _, m := range b.Config.Metrics {
-		alerts, err := detect.Detect(series(nights, m.Name), b.detectConfig(m))
+		pts, at := series(nights, m.Name)
+		alerts, err := detect.Detect(pts, b.detectConfig(m))
 		if err != nil {
 			return nil, fmt.Errorf("detect %s: %w", m.Name, err)
 		}
 		for _, a := range alerts {
-			note := AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[a.Change].Seq,
+			note := AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[at[a.Change]].Seq,
 				wideGood: a.WideGood, wideBad: a.WideBad}
 			if job, ok := state.Handled[record.AlertKey(m.Name, a.Direction, a.Good, a.Bad)]; ok {
-				if a.Night == len(nights)-1 {
+				if a.Night == len(pts)-1 {
 					note.Job, note.Note = job, "acted on before"
 					notes = append(notes, note)
 				}
@@ -486,7 +607,7 @@ func (b *Bot) noteSeenAgain(ctx context.Context, f *record.Finding, metric strin
 // later night that still has none files nothing again. It returns the
 // finding's id, or "" when the metric has data.
 func (b *Bot) missingFinding(ctx context.Context, m record.Metric, nights []record.Night) (string, error) {
-	count, since := detect.Missing(series(nights, m.Name))
+	count, since := detect.Missing(tips(nights, m.Name))
 	if count < max(b.Config.Detect.MissingNights, 1) || since < 0 {
 		return "", nil
 	}

@@ -282,3 +282,65 @@ func TestNightlyBestOfABimodalHost(t *testing.T) {
 	require.Len(t, fs, 1)
 	require.Equal(t, h.commits[13], fs[0].Culprits[0].Commit.Hash)
 }
+
+// A night that samples one of its new commits places the change between
+// two measured commits of one night: the alert's range is half a night's.
+func TestNightlySampledCommitNarrowsTheRange(t *testing.T) {
+	level := func(i int) float64 {
+		if i >= 23 {
+			return 920
+		}
+		return 1000
+	}
+	h := newNights(t, 41, level, nil)
+	h.cfg.Detect.Sample = 1
+	b := h.open()
+	tips := []int{0, 0, 0, 0, 0}
+	for i := 4; i < len(h.commits); i += 4 {
+		tips = append(tips, i)
+	}
+	var alerts []AlertNote
+	for n, i := range tips {
+		rep := h.night(b, i, speeds[n%len(speeds)])
+		if n >= 5 {
+			// Commits i-3..i are new; the middle of the three before the tip
+			// is sampled.
+			require.Len(t, rep.Night.Sampled, 1, "night %d", n+1)
+			require.Equal(t, h.commits[i-2], rep.Night.Sampled[0].Commit, "night %d", n+1)
+			require.Len(t, rep.Night.Sampled[0].Metrics["verify_tok_s"].Values, 5)
+		}
+		for _, a := range rep.Alerts {
+			if a.Note != "acted on before" {
+				alerts = append(alerts, a)
+			}
+		}
+	}
+	require.Len(t, alerts, 1, "%+v", alerts)
+	// Commit 23 lies between the sampled commit 22 and the tip 24.
+	require.Equal(t, h.commits[22], alerts[0].Good)
+	require.Equal(t, h.commits[24], alerts[0].Bad)
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	require.Len(t, fs, 1)
+	require.Equal(t, h.commits[23], fs[0].Culprits[0].Commit.Hash)
+}
+
+func TestPickSample(t *testing.T) {
+	fresh := []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7", "tip"}
+	for _, tc := range []struct {
+		name  string
+		fresh []string
+		n     int
+		want  []string
+	}{
+		{"none asked", fresh, 0, nil},
+		{"only the tip is new", []string{"tip"}, 2, nil},
+		{"one of seven is the middle", fresh, 1, []string{"c4"}},
+		{"two of seven", fresh, 2, []string{"c2", "c5"}},
+		{"more than there are", []string{"c1", "c2", "tip"}, 5, []string{"c1", "c2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, pickSample(tc.fresh, tc.n))
+		})
+	}
+}

@@ -619,14 +619,6 @@ func (c Config) String() string {
 			replace("attention/attention.go", "func scale(headDim int) float32 {", "// Names returns the names New accepts.\nfunc Names() []string { return []string{Naive, Tiled} }\n\nfunc scale(headDim int) float32 {"),
 		},
 	}, {
-		subject: "communicator: check backend names with slices.Contains",
-		author:  anyone,
-		edits: []edit{
-			replace("communicator/options.go", "import (\n\t\"fmt\"\n\t\"strings\"\n)", "import (\n\t\"fmt\"\n\t\"slices\"\n\t\"strings\"\n)"),
-			replace("communicator/options.go", "\treturn name == Ring || name == Tree || name == Naive\n", "\treturn slices.Contains(backends, name)\n"),
-			replace("communicator/options.go", "// DefaultMaxCustomBytes is", "// backends lists the backend names in the order of the chain.\nvar backends = []string{Ring, Tree, Naive}\n\n// DefaultMaxCustomBytes is"),
-		},
-	}, {
 		subject: "speculative: count proposals and acceptances",
 		author:  anyone,
 		edits: []edit{

@@ -54,12 +54,12 @@ var (
 func groundTruth() []anchor {
 	return []anchor{
 		{30, []step{changeA()}},
-		{43, changeE()},
-		{53, []step{changeG()}},
-		{61, []step{changeB()}},
-		{71, []step{changeF()}},
-		{85, []step{changeC()}},
-		{100, []step{changeD()}},
+		{40, changeE()},
+		{48, []step{changeD()}},
+		{56, []step{changeG()}},
+		{66, []step{changeB()}},
+		{76, []step{changeF()}},
+		{90, []step{changeC()}},
 	}
 }
 
