@@ -5,7 +5,7 @@
 //
 // Generate writes the repository: the engine's sources, with their import
 // paths rewritten to the module example.com/infer, are the first commit, and
-// about 125 scripted commits by six authors over simulated dates follow on
+// about 124 scripted commits by six authors over simulated dates follow on
 // the first-parent chain of main. Among ordinary refactors, tests and
 // documentation the script places the ground truth:
 //
