@@ -5,7 +5,7 @@ BIN := bin/perfbot
 .PHONY: build test demo bench bench-bisect bench-ddmin bench-detect bench-cli lint clean fuzz
 
 build:
-	$(GO) build -o $(BIN) ./cmd/perfbot
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/perfbot
 
 test:
 	$(GO) test -count=1 -timeout 15m ./...

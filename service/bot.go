@@ -49,6 +49,9 @@ type Options struct {
 	// Progress receives progress lines; nil discards them.
 	Progress io.Writer
 	Logger   *slog.Logger
+	// Existing opens the store only when its file exists (readers that
+	// must not create one); otherwise the error wraps ErrNoStore.
+	Existing bool
 	// Host overrides the configured hosts (tests pass a fake).
 	Host runner.Host
 	// Clock tells the time of job records, traces, findings and costs;

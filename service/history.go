@@ -26,11 +26,16 @@ type HistoryQuery struct {
 // unit of its metric, the subject of its commit and, when asked, the
 // fingerprint of its run. It is what `perfbot history --json` prints.
 type HistoryRow struct {
-	Metric      string              `json:"metric"`
-	Unit        string              `json:"unit"`
-	Value       float64             `json:"value"`
-	Commit      string              `json:"commit"`
-	Subject     string              `json:"subject,omitempty"`
+	Metric  string  `json:"metric"`
+	Unit    string  `json:"unit"`
+	Value   float64 `json:"value"`
+	Commit  string  `json:"commit"`
+	Subject string  `json:"subject,omitempty"`
+	// CommitDate is the commit's date, when the store knows the commit.
+	CommitDate time.Time `json:"commit_date,omitzero"`
+	// Benchmark is the benchmark the value was selected from (the
+	// metric's select).
+	Benchmark   string              `json:"benchmark,omitempty"`
 	Time        time.Time           `json:"time"`
 	Host        string              `json:"host"`
 	Status      string              `json:"status"`
@@ -43,9 +48,9 @@ type HistoryRow struct {
 // configured is an *InputError. A commit the store knows no subject of,
 // or a run it holds no record of, leaves that field empty.
 func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error) {
-	units := map[string]string{}
+	units, selects := map[string]string{}, map[string]string{}
 	for _, m := range b.Config.Metrics {
-		units[m.Name] = m.Unit
+		units[m.Name], selects[m.Name] = m.Unit, m.Select
 	}
 	if _, ok := units[q.Metric]; q.Metric != "" && !ok {
 		return nil, &InputError{Err: fmt.Errorf("metric %q is not configured", q.Metric)}
@@ -54,14 +59,15 @@ func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error)
 	if err != nil {
 		return nil, err
 	}
-	j := historyJoin{db: b.Store, subjects: map[string]string{}, fingerprints: map[uint64]*record.Fingerprint{}}
+	j := historyJoin{db: b.Store, commits: map[string]store.Commit{}, fingerprints: map[uint64]*record.Fingerprint{}}
 	out := make([]HistoryRow, 0, len(rows))
 	for _, r := range rows {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: j.subject(r.Commit),
-			Time: r.Time, Host: r.Host, Status: r.Status, RunID: r.RunID}
+		c := j.commit(r.Commit)
+		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: c.Subject, CommitDate: c.Time,
+			Benchmark: selects[r.Metric], Time: r.Time, Host: r.Host, Status: r.Status, RunID: r.RunID}
 		if q.Fingerprints {
 			row.Fingerprint = j.fingerprint(r.RunID)
 		}
@@ -73,19 +79,21 @@ func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error)
 // historyJoin looks each commit and run up once.
 type historyJoin struct {
 	db           *store.DB
-	subjects     map[string]string
+	commits      map[string]store.Commit
 	fingerprints map[uint64]*record.Fingerprint
 }
 
-func (j historyJoin) subject(hash string) string {
-	s, ok := j.subjects[hash]
+// commit is what the store knows of the commit: its subject and date, or
+// nothing.
+func (j historyJoin) commit(hash string) store.Commit {
+	c, ok := j.commits[hash]
 	if !ok {
-		if c, found, err := j.db.Commit(hash); err == nil && found {
-			s = c.Subject
+		if found, known, err := j.db.Commit(hash); err == nil && known {
+			c = found
 		}
-		j.subjects[hash] = s
+		j.commits[hash] = c
 	}
-	return s
+	return c
 }
 
 func (j historyJoin) fingerprint(runID uint64) *record.Fingerprint {

@@ -1,7 +1,11 @@
 package service
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"log/slog"
 
 	"github.com/perfbot/perfbot/config"
@@ -32,11 +36,20 @@ func (o *Options) defaults() {
 	}
 }
 
+// ErrNoStore is returned by OpenRecords with Options.Existing when the
+// store file does not exist yet: nothing was ever recorded.
+var ErrNoStore = errors.New("no store yet")
+
 // openStore opens the configured store, or the one Options.Store names.
 func openStore(cfg *config.Config, opts Options) (*store.DB, error) {
 	path := cfg.Store
 	if opts.Store != "" {
 		path = opts.Store
+	}
+	if opts.Existing {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", path, ErrNoStore)
+		}
 	}
 	return store.Open(path)
 }

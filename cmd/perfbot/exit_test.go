@@ -88,3 +88,54 @@ func TestUnsupportedHostKind(t *testing.T) {
 	assert.Contains(t, errOut, `host gpu1: kind "ssh" is not supported yet`)
 	assert.NotContains(t, errOut, "internal error")
 }
+
+// TestUsageMistakes: what a newcomer mistypes is a usage error (exit 1)
+// that says what to do, never help printed with exit 0, never the
+// embedded testbed configuration standing in for a missing one.
+func TestUsageMistakes(t *testing.T) {
+	empty := t.TempDir()
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"an unknown command", []string{"mesure", "HEAD"}, `unknown command "mesure" for "perfbot"; its commands: bisect,`},
+		{"an unknown subcommand", []string{"testbed", "foo"}, `unknown command "foo" for "perfbot testbed"; its commands: init, verify`},
+		{"a group without its command", []string{"testbed"}, "perfbot testbed needs a command: init, verify"},
+		{"no configuration", []string{"measure", "HEAD"}, "has no perfbot.yaml and --config names none"},
+		{"no configuration for history", []string{"history"}, "run `perfbot demo` to try perfbot"},
+		{"extra arguments", []string{"testbed", "init", "a", "b"}, "accepts 1 arg(s), received 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := perfbot(t, empty, tt.args...)
+			assert.Equal(t, exitInput, code, errOut)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, tt.stderr)
+		})
+	}
+	entries, err := os.ReadDir(empty)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "a mistake creates nothing: no store, no clone")
+}
+
+func TestVersionFlag(t *testing.T) {
+	out, errOut, code := perfbot(t, t.TempDir(), "--version")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `^perfbot \S+`, out)
+}
+
+// TestHistoryBeforeAnyMeasurement: history on a workspace where nothing was
+// measured says so and creates no store.
+func TestHistoryBeforeAnyMeasurement(t *testing.T) {
+	dir, _ := toyProject(t, []toyCommit{{tokS: 1}})
+	out, errOut, code := perfbot(t, dir, "history")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "no samples yet")
+	out, _, code = perfbot(t, dir, "history", "--json")
+	require.Equal(t, exitOK, code)
+	assert.JSONEq(t, "[]", out)
+	_, err := os.Stat(filepath.Join(dir, ".perfbot", "perfbot.db"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "history creates no store")
+}

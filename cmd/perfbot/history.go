@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/bench"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 )
 
@@ -42,7 +45,15 @@ func historyCmd(g *globals) *cobra.Command {
 			}
 			q := service.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON}
 			var rows []service.HistoryRow
-			bot, err := g.openRecords()
+			bot, err := g.openExistingRecords()
+			if errors.Is(err, service.ErrNoStore) {
+				// Nothing was ever measured: say so, and create nothing.
+				fmt.Fprintf(g.stderr, "perfbot: no samples yet (%v); `perfbot measure REV` records some\n", err)
+				if asJSON {
+					return writeJSON(g.stdout, []service.HistoryRow{})
+				}
+				return nil
+			}
 			if r, ok := g.beside(err); ok {
 				rows, err = r.history(cmd.Context(), q)
 			} else if err == nil {
@@ -51,6 +62,9 @@ func historyCmd(g *globals) *cobra.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if len(rows) == 0 {
+				fmt.Fprintln(g.stderr, "perfbot: no samples match"+describeQuery(metric, since, limit))
 			}
 			switch {
 			case asJSON:
@@ -71,6 +85,21 @@ func historyCmd(g *globals) *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	f.StringVar(&format, "format", "", "csv or benchstat (Go benchmark format with commit: lines)")
 	return cmd
+}
+
+// describeQuery says which samples were asked for, for "no samples match".
+func describeQuery(metric, since string, limit int) string {
+	var parts []string
+	if metric != "" {
+		parts = append(parts, "metric "+metric)
+	}
+	if since != "" {
+		parts = append(parts, "since "+since)
+	}
+	if len(parts) == 0 {
+		return " (the store holds none yet)"
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // printHistory prints one line per sample, its time in loc.
@@ -94,13 +123,37 @@ func writeHistoryCSV(w io.Writer, rows []service.HistoryRow) error {
 	return cw.Error()
 }
 
-// writeHistoryBenchstat writes the samples oldest first, so that
-// benchstat's columns follow history.
+// writeHistoryBenchstat writes the samples one commit after another in
+// commit order (by the commit's date, oldest first; a commit the store
+// has no date of by its first sample), each under a "commit: <short id>"
+// line, so that benchstat's columns follow the history and read as the
+// commits people type. Each value is named after the benchmark it was
+// selected from and carries the metric's unit.
 func writeHistoryBenchstat(w io.Writer, rows []service.HistoryRow) error {
-	var bs []bench.BenchstatRow
+	first := map[string]time.Time{}
+	byCommit := map[string][]service.HistoryRow{}
+	var commits []string
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := rows[i]
-		bs = append(bs, bench.BenchstatRow{Commit: r.Commit, Name: r.Metric, Unit: r.Unit, Value: r.Value})
+		if _, ok := byCommit[r.Commit]; !ok {
+			commits = append(commits, r.Commit)
+			first[r.Commit] = r.Time
+			if !r.CommitDate.IsZero() {
+				first[r.Commit] = r.CommitDate
+			}
+		}
+		byCommit[r.Commit] = append(byCommit[r.Commit], r)
+	}
+	slices.SortStableFunc(commits, func(a, b string) int { return first[a].Compare(first[b]) })
+	var bs []bench.BenchstatRow
+	for _, c := range commits {
+		for _, r := range byCommit[c] {
+			name := r.Benchmark
+			if name == "" {
+				name = r.Metric
+			}
+			bs = append(bs, bench.BenchstatRow{Commit: record.ShortHash(r.Commit), Name: name, Unit: r.Unit, Value: r.Value})
+		}
 	}
 	return bench.WriteBenchstat(w, bs)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/secret"
 )
 
@@ -258,8 +259,9 @@ func TestHistoryFormats(t *testing.T) {
 
 	out, errOut, code = perfbot(t, dir, "history", "--format", "benchstat")
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, "commit: "+hashes[0])
-	require.Less(t, strings.Index(out, "commit: "+hashes[0]), strings.Index(out, "commit: "+hashes[1]), "oldest first")
+	require.Contains(t, out, "commit: "+record.ShortHash(hashes[0]))
+	require.Less(t, strings.Index(out, "commit: "+record.ShortHash(hashes[0])), strings.Index(out, "commit: "+record.ShortHash(hashes[1])), "oldest first")
+	require.NotContains(t, out, "Benchmarkgen_tok_s", "named after the benchmark, not the metric")
 
 	out, _, code = perfbot(t, dir, "history", "--limit", "1", "--json")
 	require.Equal(t, 0, code)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -61,15 +62,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:           "perfbot",
 		Short:         "Find inference performance regressions and prove where they come from",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("perfbot {{.Version}}\n")
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.config, "config", "", "configuration file (default perfbot.yaml, else the embedded testbed config)")
+	pf.StringVar(&g.config, "config", "", "configuration file (default perfbot.yaml in the current directory)")
 	pf.StringVar(&g.store, "store", "", "store file (default: the config's store)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "debug logs on stderr")
 
@@ -77,11 +80,44 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		measureCmd(g), historyCmd(g), bisectCmd(g), hunksCmd(g), envbisectCmd(g),
 		parseCmd(g), findingsCmd(g), reportCmd(g), demoCmd(g), testbedCmd(g), nightlyCmd(g), serveCmd(g),
 	)
+	requireSubcommands(root)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
 	return reportError(stderr, err)
+}
+
+// requireSubcommands makes every command that only groups others (perfbot
+// itself, testbed) refuse what is not one of them: an unknown command or a
+// missing one is a usage error naming them, never help printed with exit
+// status 0.
+func requireSubcommands(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		requireSubcommands(c)
+	}
+	if !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q for %q; its commands: %s", args[0], c.CommandPath(), subcommandNames(c))
+		}
+		return nil
+	}
+	cmd.RunE = func(c *cobra.Command, _ []string) error {
+		return usagef("%s needs a command: %s (see %s --help)", c.CommandPath(), subcommandNames(c), c.CommandPath())
+	}
+}
+
+func subcommandNames(cmd *cobra.Command) string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // reportError prints err on stderr and returns its exit status; a bug
@@ -126,29 +162,28 @@ func (g *globals) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// loadConfig reads --config, else perfbot.yaml in the current directory,
-// else the embedded testbed configuration.
+// loadConfig reads --config, else perfbot.yaml in the current directory.
+// Without either it says so: the embedded testbed configuration is what
+// `perfbot demo` runs, never a silent stand-in for the user's own.
 func (g *globals) loadConfig() (*config.Config, error) {
 	path := g.config
 	if path == "" {
-		if _, err := os.Stat("perfbot.yaml"); err == nil {
-			path = "perfbot.yaml"
+		if _, err := os.Stat(defaultConfig); err != nil {
+			wd, _ := os.Getwd()
+			return nil, usagef("no configuration: %s has no %s and --config names none; "+
+				"write one for your repository (examples in configs/, keys in README.md), or run `perfbot demo` to try perfbot on its bundled testbed", wd, defaultConfig)
 		}
+		path = defaultConfig
 	}
-	var (
-		cfg *config.Config
-		err error
-	)
-	if path == "" {
-		cfg, err = config.Default()
-	} else {
-		cfg, err = config.Load(path)
-	}
+	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, inputErr(err)
 	}
 	return cfg, nil
 }
+
+// defaultConfig is the configuration file read when --config names none.
+const defaultConfig = "perfbot.yaml"
 
 func inputErr(err error) error {
 	var ce *config.Error
@@ -184,6 +219,18 @@ func (g *globals) openRecords() (*service.Bot, error) {
 		return nil, err
 	}
 	return service.OpenRecords(cfg, g.options())
+}
+
+// openExistingRecords is openRecords for a reader that must not create a
+// store: without one the error wraps service.ErrNoStore.
+func (g *globals) openExistingRecords() (*service.Bot, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	opts := g.options()
+	opts.Existing = true
+	return service.OpenRecords(cfg, opts)
 }
 
 func (g *globals) options() service.Options {
