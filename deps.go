@@ -11,8 +11,8 @@ import (
 	_ "github.com/spf13/cobra"
 	_ "github.com/stretchr/testify/require"
 	_ "go.etcd.io/bbolt"
+	_ "go.yaml.in/yaml/v3"
 	_ "golang.org/x/crypto/ssh"
 	_ "golang.org/x/perf/benchfmt"
 	_ "golang.org/x/perf/benchmath"
-	_ "gopkg.in/yaml.v3"
 )

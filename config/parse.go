@@ -18,7 +18,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/robfig/cron/v3"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/record"
