@@ -58,6 +58,12 @@ func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*record.Findin
 		out = append(out, f)
 	}
 	for _, f := range out {
+		// The same finding found again (a bisection run a second time)
+		// keeps where it stands with the tracker: it is not filed afresh,
+		// and its issue is not forgotten.
+		if old, ok, err := b.Store.Finding(f.ID); err == nil && ok && old.ID == f.ID && old.State != record.StateKept {
+			f.State, f.Issue, f.IssueURL = old.State, old.Issue, old.IssueURL
+		}
 		if err := b.Store.PutFinding(*f); err != nil {
 			return nil, fmt.Errorf("store finding %s: %w", f.ID, err)
 		}

@@ -15,9 +15,9 @@ import (
 
 func bisectCmd(g *globals) *cobra.Command {
 	var (
-		req               service.BisectRequest
-		direction         string
-		fileIssue, asJSON bool
+		req                          service.BisectRequest
+		direction                    string
+		fileIssue, asJSON, failOnCul bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bisect --good REV --bad REV",
@@ -47,9 +47,11 @@ func bisectCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(g.stdout, &rep)
+					err = writeJSON(g.stdout, &rep)
+				} else {
+					err = printBisect(g.stdout, &rep)
 				}
-				return printBisect(g.stdout, &rep)
+				return errors.Join(err, failOn(failOnCul, &rep))
 			}
 			if err != nil {
 				return err
@@ -81,7 +83,7 @@ func bisectCmd(g *globals) *cobra.Command {
 			} else {
 				err = printBisect(g.stdout, rep)
 			}
-			return errors.Join(fileErr, err)
+			return errors.Join(fileErr, err, failOn(failOnCul, rep))
 		},
 	}
 	f := cmd.Flags()
@@ -93,7 +95,26 @@ func bisectCmd(g *globals) *cobra.Command {
 	f.IntVar(&req.Scan, "scan", 0, "survey every N commits first and bisect each differing stretch (finds changes masked by later opposite ones)")
 	f.BoolVar(&fileIssue, "file-issue", false, "file an issue per culprit (GitHub, or the issues directory)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	f.BoolVar(&failOnCul, "fail-on-culprit", false, fmt.Sprintf("exit with status %d when a confirmed culprit of a regression is found (for CI)", exitCulprit))
 	return cmd
+}
+
+// errCulprit is the outcome --fail-on-culprit turns into exit status
+// exitCulprit.
+var errCulprit = errors.New("a confirmed regression was found (--fail-on-culprit)")
+
+// failOn returns errCulprit when on is set and rep names a confirmed
+// culprit of a regression.
+func failOn(on bool, rep *service.BisectReport) error {
+	if !on {
+		return nil
+	}
+	for _, c := range rep.Culprits {
+		if c.Confirmed && c.Direction == record.Regression {
+			return fmt.Errorf("culprit %s: %w", short(c.Commit), errCulprit)
+		}
+	}
+	return nil
 }
 
 // printBisect prints the verdict, the probes, each culprit with its

@@ -41,6 +41,7 @@ func TestExitCode(t *testing.T) {
 		{"a deadline", fmt.Errorf("github: %w", context.DeadlineExceeded), exitInfra},
 		{"interrupted", fmt.Errorf("bisect: measure 3f2a: %w", context.Canceled), exitInterrupted},
 		{"interrupted while a host worked", &record.InfraError{Host: "local", Op: "check out 3f2a", Err: context.Canceled}, exitInterrupted},
+		{"--fail-on-culprit found one", fmt.Errorf("culprit 3f2a: %w", errCulprit), exitCulprit},
 		{"anything else is a bug", errors.New("assignment to entry in nil map"), exitBug},
 		{"a wrapped surprise is a bug too", fmt.Errorf("record run of 3f2a: %w", errors.New("encode: unsupported value NaN")), exitBug},
 	}

@@ -389,6 +389,21 @@ func TestFindingsFiledAndRead(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, issues, 1, "one issue, however often it is filed")
 
+	// For CI: the same bisection again (all its runs are stored) fails
+	// the job, after printing its report.
+	out, errOut, code = perfbot(t, dir, "bisect", "--good", "HEAD~2", "--bad", "HEAD", "--fail-on-culprit")
+	require.Equal(t, exitCulprit, code, errOut)
+	require.Contains(t, out, "culprit "+short(hashes[2]))
+	require.Contains(t, errOut, "a confirmed regression was found (--fail-on-culprit)")
+	_, errOut, code = perfbot(t, dir, "bisect", "--good", "HEAD~1", "--bad", "HEAD", "--direction", "improvement", "--fail-on-culprit")
+	require.Equal(t, exitOK, code, "no regression looked for, no failure: %s", errOut)
+
+	out, errOut, code = perfbot(t, dir, "findings", "--json")
+	require.Equal(t, 0, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &fs), out)
+	require.Equal(t, "filed", fs[len(fs)-1].State, "found again, the finding keeps its issue: %s", out)
+	require.Equal(t, 1, fs[len(fs)-1].Issue)
+
 	// A GitHub repository without its token files nothing: the user's
 	// mistake, said before anything is sent.
 	cfg, err := os.ReadFile(filepath.Join(dir, "perfbot.yaml"))

@@ -26,6 +26,7 @@ const (
 	exitInput       = 1   // bad usage, input or configuration
 	exitInfra       = 2   // infrastructure failure: retrying later may help
 	exitBug         = 3   // an error perfbot did not expect: a bug
+	exitCulprit     = 4   // bisect --fail-on-culprit found a confirmed regression
 	exitInterrupted = 130 // interrupted (SIGINT or SIGTERM), as shells report it
 )
 
@@ -142,6 +143,8 @@ func exitCode(err error) int {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
+	case errors.Is(err, errCulprit):
+		return exitCulprit
 	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &ce),
 		errors.Is(err, store.ErrAmbiguous), errors.Is(err, store.ErrNewerSchema),
 		errors.Is(err, gitops.ErrUnknownRevision), errors.Is(err, gitops.ErrAmbiguousRevision),
