@@ -222,5 +222,26 @@ func (f *Finding) Fingerprint() string {
 	// finding without hunks is the one older versions gave it.
 	b.WriteString("|")
 	sum := sha256.Sum256([]byte(b.String()))
-	return "perfbotfp" + hex.EncodeToString(sum[:10])
+	return FindingMarker + hex.EncodeToString(sum[:10])
+}
+
+// FindingMarker starts every finding's id: the fingerprint that an issue
+// body carries, so that a tracker search finds the issue of a finding.
+// People type ids without it (ShortFindingID).
+const FindingMarker = "perfbotfp"
+
+// ShortFindingID abbreviates a finding's id as git abbreviates a hash:
+// seven characters after the marker ("3f2a9c1" for "perfbotfp3f2a9c1…"),
+// and a suffix such as "-nr" kept. Lookups take it back.
+func ShortFindingID(id string) string {
+	const keep = 7
+	rest, ok := strings.CutPrefix(id, FindingMarker)
+	if !ok || len(rest) <= keep {
+		return id
+	}
+	short := rest[:keep]
+	if i := strings.IndexByte(rest, '-'); i > keep {
+		short += rest[i:]
+	}
+	return short
 }

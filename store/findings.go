@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
@@ -94,15 +95,23 @@ func getFinding(tx *bolt.Tx, id string) (record.Finding, bool, error) {
 }
 
 // uniqueKey is id itself when it is a key, else the only key that starts
-// with it, else nil.
+// with it, else nil. An abbreviated id may keep the suffix of the full one
+// ("perfbotfp3f2a9c1-nr" for "perfbotfp3f2a9c1…-nr"): then the key also
+// ends with it.
 func uniqueKey(b *bolt.Bucket, id []byte) ([]byte, error) {
 	if b.Get(id) != nil {
 		return id, nil
 	}
+	prefix, suffix := id, []byte(nil)
+	if i := bytes.LastIndexByte(id, '-'); i > 0 {
+		prefix, suffix = id[:i], id[i:]
+	}
 	var found []string
 	c := b.Cursor()
-	for k, _ := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, _ = c.Next() {
-		found = append(found, string(k))
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if bytes.HasPrefix(k, id) || suffix != nil && bytes.HasSuffix(k, suffix) {
+			found = append(found, string(k))
+		}
 	}
 	switch len(found) {
 	case 0:
@@ -110,8 +119,21 @@ func uniqueKey(b *bolt.Bucket, id []byte) ([]byte, error) {
 	case 1:
 		return []byte(found[0]), nil
 	default:
-		return nil, fmt.Errorf("finding %q: %w: %d findings match (%s, %s, …)", id, ErrAmbiguous, len(found), found[0], found[1])
+		return nil, fmt.Errorf("finding %q: %w: %d findings match: %s", strings.TrimPrefix(string(id), record.FindingMarker), ErrAmbiguous, len(found), candidates(found))
 	}
+}
+
+// candidates lists the ids of an ambiguous prefix, short, at most eight.
+func candidates(ids []string) string {
+	var out []string
+	for i, id := range ids {
+		if i == 8 {
+			out = append(out, fmt.Sprintf("and %d more", len(ids)-i))
+			break
+		}
+		out = append(out, record.ShortFindingID(id))
+	}
+	return strings.Join(out, ", ")
 }
 
 func listFindings(tx *bolt.Tx) ([]record.Finding, error) {

@@ -23,6 +23,7 @@ func TestFindings(t *testing.T) {
 		finding("perfbotfpaa22", 3*time.Hour),
 		finding("perfbotfpbb33", 2*time.Hour),
 		finding("perfbotfpbb", 0), // an id that is also a prefix of another
+		finding("perfbotfpcc44dd55-nr", -time.Hour),
 	} {
 		require.NoError(t, db.PutFinding(f))
 	}
@@ -33,7 +34,7 @@ func TestFindings(t *testing.T) {
 	for _, f := range all {
 		ids = append(ids, f.ID)
 	}
-	assert.Equal(t, []string{"perfbotfpaa22", "perfbotfpbb33", "perfbotfpaa11", "perfbotfpbb"}, ids, "newest first")
+	assert.Equal(t, []string{"perfbotfpaa22", "perfbotfpbb33", "perfbotfpaa11", "perfbotfpbb", "perfbotfpcc44dd55-nr"}, ids, "newest first")
 
 	for _, tc := range []struct {
 		name    string
@@ -44,8 +45,10 @@ func TestFindings(t *testing.T) {
 		{name: "full id", id: "perfbotfpaa11", want: "perfbotfpaa11"},
 		{name: "unique prefix", id: "perfbotfpaa2", want: "perfbotfpaa22"},
 		{name: "full id that prefixes another", id: "perfbotfpbb", want: "perfbotfpbb"},
-		{name: "ambiguous prefix", id: "perfbotfpa", wantErr: `finding "perfbotfpa": ambiguous id prefix: 2 findings match (perfbotfpaa11, perfbotfpaa22, …)`},
-		{name: "unknown", id: "perfbotfpcc"},
+		{name: "ambiguous prefix", id: "perfbotfpa", wantErr: `finding "a": ambiguous id prefix: 2 findings match: perfbotfpaa11, perfbotfpaa22`},
+		{name: "abbreviated with its suffix", id: "perfbotfpcc44-nr", want: "perfbotfpcc44dd55-nr"},
+		{name: "a suffix of no such finding", id: "perfbotfpcc44-xx"},
+		{name: "unknown", id: "perfbotfpee"},
 		{name: "empty id", id: "", wantErr: "get finding: empty id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -57,16 +56,8 @@ func printFindings(w io.Writer, fs []record.Finding) error {
 	return tw.Flush()
 }
 
-// shortID abbreviates a finding's id as git abbreviates a hash: every id
-// starts with the same marker ("perfbotfp"), so the abbreviation keeps
-// seven characters after it. `perfbot report` takes it back.
-func shortID(id string) string {
-	const marker, keep = "perfbotfp", 7
-	if strings.HasPrefix(id, marker) && len(id) > len(marker)+keep {
-		return id[:len(marker)+keep]
-	}
-	return id
-}
+// shortID is the id people type: record.ShortFindingID.
+func shortID(id string) string { return record.ShortFindingID(id) }
 
 func reportCmd(g *globals) *cobra.Command {
 	var fileIssue, retry bool
