@@ -258,6 +258,9 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 	switch out {
 	case endsSame:
 		res.Verdict = record.OutcomeNotReproduced
+		if w, ok := s.otherWay(endsTest{a: good, b: bad}, good, bad); ok {
+			s.warn(w)
+		}
 		return s.finish(res, nil), nil
 	case endsUndecided:
 		res.Verdict = record.OutcomeInconclusive

@@ -189,6 +189,39 @@ func TestBisectScenarios(t *testing.T) {
 	}
 }
 
+// TestBisectOtherDirection: a regression searched as an improvement (and
+// the reverse) is not_reproduced, and the result says which way the ends
+// do differ, by how much, and how to search for it.
+func TestBisectOtherDirection(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change float64
+		opts   bisect.Options
+		want   record.Direction
+	}{
+		{"an improvement searched as a regression", 1.08, bisect.Options{}, record.Improvement},
+		{"a regression searched as an improvement", 0.92, bisect.Options{Direction: record.Improvement}, record.Regression},
+		{"a latency regression searched as an improvement", 1.08, bisect.Options{Direction: record.Improvement, Better: record.Lower}, record.Regression},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := bisecttest.History{Len: 33, CV: 0.02, Changes: []bisecttest.Change{changeAt(17, tc.change)}}
+			for _, res := range trials(t, &h, tc.opts, 3) {
+				require.Equal(t, record.OutcomeNotReproduced, res.Verdict)
+				var w *record.Warning
+				for i := range res.Warnings {
+					if res.Warnings[i].Kind == record.WarnOtherDirection {
+						w = &res.Warnings[i]
+					}
+				}
+				require.NotNil(t, w, "warnings %q", res.Warnings)
+				assert.Equal(t, tc.want, w.Direction)
+				assert.InDelta(t, (tc.change-1)*100, w.Pct, 3)
+				assert.Contains(t, w.String(), "--direction "+string(tc.want))
+			}
+		})
+	}
+}
+
 // TestBisectHostLevels runs histories whose host jumps between two speeds
 // every few runs, as a shared machine does when a neighbour's job takes it
 // for a while and leaves it again (1017 and 705 tok/s in issue 19, a 31%

@@ -164,14 +164,19 @@ func (s *search) decideEnds(t endsTest) (endsOutcome, record.Direction) {
 // estimate reaches the minimum effect; tail is the probability of a change
 // of at least the minimum effect in a searched direction.
 func (s *search) tails(delta, se, df, alpha float64) (differ bool, dir record.Direction, tail float64) {
+	return s.tailsFor(s.opts.Direction, delta, se, df, alpha)
+}
+
+// tailsFor is tails for a search in direction searched.
+func (s *search) tailsFor(searched record.Direction, delta, se, df, alpha float64) (differ bool, dir record.Direction, tail float64) {
 	minEff := math.Log1p(s.opts.MinEffect)
 	// pWorse is P(δ > 0); pAbove and pBelow are P(δ ≥ minEff) and
 	// P(δ ≤ −minEff).
 	pWorse := stats.StudentCDF(delta/se, df)
 	pAbove := 1 - stats.StudentCDF((minEff-delta)/se, df)
 	pBelow := stats.StudentCDF((-minEff-delta)/se, df)
-	lookWorse := s.opts.Direction != record.Improvement
-	lookBetter := s.opts.Direction != record.Regression
+	lookWorse := searched != record.Improvement
+	lookBetter := searched != record.Regression
 	if lookWorse && pWorse >= 1-alpha && delta >= minEff {
 		return true, record.Regression, pAbove
 	}
@@ -185,6 +190,27 @@ func (s *search) tails(delta, se, df, alpha float64) (differ bool, dir record.Di
 		tail += pBelow
 	}
 	return false, "", tail
+}
+
+// otherWay returns the warning for ends that do not differ in the
+// direction searched but do in the other one, and false otherwise (or when
+// the search looks both ways).
+func (s *search) otherWay(t endsTest, good, bad int) (record.Warning, bool) {
+	if s.opts.Direction == record.Any {
+		return record.Warning{}, false
+	}
+	delta, se, df, ok := s.endsEstimate(s.clean(t.a), s.clean(t.b))
+	if !ok {
+		return record.Warning{}, false
+	}
+	differ, dir, _ := s.tailsFor(record.Any, delta, se, df, s.endsAlpha())
+	if !differ || dir == s.opts.Direction {
+		return record.Warning{}, false
+	}
+	// delta is the change of the log values signed worse-upwards; the
+	// metric's own change is back in its units' direction.
+	pct := math.Expm1(s.worse*delta) * 100
+	return record.Warning{Kind: record.WarnOtherDirection, From: s.chain[good], To: s.chain[bad], Direction: dir, Pct: pct}, true
 }
 
 // looksChanged reports whether the estimate of the comparison shows a

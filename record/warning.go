@@ -60,6 +60,10 @@ const (
 	// could not be measured: configurations without them stayed
 	// undecided after being measured again; they are not named.
 	WarnUndecidedElements WarningKind = "undecided_elements"
+	// WarnOtherDirection: the ends From and To do not differ in the
+	// direction searched, but they do in Direction, by Pct: the search
+	// asked for an improvement of what is a regression, or the reverse.
+	WarnOtherDirection WarningKind = "other_direction"
 )
 
 // Warning is one statistical caveat on a search's result: a value, not
@@ -76,6 +80,8 @@ type Warning struct {
 	Pct     float64     `json:"pct,omitempty"`
 	LoPct   float64     `json:"lo_pct,omitempty"`
 	HiPct   float64     `json:"hi_pct,omitempty"`
+	// Direction is the direction a WarnOtherDirection found.
+	Direction Direction `json:"direction,omitempty"`
 }
 
 // String renders the warning in English.
@@ -114,6 +120,9 @@ func (w Warning) String() string {
 		return "applying the minimal set alone to the parent does not reproduce the change: the set is not trustworthy"
 	case WarnSetIncomplete:
 		return "reverting the minimal set alone does not recover the change: other hunks contribute too"
+	case WarnOtherDirection:
+		return fmt.Sprintf("the ends %s do not differ in the direction searched, but they do the other way: %s of %+.1f%%; search it with --direction %s (or any)",
+			span, w.Direction, w.Pct, w.Direction)
 	case WarnUndecidedElements:
 		return fmt.Sprintf("the effect of %s could not be measured (their tests stayed undecided when measured again); they are not named", strings.Join(w.Commits, ", "))
 	}
