@@ -3,7 +3,10 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
+	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
@@ -56,7 +59,79 @@ func (b *Bot) Measure(ctx context.Context, revs []string, repeats int) ([]Measur
 		m.Metrics = sums
 		out = append(out, m)
 	}
+	if err := b.checkSelection(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// checkSelection turns a metric that selects nothing at every revision
+// measured into the configuration mistake it is (a unit or a benchmark name
+// mistyped), naming what the output holds, instead of reporting every
+// revision as bench_failed. It reads each revision's last failed run
+// again: its benchmark printed results, parsed, that the metric does not
+// select from.
+func (b *Bot) checkSelection(ms []Measurement) error {
+	var mismatch error
+	for _, m := range ms {
+		if m.Status != record.StatusBenchFailed {
+			return nil
+		}
+		err := b.selectMismatch(record.Target{Commit: m.Commit})
+		if err == nil {
+			return nil
+		}
+		mismatch = err
+	}
+	if mismatch == nil {
+		return nil
+	}
+	return &InputError{Err: fmt.Errorf("%w at every revision measured: the benchmark ran and printed results, which the metric does not select; fix the metric's select or unit in %s", mismatch, b.configName())}
+}
+
+// selectMismatch returns why a metric selected nothing from the output of
+// t's last failed run, or nil when that run failed otherwise.
+func (b *Bot) selectMismatch(t record.Target) error {
+	entry, err := b.Store.Cached(b.Oracle.SpecHash(), t.Key())
+	if err != nil || len(entry.Failed) == 0 {
+		return nil
+	}
+	run, ok, err := b.Store.Run(entry.Failed[len(entry.Failed)-1].ID)
+	if err != nil || !ok || run.Status != record.StatusBenchFailed {
+		return nil
+	}
+	for _, s := range b.Config.Benchmarks {
+		var out *record.Log
+		for i := range run.Logs {
+			if run.Logs[i].Step == s.Name {
+				out = &run.Logs[i]
+			}
+		}
+		if out == nil || out.ExitCode != 0 {
+			continue
+		}
+		samples, err := bench.Parse(s.Format, strings.NewReader(out.Output), s.Options)
+		if err != nil {
+			return nil
+		}
+		for _, metric := range b.Config.Metrics {
+			if metric.Benchmark != s.Name {
+				continue
+			}
+			if _, err := bench.Select(samples, metric.Select, metric.Unit); err != nil {
+				return fmt.Errorf("metric %s (select %q, unit %q) matches nothing in the output of benchmark %s (%v)", metric.Name, metric.Select, metric.Unit, s.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// configName names the configuration file for messages.
+func (b *Bot) configName() string {
+	if b.Config.Path != "" {
+		return b.Config.Path
+	}
+	return "the configuration"
 }
 
 func (b *Bot) lastStatus(t record.Target) record.Status {

@@ -140,3 +140,21 @@ func TestHistoryBeforeAnyMeasurement(t *testing.T) {
 	_, err := os.Stat(filepath.Join(dir, ".perfbot", "perfbot.db"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "history creates no store")
 }
+
+// TestMetricUnitTypo: a metric whose unit is mistyped selects nothing at
+// any revision; that is the configuration's fault (exit 1), said with the
+// units the output has, not every revision reported bench_failed.
+func TestMetricUnitTypo(t *testing.T) {
+	dir, _ := toyProject(t, []toyCommit{{tokS: 100}, {tokS: 90}})
+	path := filepath.Join(dir, "perfbot.yaml")
+	cfg, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, bytes.Replace(cfg, []byte("unit: tok/s"), []byte("unit: tokens/s"), 1), 0o644))
+
+	out, errOut, code := perfbot(t, dir, "measure", "HEAD~1", "HEAD", "--repeats", "1")
+	require.Equal(t, exitInput, code, errOut)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, `unit "tokens/s") matches nothing in the output of benchmark`)
+	assert.Contains(t, errOut, "tok/s")
+	assert.Contains(t, errOut, "at every revision measured")
+}
