@@ -18,7 +18,11 @@ import (
 // files that are not ignored, as new files. The user's index and refs are
 // left alone. HEAD must be in the clone; it is fetched from origin, or
 // straight from dir for a commit that was never pushed.
-func (r *Repo) WorkingDiff(ctx context.Context, dir string) (*Patch, Commit, error) {
+//
+// The paths in exclude (absolute, or relative to dir: perfbot's own
+// workdir, store and issues when they lie inside the working copy) are
+// left out of the diff, tracked or not.
+func (r *Repo) WorkingDiff(ctx context.Context, dir string, exclude ...string) (*Patch, Commit, error) {
 	top, err := gitLine(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", dir, err)
@@ -27,7 +31,7 @@ func (r *Repo) WorkingDiff(ctx context.Context, dir string) (*Patch, Commit, err
 	if err != nil {
 		return nil, Commit{}, fmt.Errorf("working diff of %s: no HEAD commit: %w", top, err)
 	}
-	diff, err := r.workingDiffText(ctx, top)
+	diff, err := r.workingDiffText(ctx, top, excludeSpecs(dir, top, exclude))
 	if err != nil {
 		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
 	}
@@ -50,7 +54,7 @@ func (r *Repo) WorkingDiff(ctx context.Context, dir string) (*Patch, Commit, err
 // shows them as new files without writing their content anywhere and
 // without touching the real index. The copy lives under the workdir, as
 // every scratch file of perfbot does.
-func (r *Repo) workingDiffText(ctx context.Context, top string) ([]byte, error) {
+func (r *Repo) workingDiffText(ctx context.Context, top string, excluded []string) ([]byte, error) {
 	tmp := filepath.Join(r.workdir, "tmp")
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return nil, err
@@ -81,7 +85,7 @@ func (r *Repo) workingDiffText(ctx context.Context, top string) ([]byte, error) 
 		return nil, fmt.Errorf("copy index: %w", err)
 	}
 
-	untracked, err := gitCmd(ctx, top, nil, nil, "ls-files", "-z", "--others", "--exclude-standard")
+	untracked, err := gitCmd(ctx, top, nil, nil, append([]string{"ls-files", "-z", "--others", "--exclude-standard", "--", "."}, excluded...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +96,28 @@ func (r *Repo) workingDiffText(ctx context.Context, top string) ([]byte, error) 
 			return nil, err
 		}
 	}
-	args := append(append([]string(nil), diffArgs...), "HEAD", "--")
-	return gitCmd(ctx, top, nil, env, args...)
+	args := append(append([]string(nil), diffArgs...), "HEAD", "--", ".")
+	return gitCmd(ctx, top, nil, env, append(args, excluded...)...)
+}
+
+// excludeSpecs turns the paths to leave out into git pathspecs relative to
+// top, the working copy's root; a path outside it needs none.
+func excludeSpecs(dir, top string, paths []string) []string {
+	var specs []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		rel, err := filepath.Rel(top, filepath.Clean(p))
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		specs = append(specs, ":(exclude,top,literal)"+filepath.ToSlash(rel))
+	}
+	return specs
 }
 
 // ensureCommit makes sure the clone holds commit hash, fetching origin and

@@ -185,3 +185,28 @@ func TestWorkingDiffRunsNoUserCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkingDiffLeavesOutPerfbotsOwnFiles: with perfbot.yaml inside the
+// working copy, perfbot's state (.perfbot/: clone, store, issues) and the
+// config itself are not the user's changes, tracked or not.
+func TestWorkingDiffLeavesOutPerfbotsOwnFiles(t *testing.T) {
+	ctx := context.Background()
+	user := gitopstest.NewBuilder(t)
+	user.Commit("base", map[string]string{"engine.txt": "one\n", ".perfbot/issues/old.md": "committed by mistake\n"})
+	r, err := gitops.Open(ctx, user.Dir, t.TempDir())
+	require.NoError(t, err)
+	user.Write(map[string]string{
+		"engine.txt":             "two\n",
+		"perfbot.yaml":           "repo: {url: .}\n",
+		".perfbot/perfbot.db":    "bbolt\n",
+		".perfbot/work/x/a.go":   "package x\n",
+		".perfbot/issues/old.md": "rewritten\n",
+	})
+	p, _, err := r.WorkingDiff(ctx, user.Dir, ".perfbot/work", filepath.Join(user.Dir, ".perfbot/perfbot.db"), ".perfbot/issues", "perfbot.yaml", "/elsewhere/out-of-tree")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"engine.txt"}, paths(p))
+
+	p, _, err = r.WorkingDiff(ctx, user.Dir)
+	require.NoError(t, err)
+	assert.Len(t, p.Files, 5, "nothing left out unless asked")
+}

@@ -104,7 +104,10 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return nil, &InputError{Err: fmt.Errorf("hunks --worktree: repo.url %q is not a local working copy", dir)}
 		}
-		p, head, err := b.Repo.WorkingDiff(ctx, dir)
+		// perfbot's own files, when its configuration sits inside the
+		// working copy, are not the user's changes.
+		store := b.Store.Path()
+		p, head, err := b.Repo.WorkingDiff(ctx, dir, b.Config.Workdir, store, store+".serve", b.Config.IssuesDir, b.Config.Path)
 		if err != nil {
 			return nil, &InputError{Err: fmt.Errorf("hunks --worktree: %w", err)}
 		}
