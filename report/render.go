@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/perfbot/perfbot/internal/num"
+
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/secret"
 )
@@ -485,25 +487,8 @@ func logTail(log string, keep int) (string, int) {
 	return log[cut:], cut
 }
 
-// formatNum prints a measured value with about four significant digits.
-func formatNum(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return "n/a"
-	case a >= 1000:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 100:
-		return fmt.Sprintf("%.1f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.2f", v)
-	case a >= 1:
-		return fmt.Sprintf("%.3f", v)
-	case a == 0:
-		return "0"
-	}
-	return fmt.Sprintf("%.3g", v)
-}
+// formatNum prints a measured value as every view of perfbot does.
+func formatNum(v float64) string { return num.Format(v) }
 
 // formatPct prints a signed percentage with a true minus sign.
 func formatPct(p float64) string {

@@ -186,9 +186,9 @@ func TestFormatting(t *testing.T) {
 	assert.Equal(t, "0.0%", formatPct(-0.01))
 	assert.Equal(t, "n/a", formatPct(math.NaN()))
 	assert.Equal(t, "99.9%", formatConfidence(0.99999), "confidence rounds down")
-	assert.Equal(t, "88.80", formatNum(88.8))
-	assert.Equal(t, "12346", formatNum(12345.6))
-	assert.Equal(t, "0.0123", formatNum(0.01234))
+	assert.Equal(t, "88.8", formatNum(88.8), "as every view prints it (internal/num)")
+	assert.Equal(t, "12,350", formatNum(12345.6))
+	assert.Equal(t, "0.01234", formatNum(0.01234))
 
 	assert.Equal(t, "▁▁█▅ ▅", sparkline([]float64{1, 1, 8, 5, math.NaN(), 4.5}))
 	assert.Equal(t, "▅▅▅", sparkline([]float64{3, 3, 3}))

@@ -30,6 +30,13 @@ type MetricSummary struct {
 	Median float64 `json:"median"`
 	Lo     float64 `json:"lo"`
 	Hi     float64 `json:"hi"`
+	// Coverage is the probability that [Lo, Hi] holds the median: 0.95
+	// for the order-statistic interval of six runs and more; below six,
+	// [Lo, Hi] is the range of the runs and covers it with 1 − 2·0.5ⁿ.
+	Coverage float64 `json:"coverage"`
+	// Range says that [Lo, Hi] is the runs' minimum and maximum, not a 95%
+	// interval.
+	Range bool `json:"range,omitempty"`
 }
 
 // Measure makes sure every revision has at least repeats ok runs and
@@ -157,7 +164,8 @@ func (b *Bot) summaries(t record.Target) ([]MetricSummary, error) {
 		ms := MetricSummary{Metric: m.Name, Unit: m.Unit}
 		if len(vals) > 0 {
 			s := stats.Summarize(vals, 0.95)
-			ms.N, ms.Median, ms.Lo, ms.Hi = s.N, s.Median, s.Lo, s.Hi
+			ms.N, ms.Median, ms.Lo, ms.Hi, ms.Coverage = s.N, s.Median, s.Lo, s.Hi, s.Confidence
+			ms.Range = s.Confidence < 0.95
 		}
 		out = append(out, ms)
 	}

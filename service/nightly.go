@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfbot/perfbot/internal/num"
+
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/detect"
@@ -266,7 +268,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			nm := record.NightMetric{Tip: tv, Level: stats.Median(tv), Values: slices.Clone(tv)}
 			next.Levels[m.Name] = nm.Level
 			night.Metrics[m.Name] = nm
-			b.progressf("  %-16s tip median %.4g, reference %.4g, scaled %.4g", m.Name, stats.Median(tv), 0.0, stats.Median(nm.Values))
+			b.progressf("  %-16s tip median %s, the reference from tonight", m.Name, num.Format(stats.Median(tv)))
 			continue
 		}
 		nm, ok := b.nightMetric(m, tv, refVals[m.Name], state.Levels)
@@ -274,7 +276,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			continue
 		}
 		night.Metrics[m.Name] = nm
-		b.progressf("  %-16s tip median %.4g, reference %.4g, scaled %.4g", m.Name, stats.Median(tv), medianOr(nm.Ref), stats.Median(nm.Values))
+		b.progressf("  %-16s tip median %s, reference %s, scaled %s", m.Name, num.Format(stats.Median(tv)), num.Format(medianOr(nm.Ref)), num.Format(stats.Median(nm.Values)))
 	}
 	night.Sampled = b.nightCommits(sampled, refVals, state.Levels)
 	return next, nil
@@ -327,7 +329,7 @@ func sampledLine(metrics []record.Metric, vals map[string]record.NightMetric) st
 	var parts []string
 	for _, m := range metrics {
 		if nm, ok := vals[m.Name]; ok {
-			parts = append(parts, fmt.Sprintf("%s %.4g", m.Name, stats.Median(nm.Values)))
+			parts = append(parts, m.Name+" "+num.Format(stats.Median(nm.Values)))
 		}
 	}
 	return strings.Join(parts, ", ")

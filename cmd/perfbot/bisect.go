@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/perfbot/perfbot/internal/num"
+
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/record"
@@ -120,12 +122,12 @@ func failOn(on bool, rep *service.BisectReport) error {
 // printBisect prints the verdict, the probes, each culprit with its
 // confirmation, the hunks of each culprit searched, and what it cost.
 func printBisect(w io.Writer, rep *service.BisectReport) error {
-	fmt.Fprintf(w, "%s on %s (%s): good %s median %.4g (n=%d)  bad %s median %.4g (n=%d)\n\n",
-		rep.Verdict, rep.Metric, rep.Direction, short(rep.Good.Commit), rep.Good.Median, rep.Good.N, short(rep.Bad.Commit), rep.Bad.Median, rep.Bad.N)
+	fmt.Fprintf(w, "%s on %s (%s): good %s median %s (n=%d)  bad %s median %s (n=%d)\n\n",
+		rep.Verdict, rep.Metric, rep.Direction, short(rep.Good.Commit), num.Format(rep.Good.Median), rep.Good.N, short(rep.Bad.Commit), num.Format(rep.Bad.Median), rep.Bad.N)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tCOMMIT\tN\tMEDIAN\tSTATUS\tSIDE\tSUBJECT")
 	for _, p := range rep.Probes {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%.4g\t%s\t%s\t%s\n", p.Index, short(p.Commit), p.N, p.Median, p.Status, p.Side, p.Subject)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", p.Index, short(p.Commit), p.N, num.Format(p.Median), p.Status, p.Side, p.Subject)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

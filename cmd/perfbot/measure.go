@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/perfbot/perfbot/internal/num"
+
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/record"
@@ -45,14 +47,35 @@ func measureCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+// medianOf prints a median with its unit, or "-" without runs.
+func medianOf(s service.MetricSummary) string {
+	if s.N == 0 {
+		return "-"
+	}
+	return num.Format(s.Median) + " " + s.Unit
+}
+
+// interval prints a median's interval as what it is: a 95% interval, or
+// below six runs the runs' range with the coverage it really has.
+func interval(s service.MetricSummary) string {
+	if s.N == 0 {
+		return "-"
+	}
+	iv := "[" + num.Format(s.Lo) + ", " + num.Format(s.Hi) + "]"
+	if s.Range {
+		return fmt.Sprintf("%s min–max, %.0f%%", iv, 100*s.Coverage)
+	}
+	return iv + " 95%"
+}
+
 // printMeasurements prints one line per metric of each revision, and the
 // error of a revision that did not build or run.
 func printMeasurements(w io.Writer, ms []service.Measurement) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "COMMIT\tSTATUS\tMETRIC\tN\tMEDIAN\t95% CI\tSUBJECT")
+	fmt.Fprintln(tw, "COMMIT\tSTATUS\tMETRIC\tN\tMEDIAN\tINTERVAL OF THE MEDIAN\tSUBJECT")
 	for _, m := range ms {
 		for _, s := range m.Metrics {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4g %s\t[%.4g, %.4g]\t%s\n", short(m.Commit), m.Status, s.Metric, s.N, s.Median, s.Unit, s.Lo, s.Hi, m.Subject)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", short(m.Commit), m.Status, s.Metric, s.N, medianOf(s), interval(s), m.Subject)
 		}
 		if m.Error != "" {
 			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t%s\n", short(m.Commit), m.Status, firstLine(m.Error))

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"text/tabwriter"
 
+	"github.com/perfbot/perfbot/internal/num"
+
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/record"
@@ -72,7 +74,7 @@ func printNight(w io.Writer, r *service.NightReport) error {
 		fmt.Fprintln(tw, "METRIC\tTIP\tREFERENCE\tSCALED\tRUNS")
 		for _, name := range slices.Sorted(maps.Keys(n.Metrics)) {
 			m := n.Metrics[name]
-			fmt.Fprintf(tw, "%s\t%.4g\t%s\t%.4g\t%d\n", name, median(m.Tip), orDash(m.Ref), median(m.Values), len(m.Tip))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", name, num.Format(median(m.Tip)), orDash(m.Ref), num.Format(median(m.Values)), len(m.Tip))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -106,5 +108,5 @@ func orDash(vs []float64) string {
 	if len(vs) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.4g", stats.Median(vs))
+	return num.Format(stats.Median(vs))
 }

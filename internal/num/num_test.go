@@ -1,0 +1,37 @@
+package num
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    float64
+		want string
+	}{
+		{"tok/s of a server", 154432, "154,400"},
+		{"a million", 1_234_567, "1,235,000"},
+		{"thousands", 1544.2, "1,544"},
+		{"hundreds", 812.54, "812.5"},
+		{"no trailing zeros", 600, "600"},
+		{"tens", 75.66, "75.66"},
+		{"ones", 3.14159, "3.142"},
+		{"small", 0.055971, "0.05597"},
+		{"tiny, still no exponent", 0.000012345, "0.00001235"},
+		{"negative", -14.83, "-14.83"},
+		{"negative thousands", -2_500_000, "-2,500,000"},
+		{"rounding carries into the next power", 9999.7, "10,000"},
+		{"rounding carries below one", 0.99996, "1"},
+		{"zero", 0, "0"},
+		{"NaN", math.NaN(), "n/a"},
+		{"infinity", math.Inf(-1), "n/a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Format(tc.v))
+		})
+	}
+}
