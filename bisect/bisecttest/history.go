@@ -205,7 +205,7 @@ type Oracle struct {
 	streams map[uint64]*rand.Rand
 	built   map[built]bool // the commits built, on each host
 	tries   map[int]int    // calls that had runs to make, per commit
-	fresh   map[int]int // runs made of each commit
+	fresh   map[int]int    // runs made of each commit
 	runs    int
 	seq     uint64     // the oracle's clock: the Seq of the latest run
 	drift   float64    // current log drift of the host

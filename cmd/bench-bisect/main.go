@@ -67,8 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	fmt.Fprintf(stdout, "%d trials per row, seed %d\n\n", *trials, *seed)
-	fmt.Fprintf(stdout, "| scenario | strategy | accuracy | mean runs | p90 runs | mean builds | misses wrong/extra/short/none |\n")
-	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| scenario | strategy | accuracy | mean runs | p90 runs | mean rounds | mean builds | misses wrong/extra/short/none |\n")
+	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|\n")
 	for _, sc := range scenarios() {
 		if !strings.Contains(sc.name, *rows) {
 			continue
@@ -79,8 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "bench-bisect: %s/%s: %v\n", sc.name, st.name, err)
 				return 1
 			}
-			fmt.Fprintf(stdout, "| %s | %s | %.4f | %.1f | %d | %.1f | %s |\n",
-				sc.name, st.name, sum.accuracy, sum.meanRuns, sum.p90Runs, sum.meanBuilds, sum.misses)
+			fmt.Fprintf(stdout, "| %s | %s | %.4f | %.1f | %d | %.1f | %.1f | %s |\n",
+				sc.name, st.name, sum.accuracy, sum.meanRuns, sum.p90Runs, sum.meanRounds, sum.meanBuilds, sum.misses)
 		}
 	}
 	fmt.Fprintf(stderr, "bench-bisect: done in %s\n", time.Since(start).Round(time.Second))
