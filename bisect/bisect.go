@@ -484,6 +484,17 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 			}
 			continue
 		}
+		if reqs := s.missingEnds(); len(reqs) > 0 {
+			// A host measures probes only once it holds runs of both
+			// ends: its speed is measured by them.
+			if !s.budgetFor(len(reqs)) {
+				return found{}, spanExhausted, nil
+			}
+			if err := s.measureRequests(ctx, PhaseBisect, reqs); err != nil {
+				return found{}, spanExhausted, err
+			}
+			continue
+		}
 		pos, posP, group, groupP := post.best(broken)
 		s.last.best, s.last.p = s.chain[pos], posP
 		if group > 0 && groupP >= threshold && s.withinDF() >= minWithinDF {

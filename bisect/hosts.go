@@ -19,10 +19,11 @@ import (
 //     offset, and its runs count in no comparison.
 //   - The ends are measured on every host (placement, with a HostOracle):
 //     the end comparison takes its runs in rounds of one run per host, the
-//     two ends alternating, so every host that measures a probe holds runs
-//     of both ends and its offset rests on them, and the probes of a round
-//     rotate over the hosts, so that no commit's runs come from one machine
-//     only.
+//     two ends alternating; a host that holds no run of an end that counts
+//     measures it before any probe; so every host that measures a probe
+//     holds runs of both ends and its offset rests on them. The probes of
+//     a round rotate over the hosts, so that no commit's runs come from
+//     one machine only.
 //
 // Confirm pairs only runs of one machine, and takes its fresh pairs on
 // one host.
@@ -193,4 +194,35 @@ func (s *search) runsOn(i int, host string) int {
 		}
 	}
 	return n
+}
+
+// missingEnds returns the runs of the chain's ends that hosts of
+// Options.Hosts lack: a run that counts of each end on each host, at most
+// one round of them.
+func (s *search) missingEnds() []request {
+	if !s.placed() {
+		return nil
+	}
+	var out []request
+	for _, h := range s.opts.Hosts {
+		for _, e := range []int{0, len(s.chain) - 1} {
+			r := request{i: e, host: h}
+			if !s.countsOn(e, h) && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out[:min(len(out), len(s.opts.Hosts))]
+}
+
+// countsOn reports whether a run of commit i on host counts in the
+// comparisons.
+func (s *search) countsOn(i int, host string) bool {
+	c := &s.commits[i]
+	for k, r := range c.runs {
+		if r.Host == host && k < len(c.counts) && c.counts[k] {
+			return true
+		}
+	}
+	return false
 }

@@ -253,8 +253,8 @@ metrics:
 // summary aggregates the trials of one row.
 type summary struct {
 	accuracy, meanRuns, meanBuilds, meanRounds float64
-	p90Runs                        int
-	misses                         misses
+	p90Runs                                    int
+	misses                                     misses
 }
 
 // misses counts the wrong outcomes of a row by kind.
