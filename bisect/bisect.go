@@ -723,14 +723,18 @@ func (s *search) measureRequests(ctx context.Context, phase string, reqs []reque
 	answers := make([]answer, len(reqs))
 	var wg sync.WaitGroup
 	for j, r := range reqs {
+		commit := s.chain[r.i]
+		if r.host != "" && s.hostOracle != nil {
+			n := s.runsOn(r.i, r.host) + 1
+			wg.Go(func() {
+				v, err := s.hostOracle.SamplesOn(ctx, commit, r.host, n)
+				answers[j] = answer{v, err}
+			})
+			continue
+		}
+		n := len(s.commits[r.i].runs) + 1
 		wg.Go(func() {
-			var v []Run
-			var err error
-			if r.host != "" && s.hostOracle != nil {
-				v, err = s.hostOracle.SamplesOn(ctx, s.chain[r.i], r.host, s.runsOn(r.i, r.host)+1)
-			} else {
-				v, err = s.oracle.Samples(ctx, s.chain[r.i], len(s.commits[r.i].runs)+1)
-			}
+			v, err := s.oracle.Samples(ctx, commit, n)
 			answers[j] = answer{v, err}
 		})
 	}
