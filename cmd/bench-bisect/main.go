@@ -8,7 +8,11 @@
 // change, a "not reproduced" verdict for the row without one. The
 // misses column counts the wrong outcomes by kind: a wrong commit, an
 // extra commit besides every change, a change missed, no culprit at all (or
-// one where nothing changed). The strategies are
+// one where nothing changed). The rounds column is the wall time in
+// rounds: runs made at once on several hosts count once, and on one host
+// every run is a round. In the row of four hosts whose speeds differ by up
+// to 5%, the search places its runs on the hosts (bisect.Options.Hosts)
+// and every host builds what it measures. The strategies are
 //
 //   - perfbot: bisect.Bisect with its defaults (end verification, Bayesian
 //     change-point bisection, residual checks);
