@@ -91,8 +91,8 @@
 //
 //  1. Verify the ends. The good and bad ends are measured in turn (A B A B
 //     …), InitialRuns each, counting what the oracle holds side by side,
-//     and then one more run each at a time (with placed hosts, a round of
-//     one run on each host) until the change shows in the searched
+//     and then one more run each at a time (with several placed hosts, a
+//     round of one run on each host) until the change shows in the searched
 //     direction by at least MinEffect (error 5%, as the search keeps
 //     checking; 1% on a host whose noise exceeds 1.4×MinEffect) or is
 //     shown smaller than MinEffect with ten times the evidence a culprit
