@@ -933,7 +933,7 @@ func (s *search) rescreen() {
 		c := &s.commits[i]
 		for k, r := range c.runs {
 			if counts[j][k] && usable(r) {
-				hosts[j] = append(hosts[j], r.Host)
+				hosts[j] = append(hosts[j], r.machine())
 			}
 		}
 		switch i {
@@ -953,12 +953,12 @@ func (s *search) rescreen() {
 		c := &s.commits[i]
 		c.counts, c.n = counts[j], 0
 		for k, r := range c.runs {
-			if !counts[j][k] || !usable(r) || (linked != nil && !linked[r.Host]) {
+			if !counts[j][k] || !usable(r) || (linked != nil && !linked[r.machine()]) {
 				c.counts[k] = false
 				continue
 			}
 			c.n++
-			groups[j] = append(groups[j], math.Log(r.Value)-offset[r.Host])
+			groups[j] = append(groups[j], math.Log(r.Value)-offset[r.machine()])
 			ats[j] = append(ats[j], int(r.Seq))
 		}
 	}

@@ -23,12 +23,23 @@ type Run struct {
 	// but far apart in time (yesterday's last run and today's first) are
 	// not side by side.
 	At time.Time
-	// Host names the machine that ran it: the host's name, joined with its
-	// node's where a host runs on several (a cluster). Runs of different
-	// machines compare only through the machines' speed factors (see
-	// "Several hosts" in the package documentation); "" is one unnamed
-	// machine.
+	// Host is the host that ran it, as Options.Hosts names hosts; "" is
+	// one unnamed host.
 	Host string
+	// Node is the node of the host that ran it, where a host runs on
+	// several (a cluster's), else "". The machine of a run is its host and
+	// node: runs of different machines compare only through the machines'
+	// speed offsets (see "Several hosts" in the package documentation).
+	Node string
+}
+
+// machine names the machine that ran r: its host, and its node within
+// the host where it has one.
+func (r Run) machine() string {
+	if r.Node == "" {
+		return r.Host
+	}
+	return r.Host + "/" + r.Node
 }
 
 // Values returns the values of runs.

@@ -54,7 +54,7 @@
 // Machines of one kind differ in speed (a GPU that clocks lower, a node
 // with a slower link), often by as much as the change searched for, so
 // runs of two machines are not exchangeable. Every run names its machine
-// (Run.Host: the host, and its node where a host runs on several), and
+// (Run.Host, and Run.Node where a host runs on several), and
 // the search handles the difference in two parts that need each other,
 // as Pinpoint runs both arms of an attempt on one bot and Conbench
 // compares only runs of the same hardware:

@@ -185,7 +185,7 @@ func (s *search) endsRound(t endsTest) []request {
 	return out
 }
 
-// runsOn counts the runs of commit i made on host.
+// runsOn counts the runs of commit i made on host, on any of its nodes.
 func (s *search) runsOn(i int, host string) int {
 	n := 0
 	for _, r := range s.commits[i].runs {
@@ -215,8 +215,8 @@ func (s *search) missingEnds() []request {
 	return out[:min(len(out), len(s.opts.Hosts))]
 }
 
-// countsOn reports whether a run of commit i on host counts in the
-// comparisons.
+// countsOn reports whether a run of commit i on host (any of its nodes)
+// counts in the comparisons.
 func (s *search) countsOn(i int, host string) bool {
 	c := &s.commits[i]
 	for k, r := range c.runs {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestHostOffsets(t *testing.T) {
@@ -60,5 +61,37 @@ func TestHostOffsets(t *testing.T) {
 				assert.True(t, linked[h], "host %s linked", h)
 			}
 		})
+	}
+}
+
+// TestMachines: the machine of a run is its host and node; runs of two
+// nodes of one host make no pair, and their offsets are fitted apart.
+func TestMachines(t *testing.T) {
+	assert.Equal(t, "gpu1", Run{Host: "gpu1"}.machine())
+	assert.Equal(t, "cluster/node3", Run{Host: "cluster", Node: "node3"}.machine())
+
+	parent := []Run{{Value: 100, Seq: 1, Host: "cluster", Node: "n1"}, {Value: 100, Seq: 3, Host: "cluster", Node: "n2"}}
+	self := []Run{{Value: 95, Seq: 2, Host: "cluster", Node: "n2"}}
+	ip, is := pairs(parent, self)
+	assert.Equal(t, []int{1}, ip, "the parent's run on n2 pairs, the nearer one on n1 does not")
+	assert.Equal(t, []int{0}, is)
+
+	s := &search{chain: []string{"a", "b"}, commits: make([]commitState, 2), measured: []int{0, 1}, lastRun: -1, prevRun: -1}
+	ln := math.Log
+	var seq uint64
+	for k := range 4 {
+		for i, level := range []float64{100, 95} {
+			node := []string{"n1", "n2"}[k%2]
+			speed := map[string]float64{"n1": 1, "n2": 0.9}[node]
+			seq++
+			s.commits[i].runs = append(s.commits[i].runs, Run{Value: level * speed, Seq: seq, Host: "cluster", Node: node})
+		}
+	}
+	s.rescreen()
+	for i, level := range []float64{100, 95} {
+		require.Len(t, s.clean(i), 4)
+		for _, y := range s.clean(i) {
+			assert.InDelta(t, ln(level), y, 1e-6, "the node's speed taken out of commit %d", i)
+		}
 	}
 }

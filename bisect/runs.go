@@ -91,7 +91,7 @@ func pairs(a, b []Run) (ia, ib []int) {
 		for j, y := range b {
 			// A pair is of one machine: runs of two differ by the
 			// machines' speeds as well as by the commits.
-			if x.Host == y.Host && besides(x, y) {
+			if x.machine() == y.machine() && besides(x, y) {
 				cands = append(cands, cand{i, j, dist(x.Seq, y.Seq)})
 			}
 		}
