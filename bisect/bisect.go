@@ -70,7 +70,15 @@ type commitState struct {
 	// outliers screened out.
 	clean  []float64
 	broken bool
+	// tries counts the runs asked of the commit and infra those that
+	// failed on the infrastructure.
+	tries, infra int
 }
+
+// infraSkip reports whether the commit's runs failed on the
+// infrastructure more than two times in three, after three tries at
+// least: it is skipped, as syzbot skips such a revision, and not judged.
+func (c *commitState) infraSkip() bool { return c.tries >= 3 && 3*c.infra > 2*c.tries }
 
 // countedRuns returns the runs of c that count in comparisons.
 func (c *commitState) countedRuns() []Run {
@@ -85,9 +93,13 @@ func (c *commitState) countedRuns() []Run {
 
 // search is one call of Bisect.
 type search struct {
-	chain   []string
-	oracle  Oracle
-	opts    Options
+	chain  []string
+	oracle Oracle
+	// hostOracle is oracle when it can place runs on hosts, else nil.
+	hostOracle HostOracle
+	opts       Options
+	// rounds counts the rounds of runs made at once.
+	rounds  int
 	log     *slog.Logger
 	worse   float64 // +1 when larger logs are worse (record.Lower), −1 otherwise
 	commits []commitState
@@ -143,6 +155,7 @@ func Bisect(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 		lastRun: -1,
 		prevRun: -1,
 	}
+	s.hostOracle, _ = o.(HostOracle)
 	if opts.Better == record.Lower {
 		s.worse = 1
 	}
@@ -186,7 +199,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Direction = record.Regression
 	}
 	if o.Parallel == 0 {
-		o.Parallel = 1
+		o.Parallel = max(1, len(o.Hosts))
 	}
 	if o.InitialRuns == 0 {
 		o.InitialRuns = DefaultInitialRuns
@@ -203,6 +216,10 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("bisect: max runs %d is negative", o.MaxRuns)
 	case o.Parallel < 0:
 		return o, fmt.Errorf("bisect: parallel %d is negative", o.Parallel)
+	case len(o.Hosts) > 0 && o.Parallel != len(o.Hosts):
+		return o, fmt.Errorf("bisect: parallel %d, but %d hosts are named", o.Parallel, len(o.Hosts))
+	case slices.Contains(o.Hosts, ""):
+		return o, errors.New("bisect: a host of Options.Hosts has no name")
 	case o.InitialRuns < 2:
 		return o, fmt.Errorf("bisect: initial runs %d: the ends need at least 2 runs each", o.InitialRuns)
 	}
@@ -465,7 +482,18 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 			if !s.budgetFor(1) {
 				return found{}, spanNoValues, nil
 			}
-			if err := s.measureRound(ctx, []int{e}); err != nil {
+			if err := s.measureRound(ctx, PhaseBisect, []int{e}); err != nil {
+				return found{}, spanExhausted, err
+			}
+			continue
+		}
+		if reqs := s.missingEnds(); len(reqs) > 0 {
+			// A host measures probes only once it holds runs of both
+			// ends: its speed is measured by them.
+			if !s.budgetFor(len(reqs)) {
+				return found{}, spanExhausted, nil
+			}
+			if err := s.measureRequests(ctx, PhaseBisect, reqs); err != nil {
 				return found{}, spanExhausted, err
 			}
 			continue
@@ -504,7 +532,7 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 		if len(probes) == 0 {
 			return found{}, spanExhausted, nil
 		}
-		if err := s.measureRound(ctx, probes); err != nil {
+		if err := s.measureRound(ctx, PhaseBisect, probes); err != nil {
 			return found{}, spanExhausted, err
 		}
 	}
@@ -674,31 +702,82 @@ func (s *search) budgetFor(n int) bool { return s.samples+n <= s.limit }
 
 // measureOne asks the oracle for one more run of commit i.
 func (s *search) measureOne(ctx context.Context, phase string, i int) error {
-	return s.measure(ctx, phase, i, len(s.commits[i].runs)+1)
+	return s.measureRound(ctx, phase, []int{i})
 }
 
-// measureRound asks for one more run of each commit, concurrently, and
-// records the answers in the order given.
-func (s *search) measureRound(ctx context.Context, idx []int) error {
-	if len(idx) == 1 {
-		return s.measureOne(ctx, PhaseBisect, idx[0])
+// measureRound asks for one more run of each commit, concurrently, placed
+// on the hosts (see place), and records the answers in the order given.
+func (s *search) measureRound(ctx context.Context, phase string, idx []int) error {
+	if len(idx) == 1 && !s.placed() {
+		s.rounds++
+		return s.measure(ctx, phase, idx[0], len(s.commits[idx[0]].runs)+1)
 	}
+	return s.measureRequests(ctx, phase, s.place(idx))
+}
+
+// measureRequests makes one round of runs at once: one run of each
+// request, on its host where it names one.
+func (s *search) measureRequests(ctx context.Context, phase string, reqs []request) error {
+	s.rounds++
 	type answer struct {
 		runs []Run
 		err  error
 	}
-	answers := make([]answer, len(idx))
+	answers := make([]answer, len(reqs))
 	var wg sync.WaitGroup
-	for j, i := range idx {
+	for j, r := range reqs {
+		commit := s.chain[r.i]
+		if r.host != "" && s.hostOracle != nil {
+			n := s.runsOn(r.i, r.host) + 1
+			wg.Go(func() {
+				v, err := s.hostOracle.SamplesOn(ctx, commit, r.host, n)
+				answers[j] = answer{v, err}
+			})
+			continue
+		}
+		n := len(s.commits[r.i].runs) + 1
 		wg.Go(func() {
-			v, err := s.oracle.Samples(ctx, s.chain[i], len(s.commits[i].runs)+1)
+			v, err := s.oracle.Samples(ctx, commit, n)
 			answers[j] = answer{v, err}
 		})
 	}
 	wg.Wait()
+	// The answers of one commit are merged: each holds the runs recorded
+	// when it returned, the last one every fresh run of the round.
 	var first error
-	for j, i := range idx {
-		err := s.record(ctx, PhaseBisect, i, len(s.commits[i].runs)+1, answers[j].runs, answers[j].err)
+	done := map[int]bool{}
+	for j, r := range reqs {
+		if done[r.i] {
+			continue
+		}
+		done[r.i] = true
+		var runs []Run
+		var failed []error
+		fresh := 0
+		for k := j; k < len(reqs); k++ {
+			if reqs[k].i != r.i {
+				continue
+			}
+			if a := answers[k]; a.err != nil {
+				failed = append(failed, a.err)
+			} else {
+				fresh++
+				if len(a.runs) > len(runs) {
+					runs = a.runs
+				}
+			}
+		}
+		var err error
+		if fresh > 0 {
+			s.tryFailed(r.i, len(failed))
+			if len(runs) < len(s.commits[r.i].runs)+fresh {
+				err = s.recordErr(ctx, phase, r.i, fresh, infraError(s.chain[r.i], fmt.Errorf("asked for %d runs, got %d", len(s.commits[r.i].runs)+fresh, len(runs))))
+			} else {
+				err = s.recordRuns(phase, r.i, fresh, runs)
+			}
+		} else {
+			err = s.recordErr(ctx, phase, r.i, len(failed), failed[0])
+		}
 		if err != nil && first == nil {
 			first = err
 		}
@@ -709,61 +788,111 @@ func (s *search) measureRound(ctx context.Context, idx []int) error {
 // measure asks the oracle for at least n runs of commit i.
 func (s *search) measure(ctx context.Context, phase string, i, n int) error {
 	v, err := s.oracle.Samples(ctx, s.chain[i], n)
-	return s.record(ctx, phase, i, n, v, err)
+	fresh := max(n-len(s.commits[i].runs), 0)
+	switch {
+	case err == nil && len(v) < n:
+		return s.recordErr(ctx, phase, i, fresh, infraError(s.chain[i], fmt.Errorf("asked for %d runs, got %d", n, len(v))))
+	case err == nil:
+		return s.recordRuns(phase, i, fresh, v)
+	}
+	return s.recordErr(ctx, phase, i, fresh, err)
 }
 
-// record stores an oracle answer. A broken middle commit is remembered and
-// skipped; a broken end or any other failure ends the search.
-func (s *search) record(ctx context.Context, phase string, i, n int, runs []Run, err error) error {
+// recordRuns stores the runs of commit i the oracle returned, fresh of
+// them made now.
+func (s *search) recordRuns(phase string, i, fresh int, runs []Run) error {
 	c := &s.commits[i]
-	s.samples += max(n-len(c.runs), 0)
-	switch {
-	case err == nil && len(runs) < n:
-		return infraError(s.chain[i], fmt.Errorf("asked for %d runs, got %d", n, len(runs)))
-	case err == nil:
-		if len(c.runs) == 0 && len(runs) > 0 {
-			at, _ := slices.BinarySearch(s.measured, i)
-			s.measured = slices.Insert(s.measured, at, i)
+	s.samples += fresh
+	c.tries += fresh
+	if len(c.runs) == 0 && len(runs) > 0 {
+		at, _ := slices.BinarySearch(s.measured, i)
+		s.measured = slices.Insert(s.measured, at, i)
+	}
+	if fresh > 0 {
+		if s.lastRun != i {
+			s.prevRun, s.lastRun, s.row = s.lastRun, i, 0
 		}
-		if n > len(c.runs) {
-			if s.lastRun != i {
-				s.prevRun, s.lastRun, s.row = s.lastRun, i, 0
-			}
-			s.row += n - len(c.runs)
-		}
-		if n > len(c.runs) && s.since == 0 {
+		s.row += fresh
+		if s.since == 0 {
 			// The runs beyond those the search had are its own.
-			for _, r := range runs[len(c.runs):] {
+			for _, r := range runs[min(len(c.runs), len(runs)):] {
 				if r.Seq > 0 && (s.since == 0 || r.Seq < s.since) {
 					s.since = r.Seq
 				}
 			}
 		}
-		c.runs = slices.Clone(runs)
-		s.rescreen()
+	}
+	c.runs = slices.Clone(runs)
+	s.rescreen()
+	s.event(phase, i, StatusOK)
+	return nil
+}
+
+// recordErr stores a failed oracle answer for tries runs of commit i. A
+// broken middle commit is remembered and skipped, and so is one whose runs
+// failed on the infrastructure more than two times in three (after three
+// tries at least; before that it is tried again when the search asks for
+// it). A broken end, an end that fails so on the infrastructure, and any
+// other failure end the search.
+func (s *search) recordErr(ctx context.Context, phase string, i, tries int, err error) error {
+	c := &s.commits[i]
+	s.samples += tries
+	end := i == 0 || i == len(s.chain)-1
+	switch {
 	case errors.Is(err, ErrBroken):
-		if i == 0 || i == len(s.chain)-1 {
+		if end {
 			return fmt.Errorf("bisect: end %s: %w", s.chain[i], err)
 		}
 		c.broken = true
+		s.event(phase, i, StatusBroken)
+		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("bisect: measure %s: %w", s.chain[i], ctx.Err())
-	default:
+	case !record.IsInfra(err):
 		return infraError(s.chain[i], err)
 	}
+	c.tries += tries
+	c.infra += tries
+	if !c.infraSkip() {
+		s.log.Debug("infrastructure failure, tried again later", "commit", s.chain[i], "tries", c.tries, "failed", c.infra, "err", err)
+		s.event(phase, i, StatusInfra)
+		return nil
+	}
+	if end {
+		return infraError(s.chain[i], fmt.Errorf("%d of %d runs failed on the infrastructure: %w", c.infra, c.tries, err))
+	}
+	// Skipped, not judged: the runs it had leave the comparisons too.
+	c.broken = true
+	if at, ok := slices.BinarySearch(s.measured, i); ok {
+		s.measured = slices.Delete(s.measured, at, at+1)
+	}
+	c.runs, c.counts, c.clean, c.n = nil, nil, nil, 0
+	s.rescreen()
+	s.event(phase, i, StatusInfra)
+	return nil
+}
+
+// tryFailed counts failed tries of commit i within a round in which other
+// tries of it succeeded.
+func (s *search) tryFailed(i, failed int) {
+	s.samples += failed
+	s.commits[i].tries += failed
+	s.commits[i].infra += failed
+}
+
+// event reports a measurement of commit i.
+func (s *search) event(phase string, i int, status string) {
+	c := &s.commits[i]
 	ev := ProbeEvent{
 		Phase:     phase,
 		Commit:    s.chain[i],
 		Index:     i,
 		N:         len(c.runs),
 		Median:    medianOrZero(Values(c.runs)),
-		Status:    StatusOK,
+		Status:    status,
 		Samples:   s.samples,
 		Best:      s.last.best,
 		Posterior: s.last.p,
-	}
-	if c.broken {
-		ev.Status = StatusBroken
 	}
 	if phase != PhaseBisect {
 		ev.Best, ev.Posterior = "", 0
@@ -772,7 +901,6 @@ func (s *search) record(ctx context.Context, phase string, i, n int, runs []Run,
 	if s.opts.OnProbe != nil {
 		s.opts.OnProbe(ev)
 	}
-	return nil
 }
 
 // infraError wraps an oracle failure that is not the commit's fault.
@@ -802,26 +930,39 @@ func (s *search) rescreen() {
 		all[j] = s.commits[i].runs
 	}
 	counts := anchored(all)
-	groups := make([][]float64, len(s.measured))
-	ats := make([][]int, len(s.measured))
 	lo, hi := -1, -1
+	hosts := make([][]string, len(s.measured))
 	for j, i := range s.measured {
 		c := &s.commits[i]
-		c.counts, c.n = counts[j], 0
 		for k, r := range c.runs {
-			if !counts[j][k] || !usable(r) {
-				c.counts[k] = false
-				continue
+			if counts[j][k] && usable(r) {
+				hosts[j] = append(hosts[j], r.machine())
 			}
-			c.n++
-			groups[j] = append(groups[j], math.Log(r.Value))
-			ats[j] = append(ats[j], int(r.Seq))
 		}
 		switch i {
 		case 0:
 			lo = j
 		case len(s.chain) - 1:
 			hi = j
+		}
+	}
+	// Runs of different machines compare through the machines' offsets;
+	// a machine without one (linked to the good end's by no commit
+	// measured on both) counts in no comparison.
+	offset, linked := hostOffsets(s.logValues(counts), hosts, lo)
+	groups := make([][]float64, len(s.measured))
+	ats := make([][]int, len(s.measured))
+	for j, i := range s.measured {
+		c := &s.commits[i]
+		c.counts, c.n = counts[j], 0
+		for k, r := range c.runs {
+			if !counts[j][k] || !usable(r) || (linked != nil && !linked[r.machine()]) {
+				c.counts[k] = false
+				continue
+			}
+			c.n++
+			groups[j] = append(groups[j], math.Log(r.Value)-offset[r.machine()])
+			ats[j] = append(ats[j], int(r.Seq))
 		}
 	}
 	groups, s.drifting = removeDrift(groups, ats)
@@ -841,6 +982,20 @@ func (s *search) rescreen() {
 		}
 		s.commits[i].clean = clean[j]
 	}
+}
+
+// logValues returns the log values of the runs of the measured commits
+// that counts marks and that are usable, in the order of s.measured.
+func (s *search) logValues(counts [][]bool) [][]float64 {
+	out := make([][]float64, len(s.measured))
+	for j, i := range s.measured {
+		for k, r := range s.commits[i].runs {
+			if counts[j][k] && usable(r) {
+				out[j] = append(out[j], math.Log(r.Value))
+			}
+		}
+	}
+	return out
 }
 
 // clean returns the screened log values of commit i.

@@ -42,6 +42,10 @@ func (s *search) finish(res *Result, changes []found) *Result {
 	}
 	for i, c := range s.commits {
 		switch {
+		case c.broken && c.infraSkip():
+			res.Skipped = append(res.Skipped, s.chain[i])
+			res.SkippedInfra = append(res.SkippedInfra, s.chain[i])
+			res.Probes = append(res.Probes, Probe{Commit: s.chain[i], Index: i, N: len(c.runs), Status: StatusInfra})
 		case c.broken:
 			res.Skipped = append(res.Skipped, s.chain[i])
 			res.Probes = append(res.Probes, Probe{Commit: s.chain[i], Index: i, Status: StatusBroken})
@@ -56,8 +60,11 @@ func (s *search) finish(res *Result, changes []found) *Result {
 			})
 		}
 	}
-	if len(res.Skipped) > 0 {
-		s.warn(record.Warning{Kind: record.WarnSkipped, Count: len(res.Skipped)})
+	if n := len(res.Skipped) - len(res.SkippedInfra); n > 0 {
+		s.warn(record.Warning{Kind: record.WarnSkipped, Count: n})
+	}
+	if n := len(res.SkippedInfra); n > 0 {
+		s.warn(record.Warning{Kind: record.WarnSkippedInfra, Count: n, Commits: res.SkippedInfra})
 	}
 	if n := s.screened(); n > 0 {
 		s.warn(record.Warning{Kind: record.WarnOutliers, Count: n})
@@ -66,6 +73,7 @@ func (s *search) finish(res *Result, changes []found) *Result {
 		s.warn(record.Warning{Kind: record.WarnStaleRuns, Count: n})
 	}
 	res.Samples = s.samples
+	res.Rounds = s.rounds
 	res.Since, res.Drifting = s.since, s.drifting
 	res.Warnings = record.MergeWarnings(s.warnings)
 	return res

@@ -3,6 +3,7 @@ package bisect_test
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -376,14 +377,91 @@ func TestBisectBrokenCommits(t *testing.T) {
 	})
 }
 
+// TestBisectInfraError: a commit whose runs fail on the infrastructure
+// more than two times in three is skipped, not judged (as syzbot skips
+// it); one that fails less often is tried again and judged; an end that
+// fails so, or a failure of no known kind, ends the search.
 func TestBisectInfraError(t *testing.T) {
-	h := &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(40, 0.95)}, InfraAt: []int{32}}
-	_, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(1), bisect.Options{})
-	var infra *record.InfraError
-	require.ErrorAs(t, err, &infra)
-	assert.Contains(t, infra.Op, "c0032")
-	assert.ErrorIs(t, err, bisecttest.ErrInfra)
-	assert.NotErrorIs(t, err, bisect.ErrBroken)
+	base := bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(40, 0.95)}}
+	for _, tc := range []struct {
+		name        string
+		infraAt     []int
+		flaky       []bisecttest.FlakyInfra
+		skipped     []string // skipped for infrastructure; nil: none
+		culprit     string   // "": no single culprit
+		candidates  []string
+		errContains string // the search ends with an InfraError naming this
+	}{
+		{name: "middle commit always fails", infraAt: []int{32}, skipped: []string{"c0032"}, culprit: "c0040"},
+		{name: "culprit fails one time in three", flaky: []bisecttest.FlakyInfra{{At: 40, Fail: 1, Of: 3}}, culprit: "c0040"},
+		{name: "culprit fails one time in two", flaky: []bisecttest.FlakyInfra{{At: 40, Fail: 1, Of: 2}}, culprit: "c0040"},
+		{name: "culprit fails three times in four", flaky: []bisecttest.FlakyInfra{{At: 40, Fail: 3, Of: 4}},
+			skipped: []string{"c0040"}, candidates: []string{"c0040", "c0041"}},
+		{name: "end always fails", infraAt: []int{64}, errContains: "c0064"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := base
+			h.InfraAt, h.FlakyInfra = tc.infraAt, tc.flaky
+			res, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(1), bisect.Options{})
+			if tc.errContains != "" {
+				var infra *record.InfraError
+				require.ErrorAs(t, err, &infra)
+				assert.Contains(t, err.Error(), tc.errContains)
+				assert.ErrorIs(t, err, bisecttest.ErrInfra)
+				assert.NotErrorIs(t, err, bisect.ErrBroken)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.skipped, res.SkippedInfra)
+			for _, c := range tc.skipped {
+				assert.Contains(t, res.Skipped, c)
+				i := slices.IndexFunc(res.Probes, func(p bisect.Probe) bool { return p.Commit == c })
+				require.GreaterOrEqual(t, i, 0)
+				assert.Equal(t, bisect.StatusInfra, res.Probes[i].Status)
+			}
+			kinds := warningKinds(res.Warnings)
+			assert.Equal(t, len(tc.skipped) > 0, slices.Contains(kinds, record.WarnSkippedInfra), "warnings %v", res.Warnings)
+			assert.NotContains(t, kinds, record.WarnSkipped, "nothing failed to build")
+			if tc.culprit != "" {
+				require.Equal(t, record.OutcomeCulprit, res.Verdict, "warnings %v", res.Warnings)
+				assert.Equal(t, []int{40}, culpritIndices(res))
+			}
+			if tc.candidates != nil {
+				assert.Equal(t, record.OutcomeCandidates, res.Verdict, "warnings %v", res.Warnings)
+				assert.Equal(t, tc.candidates, res.Candidates)
+			}
+		})
+	}
+	t.Run("failure of no known kind", func(t *testing.T) {
+		h := base
+		o := failingOracle{Oracle: h.Oracle(1), commit: "c0032", err: errors.New("disk full")}
+		_, err := bisect.Bisect(context.Background(), h.Chain(), o, bisect.Options{})
+		var infra *record.InfraError
+		require.ErrorAs(t, err, &infra)
+		assert.Contains(t, infra.Op, "c0032")
+	})
+}
+
+// failingOracle fails every measurement of one commit with err.
+type failingOracle struct {
+	*bisecttest.Oracle
+	commit string
+	err    error
+}
+
+func (f failingOracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Run, error) {
+	if commit == f.commit {
+		return nil, f.err
+	}
+	return f.Oracle.Samples(ctx, commit, n)
+}
+
+func warningKinds(ws []record.Warning) []record.WarningKind {
+	var out []record.WarningKind
+	for _, w := range ws {
+		out = append(out, w.Kind)
+	}
+	return out
 }
 
 func TestBisectAnyDirection(t *testing.T) {

@@ -23,6 +23,23 @@ type Run struct {
 	// but far apart in time (yesterday's last run and today's first) are
 	// not side by side.
 	At time.Time
+	// Host is the host that ran it, as Options.Hosts names hosts; "" is
+	// one unnamed host.
+	Host string
+	// Node is the node of the host that ran it, where a host runs on
+	// several (a cluster's), else "". The machine of a run is its host and
+	// node: runs of different machines compare only through the machines'
+	// speed offsets (see "Several hosts" in the package documentation).
+	Node string
+}
+
+// machine names the machine that ran r: its host, and its node within
+// the host where it has one.
+func (r Run) machine() string {
+	if r.Node == "" {
+		return r.Host
+	}
+	return r.Host + "/" + r.Node
 }
 
 // Values returns the values of runs.
@@ -46,6 +63,17 @@ type Oracle interface {
 	Samples(ctx context.Context, commit string, n int) ([]Run, error)
 }
 
+// HostOracle is an Oracle that measures on the host it is told: the
+// searches place their probes with it when Options.Hosts names the hosts.
+type HostOracle interface {
+	Oracle
+	// SamplesOn returns every run recorded for the commit, on every host,
+	// oldest first, measuring on host until host holds at least n of them
+	// (runs whose Run.Host is host). Calls for one commit on different
+	// hosts may run at once.
+	SamplesOn(ctx context.Context, commit, host string, n int) ([]Run, error)
+}
+
 // ErrBroken marks a revision or configuration that cannot be measured
 // because it does not build or its benchmark fails: a property of the
 // revision, not of the host.
@@ -66,8 +94,15 @@ type Options struct {
 	Better record.Better
 	// Direction is the kind of change searched for. Default Regression.
 	Direction record.Direction
-	// Parallel is the number of probes measured at once (hosts). Default 1.
+	// Parallel is the number of probes measured at once (hosts). Default 1,
+	// or the length of Hosts.
 	Parallel int
+	// Hosts names where the probes of one round go, one entry per probe
+	// measured at once (a host of two slots appears twice). With an oracle
+	// that is a HostOracle, the search places every run: the ends on
+	// every host in turn, the probes of a round rotating over the hosts.
+	// Empty, runs go wherever the oracle puts them.
+	Hosts []string
 	// InitialRuns is the number of runs each end gets before the ends are
 	// first compared. The end comparison is sequential: it then adds one
 	// run to each end at a time, interleaved, until it decides; "not
@@ -120,7 +155,9 @@ type ProbeEvent struct {
 	// Both are 0 for a broken commit.
 	N      int
 	Median float64
-	// Status is "ok" or "broken".
+	// Status is "ok", "broken", or "infra" (the run failed on the
+	// infrastructure: the commit is tried again, or skipped when its runs
+	// fail more than two times in three).
 	Status string
 	// Best is the most probable culprit so far and Posterior its
 	// probability ("" and 0 outside the bisect phase).
@@ -172,7 +209,7 @@ type Probe struct {
 	Index  int
 	N      int
 	Median float64
-	// Status is "ok" or "broken".
+	// Status is "ok", "broken" or "infra".
 	Status string
 	// Side is "good" before the first culprit, "bad" from the last one on,
 	// and "" elsewhere or when no culprit was found.
@@ -189,12 +226,21 @@ type Result struct {
 	// Candidates lists the commits among which the change hides when the
 	// verdict is record.OutcomeCandidates.
 	Candidates []string
-	// Skipped lists the broken commits met, in chain order.
+	// Skipped lists the broken commits met, in chain order, and those
+	// skipped because their runs failed on the infrastructure.
 	Skipped []string
+	// SkippedInfra lists the commits of Skipped whose runs failed on the
+	// infrastructure more than two times in three: they were skipped,
+	// not judged, and say nothing about the revision.
+	SkippedInfra []string
 	// Probes lists every commit measured, in chain order.
 	Probes []Probe
 	// Samples is the number of runs requested from the oracle.
 	Samples int
+	// Rounds is the wall time in rounds: the runs requested one after
+	// another, the runs of one round (one per host, at once) counting
+	// once.
+	Rounds int
 	// Since is the place in time (Run.Seq) of the first run the search
 	// made, 0 when it made none; Drifting reports whether it found the
 	// host's speed drifting. Locate lets Confirm count a culprit's runs
@@ -210,4 +256,7 @@ type Result struct {
 const (
 	StatusOK     = "ok"
 	StatusBroken = "broken"
+	// StatusInfra marks a commit skipped because its runs failed on the
+	// infrastructure more than two times in three.
+	StatusInfra = "infra"
 )

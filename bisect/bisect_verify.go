@@ -84,7 +84,8 @@ type endsTest struct {
 
 // compareEnds runs the sequential comparison of t.a and t.b: it measures
 // both up to t.minRuns runs that count, interleaved, then adds one run to
-// the side with fewer in turn (a, b, a, b …) until the change b−a is shown in a searched
+// the side with fewer in turn (a, b, a, b …; with several placed hosts, a
+// round of one run on every host, the ends alternating over them) until the change b−a is shown in a searched
 // direction by at least the minimum effect (endsDiffer) or shown not to
 // reach it (endsSame), or until its allowance of t.maxNew runs is spent (or,
 // with t.futile, can no longer decide). It returns the decision and, for
@@ -109,12 +110,27 @@ func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, reco
 			if added >= allowed || (t.futile && !s.reachable(t, allowed-added)) {
 				return endsUndecided, "", nil
 			}
-			added++
 		}
 		if !s.budgetFor(1) {
 			return endsUndecided, "", nil
 		}
-		if err := s.measureOne(ctx, t.phase, next); err != nil {
+		var err error
+		if s.placed() && len(s.opts.Hosts) > 1 {
+			// One run on every host, the ends alternating: every host
+			// holds runs of both ends, which its speed is measured by.
+			round := s.endsRound(t)
+			round = round[:min(len(round), s.limit-s.samples)]
+			if na >= t.minRuns && nb >= t.minRuns {
+				added += len(round)
+			}
+			err = s.measureRequests(ctx, t.phase, round)
+		} else {
+			if na >= t.minRuns && nb >= t.minRuns {
+				added++
+			}
+			err = s.measureOne(ctx, t.phase, next)
+		}
+		if err != nil {
 			return endsUndecided, "", err
 		}
 	}

@@ -97,6 +97,10 @@ type ConfirmOptions struct {
 	// not drift (Result.Since and Result.Drifting). Older runs count in
 	// pairs only.
 	Recent uint64
+	// Host, when set and the oracle is a HostOracle, is where the fresh
+	// pairs run: both runs of a pair on one machine, since only runs of
+	// one machine pair.
+	Host string
 	// OnProbe, when set, is called after every run.
 	OnProbe func(ProbeEvent)
 }
@@ -118,7 +122,7 @@ type ConfirmOptions struct {
 // six to give up.
 //
 // Runs without a positive, finite value count in no pair, as in the
-// searches. A parent that does not build gives Unmeasurable; any other
+// searches, and runs of two machines make no pair. A parent that does not build gives Unmeasurable; any other
 // oracle error is returned.
 func Confirm(ctx context.Context, o Oracle, parent, culprit string, opts ConfirmOptions) (Confirmation, error) {
 	if opts.MaxPairs <= 0 {
@@ -185,10 +189,10 @@ func (c *Confirmation) run(ctx context.Context, o Oracle, pr, cr []Run, sign flo
 			firstCommit, secondCommit = secondCommit, firstCommit
 		}
 		var err error
-		if *first, err = freshRun(ctx, o, firstCommit, *first, opts.OnProbe); err != nil {
+		if *first, err = freshRun(ctx, o, opts.Host, firstCommit, *first, opts.OnProbe); err != nil {
 			return err
 		}
-		if *second, err = freshRun(ctx, o, secondCommit, *second, opts.OnProbe); err != nil {
+		if *second, err = freshRun(ctx, o, opts.Host, secondCommit, *second, opts.OnProbe); err != nil {
 			return err
 		}
 		c.Fresh += 2
@@ -232,9 +236,22 @@ func lastSeq(runs []Run) uint64 {
 	return m
 }
 
-// freshRun asks the oracle for one run of commit beyond the runs it has.
-func freshRun(ctx context.Context, o Oracle, commit string, have []Run, onProbe func(ProbeEvent)) ([]Run, error) {
-	runs, err := o.Samples(ctx, commit, len(have)+1)
+// freshRun asks the oracle for one run of commit beyond the runs it has,
+// on host when it is set and the oracle places runs.
+func freshRun(ctx context.Context, o Oracle, host, commit string, have []Run, onProbe func(ProbeEvent)) ([]Run, error) {
+	var runs []Run
+	var err error
+	if ho, ok := o.(HostOracle); ok && host != "" {
+		on := 0
+		for _, r := range have {
+			if r.Host == host {
+				on++
+			}
+		}
+		runs, err = ho.SamplesOn(ctx, commit, host, on+1)
+	} else {
+		runs, err = o.Samples(ctx, commit, len(have)+1)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ const DefaultAttempts = 3
 // the confirmation's (stats.Delta of the paired runs). A culprit found in
 // Options.Known as confirmed is taken as it is; one found there unconfirmed
 // is confirmed again on runs taken since. Result.Samples counts every
-// run requested, the confirmations' included.
+// run requested, the confirmations' included, and Result.Rounds every round.
 func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Result, error) {
 	if err := validateChain(chain); err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 	for i, c := range chain {
 		index[c] = i
 	}
-	samples := 0
+	samples, rounds := 0, 0
 	var warnings []record.Warning
 	for attempt := 1; ; attempt++ {
 		var res *Result
@@ -55,6 +55,7 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 			return nil, err
 		}
 		samples += res.Samples
+		rounds += res.Rounds
 		unconfirmed := 0
 		for i := range res.Culprits {
 			c := &res.Culprits[i]
@@ -66,8 +67,14 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 					// new runs, not on the same ones twice.
 					since = conf.LastSeq
 				}
-				if !res.Drifting {
+				if !res.Drifting && len(checked.Hosts) < 2 {
+					// One steady host: the search's runs count as they
+					// are. Runs of several machines count in pairs only.
 					recent = res.Since
+				}
+				var host string
+				if len(checked.Hosts) > 0 {
+					host = checked.Hosts[0]
 				}
 				conf, err = Confirm(ctx, o, chain[c.Index-1], c.Commit, ConfirmOptions{
 					Better:    checked.Better,
@@ -75,12 +82,14 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 					MaxPairs:  opts.ConfirmPairs,
 					After:     since,
 					Recent:    recent,
+					Host:      host,
 					OnProbe:   confirmEvents(opts.OnProbe, index, &samples),
 				})
 				if err != nil {
 					return nil, err
 				}
 				samples += conf.Fresh
+				rounds += conf.Fresh
 				known[c.Commit] = conf
 				if opts.OnConfirm != nil {
 					opts.OnConfirm(conf)
@@ -101,7 +110,7 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 			if attempt > 1 {
 				warnings = append(warnings, record.Warning{Kind: record.WarnSearchedAgain, Count: unconfirmedTotal(known), Runs: attempt})
 			}
-			res.Samples = samples
+			res.Samples, res.Rounds = samples, rounds
 			res.Warnings = record.MergeWarnings(res.Warnings, warnings)
 			return res, nil
 		}

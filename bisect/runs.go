@@ -78,8 +78,8 @@ func anchored(groups [][]Run) [][]bool {
 	return out
 }
 
-// pairs matches runs of a with runs of b taken within pairWindow of each
-// other, closest first, each run used once, and returns the indexes of the
+// pairs matches runs of a with runs of b taken on one machine within
+// pairWindow of each other, closest first, each run used once, and returns the indexes of the
 // matched runs of a and of b, in the order of a's runs.
 func pairs(a, b []Run) (ia, ib []int) {
 	type cand struct {
@@ -89,7 +89,9 @@ func pairs(a, b []Run) (ia, ib []int) {
 	var cands []cand
 	for i, x := range a {
 		for j, y := range b {
-			if besides(x, y) {
+			// A pair is of one machine: runs of two differ by the
+			// machines' speeds as well as by the commits.
+			if x.machine() == y.machine() && besides(x, y) {
 				cands = append(cands, cand{i, j, dist(x.Seq, y.Seq)})
 			}
 		}

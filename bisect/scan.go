@@ -186,6 +186,11 @@ func mergeRange(out, res *Result, off int, probes map[int]Probe) {
 			out.Skipped = append(out.Skipped, s)
 		}
 	}
+	for _, s := range res.SkippedInfra {
+		if !slices.Contains(out.SkippedInfra, s) {
+			out.SkippedInfra = append(out.SkippedInfra, s)
+		}
+	}
 	for _, p := range res.Probes {
 		p.Index += off
 		if old, ok := probes[p.Index]; !ok || p.N > old.N {
@@ -193,6 +198,7 @@ func mergeRange(out, res *Result, off int, probes map[int]Probe) {
 		}
 	}
 	out.Samples += res.Samples
+	out.Rounds += res.Rounds
 	if res.Since > 0 && (out.Since == 0 || res.Since < out.Since) {
 		out.Since = res.Since
 	}

@@ -22,6 +22,9 @@ const (
 	WarnStaleRuns WarningKind = "stale_runs"
 	// WarnSkipped: Count commits do not build and were skipped.
 	WarnSkipped WarningKind = "skipped"
+	// WarnSkippedInfra: the Commits' runs failed on the infrastructure
+	// more than two times in three; they were skipped, not judged.
+	WarnSkippedInfra WarningKind = "skipped_infra"
 	// WarnEndsUndecided: the ends From and To could not be told apart
 	// within Runs runs.
 	WarnEndsUndecided WarningKind = "ends_undecided"
@@ -94,6 +97,8 @@ func (w Warning) String() string {
 		return fmt.Sprintf("%d recorded runs were taken at another time, with no run of another commit beside them, and were left out of the comparisons", w.Count)
 	case WarnSkipped:
 		return fmt.Sprintf("%d commits do not build and were skipped", w.Count)
+	case WarnSkippedInfra:
+		return fmt.Sprintf("%s skipped, not judged: their runs failed on the infrastructure more than two times in three", shortList(w.Commits))
 	case WarnEndsUndecided:
 		return fmt.Sprintf("the ends %s could not be told apart within %d runs", span, w.Runs)
 	case WarnRangeDropped:

@@ -7,7 +7,10 @@
 // number of targets measured at once, is the sum over its hosts. Each
 // slot keeps a few materialized trees and the pool remembers which target
 // each holds built, so a lease for a target goes back to its built tree
-// whenever that slot is free. Materializing a target (its commit, with
+// whenever that slot is free. A caller that compares runs of one host
+// names it (Pool.AcquireOn: a slot of that host only; Pool.Slots lists
+// where Size leases can go), and every run records the host that ran it.
+// Materializing a target (its commit, with
 // its hunks applied) is the host's job, and so are the tree's scratch
 // files, which live under the host's workdir. A lease locks its tree on
 // the host, so that two perfbot processes sharing a workdir never measure

@@ -58,6 +58,7 @@ type Fake struct {
 	timeouts  map[string]int // invocations that timed out per script key and step
 	active    int            // benchmark steps in flight
 	maxActive int
+	changed   chan struct{} // closed and replaced whenever active changes
 }
 
 // FakeTree is one tree a Fake materialized.
@@ -281,15 +282,52 @@ func (f *Fake) Exec(ctx context.Context, slot int, cmd Command) (Result, error) 
 	return res, nil
 }
 
+// WaitInFlight blocks until n benchmark steps are in flight at once
+// (held by Hold), and returns ctx's error when ctx ends first: a test
+// sees that n measurements run concurrently by counting them, not by
+// timing them.
+func (f *Fake) WaitInFlight(ctx context.Context, n int) error {
+	for {
+		f.mu.Lock()
+		reached, changed := f.active >= n, f.changedLocked()
+		f.mu.Unlock()
+		if reached {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("fake %s: waiting for %d benchmark steps in flight: %w", f.Name(), n, ctx.Err())
+		}
+	}
+}
+
+// changedLocked returns the channel closed at the next change of the
+// steps in flight. The caller holds f.mu.
+func (f *Fake) changedLocked() chan struct{} {
+	if f.changed == nil {
+		f.changed = make(chan struct{})
+	}
+	return f.changed
+}
+
+// setActive moves the count of steps in flight by d and wakes the
+// waiters. The caller holds f.mu.
+func (f *Fake) setActive(d int) {
+	f.active += d
+	f.maxActive = max(f.maxActive, f.active)
+	close(f.changedLocked())
+	f.changed = make(chan struct{})
+}
+
 // hold counts a benchmark step in flight while it waits for Hold.
 func (f *Fake) hold(ctx context.Context) error {
 	f.mu.Lock()
-	f.active++
-	f.maxActive = max(f.maxActive, f.active)
+	f.setActive(1)
 	f.mu.Unlock()
 	defer func() {
 		f.mu.Lock()
-		f.active--
+		f.setActive(-1)
 		f.mu.Unlock()
 	}()
 	if f.Hold == nil {

@@ -108,13 +108,44 @@ func (p *Pool) Hosts() []Host {
 // stays locked by another process is the host's *record.InfraError. The
 // lease must be released.
 func (p *Pool) Acquire(ctx context.Context, t record.Target) (*Lease, error) {
+	return p.acquire(ctx, t, nil)
+}
+
+// AcquireOn is Acquire on the named host: it leases a slot of that host
+// only, the one whose tree holds t built when that slot is free, waiting
+// while all its slots are busy. A search that compares runs of one host
+// places them so (the ends of a bisection on every host that measures a
+// probe). A name the pool does not hold is an error.
+func (p *Pool) AcquireOn(ctx context.Context, t record.Target, host string) (*Lease, error) {
+	for _, h := range p.hosts {
+		if h.host.Name() == host {
+			return p.acquire(ctx, t, h)
+		}
+	}
+	return nil, fmt.Errorf("host pool: no host named %q", host)
+}
+
+// Slots returns the name of each host once per slot, in the order the
+// hosts were given: where Size leases can be placed at once.
+func (p *Pool) Slots() []string {
+	var out []string
+	for _, h := range p.hosts {
+		for range h.slots {
+			out = append(out, h.host.Name())
+		}
+	}
+	return out
+}
+
+// acquire leases a slot for t, of host only when it is set.
+func (p *Pool) acquire(ctx context.Context, t record.Target, only *poolHost) (*Lease, error) {
 	key := treeKey(t)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		p.mu.Lock()
-		l := p.take(key)
+		l := p.take(key, only)
 		wake := p.wake
 		p.mu.Unlock()
 		if l != nil {
@@ -133,10 +164,14 @@ func (p *Pool) Acquire(ctx context.Context, t record.Target) (*Lease, error) {
 	}
 }
 
-// take leases a free slot for key, or returns nil when none is free. The
-// caller holds p.mu.
-func (p *Pool) take(key string) *Lease {
-	for _, h := range p.hosts {
+// take leases a free slot for key, of host only when it is set, or
+// returns nil when none is free. The caller holds p.mu.
+func (p *Pool) take(key string, only *poolHost) *Lease {
+	hosts := p.hosts
+	if only != nil {
+		hosts = []*poolHost{only}
+	}
+	for _, h := range hosts {
 		for _, s := range h.slots {
 			if s.busy {
 				continue
@@ -149,7 +184,7 @@ func (p *Pool) take(key string) *Lease {
 		}
 	}
 	var host *poolHost
-	for _, h := range p.hosts {
+	for _, h := range hosts {
 		if h.busy < len(h.slots) && (host == nil || h.busy < host.busy) {
 			host = h
 		}

@@ -327,3 +327,52 @@ func TestMeasureOnTwoSlotsAtOnce(t *testing.T) {
 	}
 	assert.Len(t, slots, 2)
 }
+
+func TestPoolAcquireOn(t *testing.T) {
+	a := &Fake{HostName: "a", Default: &FakeCommit{}}
+	b := &Fake{HostName: "b", Slots: 2, Default: &FakeCommit{}}
+	p, err := NewPool(a, b)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "b"}, p.Slots())
+	ctx := context.Background()
+
+	// A target built on a goes to b when b is asked for, to the slot of b
+	// whose tree holds it built once it is built there.
+	l, err := p.AcquireOn(ctx, targetA, "a")
+	require.NoError(t, err)
+	build(t, l, targetA)
+	l.Release()
+	l, err = p.AcquireOn(ctx, targetA, "b")
+	require.NoError(t, err)
+	assert.Equal(t, "b", l.Host().Name())
+	assert.False(t, l.Built())
+	build(t, l, targetA)
+	slot := l.Slot()
+	l.Release()
+	l, err = p.AcquireOn(ctx, targetA, "b")
+	require.NoError(t, err)
+	assert.True(t, l.Built())
+	assert.Equal(t, slot, l.Slot())
+
+	// While both slots of b are busy, a request for b waits for one, and
+	// a request for any host gets a.
+	other, err := p.AcquireOn(ctx, targetB, "b")
+	require.NoError(t, err)
+	got := make(chan *Lease)
+	go func() {
+		w, err := p.AcquireOn(ctx, targetC, "b")
+		assert.NoError(t, err)
+		got <- w
+	}()
+	anyHost := acquire(t, p, targetC)
+	assert.Equal(t, "a", anyHost.Host().Name())
+	l.Release()
+	w := <-got
+	assert.Equal(t, "b", w.Host().Name())
+	for _, x := range []*Lease{other, anyHost, w} {
+		x.Release()
+	}
+
+	_, err = p.AcquireOn(ctx, targetA, "nosuch")
+	assert.ErrorContains(t, err, `no host named "nosuch"`)
+}

@@ -11,31 +11,56 @@ import (
 )
 
 // commitOracle measures plain commits for the commit bisection and its
-// confirmations. Each run comes with its place in time: the store's run
-// id, which grows with every run recorded, and its start time, so that
-// runs taken at another time (an earlier stretch, an earlier night) are
-// told from the runs of this job.
+// confirmations, on the host the search names (SamplesOn). Each run comes
+// with its place in time: the store's run id, which grows with every run
+// recorded, and its start time, so that runs taken at another time (an
+// earlier stretch, an earlier night) are told from the runs of this job;
+// and with the host that ran it, so that runs of different machines are
+// compared only through their speeds.
 type commitOracle struct {
 	o      *Oracle
 	metric string
 }
 
-var _ bisect.Oracle = commitOracle{}
+var _ bisect.HostOracle = commitOracle{}
 
 func (c commitOracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Run, error) {
 	t := record.Target{Commit: commit}
 	if err := c.o.Ensure(ctx, t, n); err != nil {
 		return nil, err
 	}
+	return c.runs(t)
+}
+
+// SamplesOn measures on host until host holds n runs of the commit, and
+// returns the runs of every host: the search compares a host's runs with
+// the ends' runs on that host.
+func (c commitOracle) SamplesOn(ctx context.Context, commit, host string, n int) ([]bisect.Run, error) {
+	t := record.Target{Commit: commit}
+	if err := c.o.EnsureOn(ctx, t, host, n); err != nil {
+		return nil, err
+	}
+	return c.runs(t)
+}
+
+// runs returns the recorded runs of t with the metric, each with its
+// place in time and the host that ran it.
+func (c commitOracle) runs(t record.Target) ([]bisect.Run, error) {
 	entry, err := c.o.store.Cached(c.o.spec, t.Key())
 	if err != nil {
 		return nil, err
 	}
 	var runs []bisect.Run
 	for _, r := range entry.OK {
-		if v, ok := r.Values[c.metric]; ok {
-			runs = append(runs, bisect.Run{Value: v, Seq: r.ID, At: r.Started})
+		v, ok := r.Values[c.metric]
+		if !ok {
+			continue
 		}
+		host, err := c.o.hostOf(r)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, bisect.Run{Value: v, Seq: r.ID, At: r.Started, Host: host})
 	}
 	return runs, nil
 }

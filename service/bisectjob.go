@@ -30,22 +30,25 @@ type BisectRequest struct {
 
 // BisectReport is the outcome of a bisection as `perfbot bisect` prints it.
 type BisectReport struct {
-	Verdict     record.Outcome   `json:"verdict"`
-	Metric      string           `json:"metric"`
-	Unit        string           `json:"unit"`
-	Direction   record.Direction `json:"direction"`
-	Good        EndReport        `json:"good"`
-	Bad         EndReport        `json:"bad"`
-	Culprits    []CulpritReport  `json:"culprits"`
-	Candidates  []CommitRef      `json:"candidates"`
-	Skipped     []CommitRef      `json:"skipped"`
-	Probes      []ProbeReport    `json:"probes"`
-	Warnings    []string         `json:"warnings,omitempty"`
-	Runs        int              `json:"runs"`
-	Samples     int              `json:"samples"`
-	Builds      int              `json:"builds"`
-	WallSeconds float64          `json:"wall_seconds"`
-	JobID       string           `json:"job_id"`
+	Verdict    record.Outcome   `json:"verdict"`
+	Metric     string           `json:"metric"`
+	Unit       string           `json:"unit"`
+	Direction  record.Direction `json:"direction"`
+	Good       EndReport        `json:"good"`
+	Bad        EndReport        `json:"bad"`
+	Culprits   []CulpritReport  `json:"culprits"`
+	Candidates []CommitRef      `json:"candidates"`
+	Skipped    []CommitRef      `json:"skipped"`
+	// SkippedInfra are the commits of Skipped whose runs failed on the
+	// infrastructure more than two times in three: not judged.
+	SkippedInfra []CommitRef   `json:"skipped_infra,omitempty"`
+	Probes       []ProbeReport `json:"probes"`
+	Warnings     []string      `json:"warnings,omitempty"`
+	Runs         int           `json:"runs"`
+	Samples      int           `json:"samples"`
+	Builds       int           `json:"builds"`
+	WallSeconds  float64       `json:"wall_seconds"`
+	JobID        string        `json:"job_id"`
 	// Hunks holds the hunk search of each culprit when asked for.
 	Hunks []*HunksReport `json:"hunks,omitempty"`
 	// Findings are the ids of the findings stored for this bisection.
@@ -177,7 +180,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 		MaxRuns:     b.Config.Bisect.MaxRuns,
 		Better:      record.Better(metric.Better),
 		Direction:   req.Direction,
-		Parallel:    b.Oracle.Parallel(),
+		Hosts:       b.Oracle.Hosts(),
 		InitialRuns: b.Config.Bisect.Repeats,
 		Logger:      b.Logger,
 		OnProbe: func(e bisect.ProbeEvent) {
@@ -251,6 +254,9 @@ func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric rec
 	}
 	for _, h := range res.Skipped {
 		rep.Skipped = append(rep.Skipped, ref(h))
+	}
+	for _, h := range res.SkippedInfra {
+		rep.SkippedInfra = append(rep.SkippedInfra, ref(h))
 	}
 	for _, p := range res.Probes {
 		rep.Probes = append(rep.Probes, ProbeReport{Commit: p.Commit, Subject: byHash[p.Commit].Subject, Index: p.Index, N: p.N, Median: p.Median, Status: p.Status, Side: p.Side})

@@ -19,10 +19,12 @@ import (
 // store first, runs only what is missing on a lease of the host pool, and
 // records every run before it returns.
 //
-// The pool decides where: a target measured again goes back to the slot
-// whose tree holds it built, and then only its benchmarks run. Concurrent
-// requests for different targets run at once on different leases, up to
-// Parallel of them; requests for one target take turns.
+// The pool decides where, unless the caller names the host (EnsureOn): a
+// target measured again goes back to the slot whose tree holds it built,
+// and then only its benchmarks run. Concurrent requests run at once on
+// different leases, up to Parallel of them: for different targets, and
+// for one target on different hosts; requests for one target on one host
+// (or on any) take turns. Every run records the host that ran it.
 type Oracle struct {
 	store  *store.DB
 	pool   *runner.Pool
@@ -85,6 +87,11 @@ func NewOracle(db *store.DB, pool *runner.Pool, r *runner.Runner, opts OracleOpt
 // size of its host pool.
 func (o *Oracle) Parallel() int { return o.pool.Size() }
 
+// Hosts names the host of each slot of the pool (a host of two slots
+// twice): where Parallel measurements can be placed at once with
+// EnsureOn.
+func (o *Oracle) Hosts() []string { return o.pool.Slots() }
+
 // SpecHash is the hash of the spec every measurement is keyed by.
 func (o *Oracle) SpecHash() string { return o.spec }
 
@@ -113,10 +120,26 @@ func (o *Oracle) Values(ctx context.Context, t record.Target, metric string, n i
 	return o.store.Values(o.spec, t.Key(), metric)
 }
 
-// Ensure makes sure t has at least n ok runs recorded.
+// Ensure makes sure t has at least n ok runs recorded, measuring the
+// missing ones wherever the pool has a slot.
 func (o *Oracle) Ensure(ctx context.Context, t record.Target, n int) error {
+	return o.ensure(ctx, t, "", n)
+}
+
+// EnsureOn makes sure host has at least n ok runs of t recorded,
+// measuring the missing ones on a slot of host. Calls for one target on
+// different hosts run at once.
+func (o *Oracle) EnsureOn(ctx context.Context, t record.Target, host string, n int) error {
+	if host == "" {
+		return fmt.Errorf("measure %s: no host named", t.Short())
+	}
+	return o.ensure(ctx, t, host, n)
+}
+
+// ensure measures t until it has n ok runs, of host when host is set.
+func (o *Oracle) ensure(ctx context.Context, t record.Target, host string, n int) error {
 	key := t.Key()
-	lock := o.targetLock(key)
+	lock := o.targetLock(key + "\x00" + host)
 	lock.Lock()
 	defer lock.Unlock()
 
@@ -127,7 +150,13 @@ func (o *Oracle) Ensure(ctx context.Context, t record.Target, n int) error {
 	if len(entry.Failed) > 0 && len(entry.OK) == 0 {
 		return o.brokenError(t, entry.Failed[len(entry.Failed)-1].ID)
 	}
-	missing := n - len(entry.OK)
+	have := len(entry.OK)
+	if host != "" {
+		if have, err = o.runsOn(entry, host); err != nil {
+			return err
+		}
+	}
+	missing := n - have
 	if missing <= 0 {
 		return nil
 	}
@@ -137,7 +166,38 @@ func (o *Oracle) Ensure(ctx context.Context, t record.Target, n int) error {
 	if o.stopping() {
 		return ErrStopping
 	}
-	return o.measure(ctx, t, missing)
+	return o.measure(ctx, t, host, missing)
+}
+
+// runsOn counts the ok runs of entry that host ran.
+func (o *Oracle) runsOn(entry store.CacheEntry, host string) (int, error) {
+	n := 0
+	for _, r := range entry.OK {
+		h, err := o.hostOf(r)
+		if err != nil {
+			return 0, err
+		}
+		if h == host {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// hostOf is the host that ran r: the cache's, or, for a run cached before
+// the cache recorded hosts, the run record's.
+func (o *Oracle) hostOf(r store.RunRef) (string, error) {
+	if r.Host != "" {
+		return r.Host, nil
+	}
+	run, ok, err := o.store.Run(r.ID)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("read run %d: %w", r.ID, err)
+	case !ok:
+		return "", fmt.Errorf("read run %d: the store holds no such run", r.ID)
+	}
+	return run.Host, nil
 }
 
 func (o *Oracle) brokenError(t record.Target, runID uint64) error {
@@ -161,13 +221,19 @@ func (o *Oracle) targetLock(key string) *sync.Mutex {
 }
 
 // measure runs missing more benchmark invocations of t on a lease of the
-// pool, building first unless the lease's tree holds t built.
-func (o *Oracle) measure(ctx context.Context, t record.Target, missing int) error {
+// pool (of host, when it is set), building first unless the lease's tree
+// holds t built.
+func (o *Oracle) measure(ctx context.Context, t record.Target, host string, missing int) error {
 	src, err := o.source(t)
 	if err != nil {
 		return err
 	}
-	lease, err := o.pool.Acquire(ctx, t)
+	var lease *runner.Lease
+	if host != "" {
+		lease, err = o.pool.AcquireOn(ctx, t, host)
+	} else {
+		lease, err = o.pool.Acquire(ctx, t)
+	}
 	if err != nil {
 		return err
 	}

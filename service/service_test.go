@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/config"
@@ -189,12 +191,31 @@ func TestBisectBadInput(t *testing.T) {
 	require.ErrorAs(t, err, &ie, "bad before good is an input error")
 }
 
-func TestBisectInfraErrorStops(t *testing.T) {
-	h := newHistory(t, 20, func(i int) float64 { return map[bool]float64{true: 90, false: 100}[i >= 10] }, nil)
-	// Commit 10 is where the search will probe early; the host dies there.
-	h.host.Commits[h.commits[10]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
-	h.host.Commits[h.commits[9]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
-	b := h.open(t)
-	_, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
-	require.True(t, record.IsInfra(err), "%v", err)
+// TestBisectInfraError: commits whose runs fail on the infrastructure
+// (more than two times in three) are skipped and the report says so; an
+// end that fails so stops the job with an infrastructure error.
+func TestBisectInfraError(t *testing.T) {
+	level := func(i int) float64 { return map[bool]float64{true: 90, false: 100}[i >= 10] }
+	t.Run("culprit and parent fail: skipped, not judged", func(t *testing.T) {
+		h := newHistory(t, 20, level, nil)
+		h.host.Commits[h.commits[10]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+		h.host.Commits[h.commits[9]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+		b := h.open(t)
+		rep, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
+		require.NoError(t, err)
+		assert.Equal(t, record.OutcomeCandidates, rep.Verdict, "warnings %q", rep.Warnings)
+		var skipped []string
+		for _, c := range rep.SkippedInfra {
+			skipped = append(skipped, c.Commit)
+		}
+		assert.Equal(t, []string{h.commits[9], h.commits[10]}, skipped)
+		assert.Contains(t, strings.Join(rep.Warnings, "\n"), "skipped, not judged: their runs failed on the infrastructure")
+	})
+	t.Run("bad end fails: the job stops", func(t *testing.T) {
+		h := newHistory(t, 20, level, nil)
+		h.host.Commits[h.commits[19]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+		b := h.open(t)
+		_, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
+		require.True(t, record.IsInfra(err), "%v", err)
+	})
 }

@@ -25,6 +25,7 @@ type runHead struct {
 type cacheRecord struct {
 	Status record.Status      `json:"status"`
 	Values map[string]float64 `json:"values,omitempty"`
+	Host   string             `json:"host,omitempty"`
 }
 
 // sampleRecord is one metric value of one ok run.
@@ -46,6 +47,9 @@ type RunRef struct {
 	Started time.Time          `json:"started"`
 	Status  record.Status      `json:"status"`
 	Values  map[string]float64 `json:"values,omitempty"`
+	// Host is the host that ran it; "" for runs cached before the cache
+	// recorded hosts (the run record has it).
+	Host string `json:"host,omitempty"`
 }
 
 // CacheEntry is every attempt at one target under one spec, oldest first.
@@ -233,7 +237,7 @@ func addRun(tx *bolt.Tx, r *record.Run) (uint64, error) {
 	}
 	if r.Status != record.StatusInfraError {
 		key := indexKey(prefixKey(r.SpecHash, r.TargetKey), st)
-		if err := putJSON(tx.Bucket(bucketCache), key, cacheRecord{Status: r.Status, Values: r.Values}); err != nil {
+		if err := putJSON(tx.Bucket(bucketCache), key, cacheRecord{Status: r.Status, Values: r.Values, Host: r.Host}); err != nil {
 			return 0, fmt.Errorf("add run %d: cache: %w", id, err)
 		}
 	}
@@ -379,5 +383,5 @@ func decodeCacheRecord(k, v []byte) (RunRef, error) {
 		return RunRef{}, fmt.Errorf("decode cache entry %x: %w", k, err)
 	}
 	started, id := parseStamp(k)
-	return RunRef{ID: id, Started: started, Status: rec.Status, Values: rec.Values}, nil
+	return RunRef{ID: id, Started: started, Status: rec.Status, Values: rec.Values, Host: rec.Host}, nil
 }

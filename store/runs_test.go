@@ -244,7 +244,8 @@ func TestCacheEntryCarriesRunTimes(t *testing.T) {
 	e, err := db.Cached(specA, r.TargetKey)
 	require.NoError(t, err)
 	require.Len(t, e.OK, 1)
-	assert.Equal(t, store.RunRef{ID: 1, Started: t0.Add(42 * time.Second), Status: record.StatusOK, Values: r.Values}, e.OK[0])
+	assert.Equal(t, store.RunRef{ID: 1, Started: t0.Add(42 * time.Second), Status: record.StatusOK, Values: r.Values, Host: r.Host}, e.OK[0])
+	assert.NotEmpty(t, r.Host, "the run names its host")
 }
 
 func refIDs(refs []store.RunRef) []uint64 {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/record"
 )
 
 // ErrInfra is the failure an Oracle reports for a commit listed in
@@ -41,8 +42,17 @@ type History struct {
 	Changes []Change
 	// Broken lists the commits that do not build.
 	Broken []Range
-	// InfraAt lists the commits whose measurement fails with ErrInfra.
+	// InfraAt lists the commits whose measurement always fails with a
+	// *record.InfraError wrapping ErrInfra.
 	InfraAt []int
+	// FlakyInfra lists commits whose measurement fails on the
+	// infrastructure now and then.
+	FlakyInfra []FlakyInfra
+	// Hosts are the speed factors of the hosts HostName(0), HostName(1),
+	// … that SamplesOn measures on ({1, 0.97, 1.02, 0.99}: the second
+	// host 3% slower); a run of Samples, placed nowhere, runs at the
+	// usual speed on host "".
+	Hosts []float64
 	// OutlierRate is the fraction of runs that are disturbed, and
 	// OutlierShift how far such a run is moved, in standard deviations
 	// of the log value (−5: five σ lower, a slow run of a throughput).
@@ -72,6 +82,16 @@ type History struct {
 	// the search's own runs.
 	Cached []Cached
 }
+
+// FlakyInfra makes Fail of every Of tries at measuring commit At fail on
+// the infrastructure (the first Fail of each Of); a try is one call that
+// has runs to make.
+type FlakyInfra struct {
+	At, Fail, Of int
+}
+
+// HostName returns the name of host j of History.Hosts: "h0", "h1", ….
+func HostName(j int) string { return fmt.Sprintf("h%d", j) }
 
 // Cached is a block of recorded runs of commit At: Runs runs taken in a
 // row while the host ran at Host times its usual speed (0.72: the host was
@@ -148,8 +168,9 @@ func (h *History) Oracle(seed int64) *Oracle {
 		seed:    uint64(seed),
 		sigma:   math.Sqrt(math.Log1p(h.CV * h.CV)),
 		values:  make(map[int][]bisect.Run),
-		streams: make(map[int]*rand.Rand),
-		built:   make(map[int]bool),
+		streams: make(map[uint64]*rand.Rand),
+		built:   make(map[built]bool),
+		tries:   make(map[int]int),
 		fresh:   make(map[int]int),
 		host:    rand.New(rand.NewPCG(uint64(seed), 1<<40)),
 	}
@@ -181,20 +202,49 @@ type Oracle struct {
 
 	mu      sync.Mutex
 	values  map[int][]bisect.Run
-	streams map[int]*rand.Rand
-	built   map[int]bool
-	fresh   map[int]int // runs made of each commit
+	streams map[uint64]*rand.Rand
+	built   map[built]bool // the commits built, on each host
+	tries   map[int]int    // calls that had runs to make, per commit
+	fresh   map[int]int    // runs made of each commit
 	runs    int
 	seq     uint64     // the oracle's clock: the Seq of the latest run
 	drift   float64    // current log drift of the host
 	host    *rand.Rand // stream of the drift
 }
 
-var _ bisect.Oracle = (*Oracle)(nil)
+// built is a commit built on a host.
+type built struct {
+	i    int
+	host string
+}
+
+var _ bisect.HostOracle = (*Oracle)(nil)
 
 // Samples implements bisect.Oracle. Every run it makes gets the next Seq
-// of the oracle's clock.
+// of the oracle's clock; it runs on host "" at the usual speed.
 func (o *Oracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Run, error) {
+	return o.samples(ctx, commit, "", 1, n)
+}
+
+// SamplesOn implements bisect.HostOracle: the fresh runs are made on
+// host, at its speed (History.Hosts), until it holds n runs of the
+// commit.
+func (o *Oracle) SamplesOn(ctx context.Context, commit, host string, n int) ([]bisect.Run, error) {
+	speed := 0.0
+	for j, f := range o.h.Hosts {
+		if HostName(j) == host {
+			speed = f
+		}
+	}
+	if speed == 0 {
+		return nil, fmt.Errorf("bisecttest: unknown host %q", host)
+	}
+	return o.samples(ctx, commit, host, speed, n)
+}
+
+// samples measures commit on host, at speed, until host holds n runs of
+// it.
+func (o *Oracle) samples(ctx context.Context, commit, host string, speed float64, n int) ([]bisect.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -205,42 +255,78 @@ func (o *Oracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Ru
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	have := o.values[i]
-	if len(have) >= n {
+	on := 0
+	for _, r := range have {
+		if r.Host == host {
+			on++
+		}
+	}
+	if on >= n {
 		return slices.Clone(have), nil
 	}
-	if slices.Contains(o.h.InfraAt, i) {
-		return nil, fmt.Errorf("measure %s: %w", commit, ErrInfra)
+	try := o.tries[i]
+	o.tries[i]++
+	if o.infraFails(i, try) {
+		return nil, &record.InfraError{Host: host, Op: "measure " + commit, Err: ErrInfra}
 	}
-	o.built[i] = true
+	o.built[built{i, host}] = true
 	if o.h.IsBroken(i) {
 		return nil, fmt.Errorf("build %s: %w", commit, bisect.ErrBroken)
 	}
-	r := o.streams[i]
-	if r == nil {
-		r = rand.New(rand.NewPCG(o.seed, uint64(i)))
-		o.streams[i] = r
-	}
+	r := o.stream(i, host)
 	level := math.Log(o.h.Level(i))
 	fresh := o.fresh[i]
-	for len(have) < n {
+	for ; on < n; on++ {
 		z := r.NormFloat64()
 		if o.h.OutlierRate > 0 && r.Float64() < o.h.OutlierRate {
 			z += o.h.OutlierShift
 		}
 		o.seq++
-		v := math.Exp(level+o.sigma*z+o.nextDrift()) * o.hostLevel()
+		v := math.Exp(level+o.sigma*z+o.nextDrift()) * o.hostLevel() * speed
 		for _, t := range o.h.Transient {
 			if t.At == i && fresh < t.Runs {
 				v *= t.Factor
 			}
 		}
 		fresh++
-		have = append(have, bisect.Run{Value: v, Seq: o.seq})
+		have = append(have, bisect.Run{Value: v, Seq: o.seq, Host: host})
 		o.runs++
 	}
 	o.values[i] = have
 	o.fresh[i] = fresh
 	return slices.Clone(have), nil
+}
+
+// stream returns the random stream of commit i on host: one per commit
+// and host, so that the values of the runs a host makes of a commit do
+// not depend on the order in which concurrent probes reach the oracle.
+func (o *Oracle) stream(i int, host string) *rand.Rand {
+	key := uint64(i)
+	for j := range o.h.Hosts {
+		if HostName(j) == host {
+			key |= uint64(j+1) << 32
+		}
+	}
+	r := o.streams[key]
+	if r == nil {
+		r = rand.New(rand.NewPCG(o.seed, key))
+		o.streams[key] = r
+	}
+	return r
+}
+
+// infraFails reports whether try number try (from 0) at commit i fails on
+// the infrastructure.
+func (o *Oracle) infraFails(i, try int) bool {
+	if slices.Contains(o.h.InfraAt, i) {
+		return true
+	}
+	for _, f := range o.h.FlakyInfra {
+		if f.At == i && f.Of > 0 && try%f.Of < f.Fail {
+			return true
+		}
+	}
+	return false
 }
 
 // nextDrift advances the host's drift by one run and returns it.
@@ -288,8 +374,8 @@ func (o *Oracle) Runs() int {
 	return o.runs
 }
 
-// Builds returns the number of distinct commits the oracle has built,
-// broken ones included.
+// Builds returns the number of builds the oracle has made: the distinct
+// commits it measured (broken ones included), once per host.
 func (o *Oracle) Builds() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
+	"github.com/perfbot/perfbot/record"
 )
 
 func TestHistoryOracle(t *testing.T) {
@@ -110,5 +111,48 @@ func TestHistoryHostLevels(t *testing.T) {
 			want = 705
 		}
 		assert.InDelta(t, want, v[len(v)-1].Value, 5, "run %d", k)
+	}
+}
+
+func TestHistoryOracleHosts(t *testing.T) {
+	ctx := context.Background()
+	h := &bisecttest.History{Len: 4, CV: 0.01, Hosts: []float64{1, 0.9},
+		FlakyInfra: []bisecttest.FlakyInfra{{At: 2, Fail: 1, Of: 2}}}
+	o := h.Oracle(1)
+	_, err := o.SamplesOn(ctx, "c0001", "h0", 30)
+	require.NoError(t, err)
+	runs, err := o.SamplesOn(ctx, "c0001", "h1", 30)
+	require.NoError(t, err)
+	require.Len(t, runs, 60, "every host's runs")
+	var logs [2]float64
+	for _, r := range runs {
+		switch r.Host {
+		case "h0":
+			logs[0] += math.Log(r.Value) / 30
+		case "h1":
+			logs[1] += math.Log(r.Value) / 30
+		default:
+			t.Fatalf("run on host %q", r.Host)
+		}
+	}
+	assert.InDelta(t, math.Log(0.9), logs[1]-logs[0], 0.01, "h1 runs 10% slower")
+	again, err := o.SamplesOn(ctx, "c0001", "h1", 30)
+	require.NoError(t, err)
+	assert.Equal(t, runs, again, "h1 holds 30 runs: nothing more is made")
+	assert.Equal(t, 2, o.Builds(), "one build on each host")
+
+	_, err = o.SamplesOn(ctx, "c0001", "h9", 1)
+	assert.ErrorContains(t, err, "unknown host")
+
+	// One try in two fails on the infrastructure, the first of each two.
+	for k, fails := range []bool{true, false, true, false} {
+		_, err := o.SamplesOn(ctx, "c0002", "h0", k/2+1)
+		if fails {
+			var infra *record.InfraError
+			require.ErrorAs(t, err, &infra, "try %d", k)
+			assert.ErrorIs(t, err, bisecttest.ErrInfra)
+		} else {
+			require.NoError(t, err, "try %d", k)
+		}
 	}
 }

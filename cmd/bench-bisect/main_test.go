@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -19,14 +20,33 @@ func TestRunPrintsTable(t *testing.T) {
 	// The plain search row, the two variants with three strategies each,
 	// and the whole job.
 	require.Len(t, lines, 2+2+3+3+1, out.String())
-	assert.Equal(t, "| scenario | strategy | accuracy | mean runs | p90 runs | mean builds | misses wrong/extra/short/none |", lines[2])
+	assert.Equal(t, "| scenario | strategy | accuracy | mean runs | p90 runs | mean rounds | mean builds | misses wrong/extra/short/none |", lines[2])
 	for _, l := range lines[4:] {
 		assert.True(t, strings.HasPrefix(l, "| N=64 CV=2% 5% drop"), l)
 	}
 	assert.Contains(t, lines[5], "| plain k=10 | ")
-	// Plain bisection costs k runs per probe and per end: 10 × (6+2).
-	assert.Contains(t, lines[5], "| 80.0 | 80 | 8.0 | ")
+	// Plain bisection costs k runs per probe and per end: 10 × (6+2), one
+	// after another.
+	assert.Contains(t, lines[5], "| 80.0 | 80 | 80.0 | 8.0 | ")
 	assert.Contains(t, lines[10], ", whole job (CLI) | perfbot job | ")
+}
+
+// TestRunHostsRow: the row of four hosts of different speeds takes its
+// runs in rounds of several at once.
+func TestRunHostsRow(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-trials", "4", "-workers", "2", "-rows", "K=4 hosts 5% apart"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 4+1, out.String())
+	cells := strings.Split(lines[4], " | ")
+	require.Len(t, cells, 8, lines[4])
+	var runs, rounds float64
+	_, err := fmt.Sscan(cells[3], &runs)
+	require.NoError(t, err)
+	_, err = fmt.Sscan(cells[5], &rounds)
+	require.NoError(t, err)
+	assert.Less(t, 2*rounds, runs, "rounds of several runs: %s", lines[4])
 }
 
 func TestRunBadFlags(t *testing.T) {

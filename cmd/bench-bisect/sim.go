@@ -21,8 +21,12 @@ type scenario struct {
 	cv   float64
 	// draw returns the history of one trial.
 	draw func(r *rand.Rand) *bisecttest.History
-	// parallel is the number of perfbot hosts (0: one).
+	// parallel is the number of perfbot hosts (0: one), measured at once
+	// wherever the oracle puts the runs.
 	parallel int
+	// hosts are the speeds of hosts the search places its runs on
+	// (bisecttest.History.Hosts); empty, one host.
+	hosts []float64
 	// noChange marks the row whose right answer is "not reproduced".
 	noChange bool
 	// job runs the whole job as the command line does (bisect.Locate with
@@ -33,6 +37,10 @@ type scenario struct {
 
 // drop5 is the level factor of a 5% drop.
 const drop5 = 0.95
+
+// hostSpeeds are four hosts whose speeds differ by up to 5% (the fastest
+// is 4.9% faster than the slowest), as machines of one kind do.
+var hostSpeeds = []float64{1.000, 0.953, 0.984, 0.969}
 
 func scenarios() []scenario {
 	var out []scenario
@@ -117,6 +125,14 @@ func scenarios() []scenario {
 				return &bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{{At: 1 + r.IntN(256), Factor: drop5}}}
 			},
 		},
+		scenario{
+			name:  "N=256 CV=2% 5% drop, K=4 hosts 5% apart",
+			cv:    0.02,
+			hosts: hostSpeeds,
+			draw: func(r *rand.Rand) *bisecttest.History {
+				return &bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{{At: 1 + r.IntN(256), Factor: drop5}}, Hosts: hostSpeeds}
+			},
+		},
 	)
 	return out
 }
@@ -126,6 +142,9 @@ type outcome struct {
 	culprits    []int
 	reproduced  bool // false: the strategy said the ends do not differ
 	runs, build int
+	// rounds is the wall time in rounds (runs made at once count once);
+	// 0 means one run at a time, as many rounds as runs.
+	rounds int
 	// confidence is the least confidence reported for a culprit (perfbot
 	// only; 0 otherwise).
 	confidence float64
@@ -146,9 +165,9 @@ func strategies(sc scenario) []strategy {
 		return []strategy{{name: "perfbot job", run: runJob}}
 	}
 	out := []strategy{{name: "perfbot", run: func(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle) (outcome, error) {
-		return runPerfbot(ctx, h, o, sc.parallel)
+		return runPerfbot(ctx, h, o, sc.parallel, sc.hosts)
 	}}}
-	if sc.parallel > 1 {
+	if sc.parallel > 1 || len(sc.hosts) > 0 {
 		return out
 	}
 	out = append(out,
@@ -162,12 +181,19 @@ func strategies(sc scenario) []strategy {
 	return out
 }
 
-func runPerfbot(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle, parallel int) (outcome, error) {
-	res, err := bisect.Bisect(ctx, h.Chain(), o, bisect.Options{Parallel: parallel})
+func runPerfbot(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle, parallel int, speeds []float64) (outcome, error) {
+	opts := bisect.Options{Parallel: parallel}
+	for j := range speeds {
+		opts.Hosts = append(opts.Hosts, bisecttest.HostName(j))
+	}
+	if len(opts.Hosts) > 0 {
+		opts.Parallel = 0
+	}
+	res, err := bisect.Bisect(ctx, h.Chain(), o, opts)
 	if err != nil {
 		return outcome{}, err
 	}
-	out := outcome{reproduced: res.Verdict != record.OutcomeNotReproduced, runs: o.Runs(), build: o.Builds()}
+	out := outcome{reproduced: res.Verdict != record.OutcomeNotReproduced, runs: o.Runs(), build: o.Builds(), rounds: res.Rounds}
 	for _, c := range res.Culprits {
 		out.culprits = append(out.culprits, c.Index)
 	}
@@ -187,7 +213,7 @@ func runJob(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle) (o
 	if err != nil {
 		return outcome{}, err
 	}
-	out := outcome{reproduced: res.Verdict != record.OutcomeNotReproduced, runs: o.Runs(), build: o.Builds(), confidence: 1}
+	out := outcome{reproduced: res.Verdict != record.OutcomeNotReproduced, runs: o.Runs(), build: o.Builds(), rounds: res.Rounds, confidence: 1}
 	for _, c := range res.Culprits {
 		out.culprits = append(out.culprits, c.Index)
 		out.confidence = min(out.confidence, c.Confidence)
@@ -226,9 +252,9 @@ metrics:
 
 // summary aggregates the trials of one row.
 type summary struct {
-	accuracy, meanRuns, meanBuilds float64
-	p90Runs                        int
-	misses                         misses
+	accuracy, meanRuns, meanBuilds, meanRounds float64
+	p90Runs                                    int
+	misses                                     misses
 }
 
 // misses counts the wrong outcomes of a row by kind.
@@ -314,12 +340,18 @@ func simulate(ctx context.Context, sc scenario, st strategy, trials int, seed in
 		}
 		s.meanRuns += float64(r.runs)
 		s.meanBuilds += float64(r.build)
+		if r.out.rounds > 0 {
+			s.meanRounds += float64(r.out.rounds)
+		} else {
+			s.meanRounds += float64(r.runs)
+		}
 		runs[t] = r.runs
 	}
 	n := float64(trials)
 	s.accuracy /= n
 	s.meanRuns /= n
 	s.meanBuilds /= n
+	s.meanRounds /= n
 	slices.Sort(runs)
 	s.p90Runs = runs[int(math.Ceil(0.9*n))-1]
 	return s, nil
