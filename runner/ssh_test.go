@@ -327,3 +327,48 @@ func TestSSHFacts(t *testing.T) {
 	assert.Equal(t, local.CPUModel, fp.CPUModel)
 	assert.Equal(t, local.Python, fp.Python)
 }
+
+// A host that goes away in the middle of a measurement is an
+// infrastructure failure naming it: the runs recorded before stay, the
+// run in flight is recorded as infra_error without samples, and once the
+// host is back the next measurement reconnects.
+func TestSSHHostGoesAwayMidJob(t *testing.T) {
+	srv := sshdtest.Start(t)
+	ctx := context.Background()
+	src, commits := gitopstest.NewRepo(t, 2)
+	repo, err := gitops.Open(ctx, src, t.TempDir())
+	require.NoError(t, err)
+	h := sshHost(t, srv, repo)
+	pool, err := NewPool(h)
+	require.NoError(t, err)
+	state := t.TempDir()
+	ready := filepath.Join(state, "second run started")
+	spec := counterSpec
+	spec.Benchmarks = []record.BenchStep{spec.Benchmarks[0]}
+	spec.Benchmarks[0].Env = map[string]string{"COUNT": filepath.Join(state, "count"), "READY": ready}
+	spec.Benchmarks[0].Run = `n=$(($(cat "$COUNT" 2> /dev/null || echo 0) + 1)); echo $n > "$COUNT"
+if [ $n -eq 2 ]; then touch "$READY"; sleep 60; fi
+echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
+	r := &Runner{Spec: spec}
+	go func() {
+		assert.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, time.Minute, 10*time.Millisecond)
+		srv.Kill()
+	}()
+	runs, err := measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: commits[1]}}, 3)
+	require.Error(t, err)
+	assert.True(t, record.IsInfra(err), "%v", err)
+	assert.Contains(t, err.Error(), "host gpu1")
+	require.Len(t, runs, 2)
+	assert.Equal(t, record.StatusOK, runs[0].Status)
+	assert.Equal(t, 2.0, runs[0].Values["verify_tok_s"])
+	assert.Equal(t, record.StatusInfraError, runs[1].Status)
+	assert.Empty(t, runs[1].Values)
+	assert.Contains(t, runs[1].Error, "host gpu1")
+	t.Logf("the measurement failed with: %v", err)
+
+	srv.Restart(t)
+	runs, err = measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: commits[1]}}, 1)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
+}
