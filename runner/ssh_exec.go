@@ -107,7 +107,9 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	case why != "":
 		return res, s.infra(fmt.Sprintf("run %q", firstLine(cmd.Script)), errors.New(why))
 	default:
-		return res, s.infra(fmt.Sprintf("run %q", firstLine(cmd.Script)), scriptError(waitErr, []byte(other)))
+		// The wrapper was killed or its connection dropped.
+		return res, s.infra(fmt.Sprintf("run %q", firstLine(cmd.Script)),
+			fmt.Errorf("the command ended without its exit status (the host or its sshd went away): %w", scriptError(waitErr, []byte(other))))
 	}
 	if cmd.EnvFile != "" {
 		res.Env = s.readEnvFile(ctx, cmd.EnvFile)

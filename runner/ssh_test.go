@@ -325,7 +325,42 @@ func TestSSHFacts(t *testing.T) {
 	assert.Equal(t, local.Kernel, fp.Kernel)
 	assert.Equal(t, local.CPUs, fp.CPUs)
 	assert.Equal(t, local.CPUModel, fp.CPUModel)
-	assert.Equal(t, local.Python, fp.Python)
+	// Python and Go are the ones on the login PATH of the host's user,
+	// which need not be this process's.
+}
+
+func TestParseRemoteFacts(t *testing.T) {
+	head := "os Linux x86_64\nkernel 6.8.0\nhost gpu-a\ncpus 224\ncpu Intel(R) Xeon(R) Platinum 8480+\n" +
+		"distro Ubuntu 22.04.4 LTS\ngo go version go1.26.0 linux/amd64\npython Python 3.10.12\n"
+	for _, tc := range []struct {
+		name    string
+		out     string
+		gpus    int
+		wantErr string
+	}{
+		{name: "no GPU", out: head},
+		{name: "GPU host", out: head + "gpu-query\nindex, name, driver_version, clocks.current.sm [MHz], clocks.current.memory [MHz], temperature.gpu, power.draw [W], clocks_throttle_reasons.active\n" +
+			"0, NVIDIA H200, 570.86.15, 1980, 3201, 34, 120.5, 0x0000000000000000\n1, NVIDIA H200, 570.86.15, 1980, 3201, 33, 118.0, 0x0000000000000000\n", gpus: 2},
+		{name: "broken driver", out: head + "gpu-query\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\ngpu-failed 9\n",
+			wantErr: "nvidia-smi failed (gpu-failed 9): NVIDIA-SMI has failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fp, err := parseFacts([]byte(tc.out))
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "linux/amd64 (Ubuntu 22.04.4 LTS)", fp.OS)
+			assert.Equal(t, record.Fingerprint{Host: "gpu-a", OS: fp.OS, Kernel: "6.8.0", CPUModel: "Intel(R) Xeon(R) Platinum 8480+", CPUs: 224,
+				GoVersion: "go1.26.0 linux/amd64", Python: "Python 3.10.12", GPUs: fp.GPUs}, fp)
+			require.Len(t, fp.GPUs, tc.gpus)
+			if tc.gpus > 0 {
+				assert.Equal(t, 1980.0, fp.GPUs[1].SMClockMHz)
+				assert.Equal(t, "NVIDIA H200", fp.GPUs[0].Name)
+			}
+		})
+	}
 }
 
 // A host that goes away in the middle of a measurement is an

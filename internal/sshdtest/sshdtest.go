@@ -104,6 +104,11 @@ func Start(t testing.TB) *Server {
 		"UsePAM no",
 		"StrictModes no",
 		"LogLevel ERROR",
+		// bash, as a login shell started by sshd, reads ~/.bashrc even
+		// for a command (bash -c) unless it is a nested shell: a slow
+		// rc file of the machine's user (pyenv, conda) would be paid by
+		// every session of every test.
+		"SetEnv SHLVL=1",
 		"",
 	}, "\n")), 0o600)
 	s.start(t)
