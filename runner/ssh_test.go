@@ -407,3 +407,24 @@ echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
 	require.Len(t, runs, 1)
 	assert.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
 }
+
+// When perfbot's connection goes away under a running command (perfbot
+// killed, the network cut), the host kills the command's group itself:
+// the end of the session's input is its signal.
+func TestSSHLostConnectionKillsTheCommand(t *testing.T) {
+	srv := sshdtest.Start(t)
+	h := sshHost(t, srv, nil)
+	marker := sleeper(t)
+	failed := make(chan error, 1)
+	go func() {
+		_, err := h.Exec(context.Background(), 0, Command{Script: marker + " & wait"})
+		failed <- err
+	}()
+	require.Eventually(t, func() bool { return len(running(t, marker)) == 1 }, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, h.Close())
+	err := <-failed
+	require.Error(t, err)
+	assert.True(t, record.IsInfra(err), "%v", err)
+	assert.Eventually(t, func() bool { return len(running(t, marker)) == 0 }, 30*time.Second, 10*time.Millisecond,
+		"the host killed the command")
+}
