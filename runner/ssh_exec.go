@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"path"
@@ -112,7 +113,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 			fmt.Errorf("the command ended without its exit status (the host or its sshd went away): %w", scriptError(waitErr, []byte(other))))
 	}
 	if cmd.EnvFile != "" {
-		res.Env = s.readEnvFile(ctx, cmd.EnvFile)
+		res.Env = proto.envDump()
 	}
 	if ctxErr != nil {
 		return res, fmt.Errorf("run %q: %w", firstLine(cmd.Script), ctxErr)
@@ -175,9 +176,9 @@ func (s *SSH) outputCap() int {
 // the script under setsid with the command's environment and mark,
 // records its group, has a watcher kill the group when the session's
 // input ends, waits, kills what is left of the group and reports on
-// standard error (perfbot-started PGID, perfbot-exit STATUS, or
-// perfbot-error: WHY). The script's own output, both streams, goes to
-// standard output.
+// standard error (perfbot-started PGID, perfbot-env BASE64 of the
+// environment dump, perfbot-exit STATUS, or perfbot-error: WHY). The
+// script's own output, both streams, goes to standard output.
 func (s *SSH) execScript(cmd Command) (string, error) {
 	var b strings.Builder
 	b.WriteString(shellLib)
@@ -221,18 +222,13 @@ kill -KILL -"$pg" 2> /dev/null && perfbot_gone "$pg" %d
 	if running != "" {
 		fmt.Fprintf(&b, "rm -f %s\n", running)
 	}
+	if cmd.EnvFile != "" {
+		// The dump comes back with the report, sparing a session.
+		q := shellQuote(cmd.EnvFile)
+		fmt.Fprintf(&b, "[ ! -s %s ] || printf 'perfbot-env %%s\\n' \"$(base64 -w0 < %s)\" >&2\n", q, q)
+	}
 	b.WriteString("echo \"perfbot-exit $rc\" >&2\n")
 	return b.String(), nil
-}
-
-// readEnvFile reads a command's environment dump back from the host; nil
-// when it cannot.
-func (s *SSH) readEnvFile(ctx context.Context, file string) map[string]string {
-	data, err := s.output(ctx, "read environment dump", "cat "+shellQuote(file)+" 2> /dev/null || true", nil)
-	if err != nil {
-		return nil
-	}
-	return parseEnvDump(data)
 }
 
 // wrapperLog reads the wrapper's reports from the session's standard
@@ -245,8 +241,13 @@ type wrapperLog struct {
 	rc     int
 	exited bool
 	errMsg string
+	env    string // base64 of the environment dump
 	other  []string
 }
+
+// maxReportLine bounds a line of the wrapper's reports: the environment
+// dump comes on one.
+const maxReportLine = 4 << 20
 
 func (w *wrapperLog) Write(p []byte) (int, error) {
 	w.mu.Lock()
@@ -260,7 +261,7 @@ func (w *wrapperLog) Write(p []byte) (int, error) {
 		w.line(string(w.buf[:i]))
 		w.buf = w.buf[i+1:]
 	}
-	if len(w.buf) > 4096 {
+	if len(w.buf) > maxReportLine {
 		w.line(string(w.buf))
 		w.buf = nil
 	}
@@ -280,6 +281,8 @@ func (w *wrapperLog) line(l string) {
 		if rc, err := strconv.Atoi(strings.TrimPrefix(l, "perfbot-exit ")); err == nil {
 			w.rc, w.exited = rc, true
 		}
+	case strings.HasPrefix(l, "perfbot-env "):
+		w.env = strings.TrimPrefix(l, "perfbot-env ")
 	case strings.HasPrefix(l, "perfbot-error: "):
 		w.errMsg = strings.TrimPrefix(l, "perfbot-error: ")
 	default:
@@ -288,6 +291,18 @@ func (w *wrapperLog) line(l string) {
 			w.other = append(w.other, clip(l, 200))
 		}
 	}
+}
+
+// envDump is the environment dump the wrapper sent back; nil without
+// one.
+func (w *wrapperLog) envDump() map[string]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	data, err := base64.StdEncoding.DecodeString(w.env)
+	if err != nil {
+		return nil
+	}
+	return parseEnvDump(data)
 }
 
 // result is the script's exit status when the wrapper reported one, why
