@@ -97,7 +97,9 @@ exec cat > /dev/null
 		done()
 		return nil, s.infra(op, err)
 	}
-	events := &lockLog{locked: make(chan struct{})}
+	events := &lockLog{locked: make(chan struct{}), onWait: func(h lockfile.Holder) {
+		s.logger().Info("waiting for a tree another process measures in", "host", s.Name(), "slot", slot, "tree", n, "holder", h.String())
+	}}
 	sess.Stderr = events
 	if err := sess.Start(remoteShell(script)); err != nil {
 		sess.Close()
@@ -112,9 +114,6 @@ exec cat > /dev/null
 		sess.Close()
 		done()
 	}()
-	events.onWait = func(h lockfile.Holder) {
-		s.logger().Info("waiting for a tree another process measures in", "host", s.Name(), "slot", slot, "tree", n, "holder", h.String())
-	}
 	select {
 	case <-events.locked:
 	case <-ended:
@@ -374,11 +373,13 @@ exit $rc
 `, shellQuote(path.Join(s.Workdir, "tmp")), lock, repo, shellQuote("+"+gitops.BundleRef+":refs/perfbot/have/"+commit))
 	_, err = s.output(ctx, "send "+record.ShortHash(commit), receive, pr)
 	pr.Close()
-	if berr := <-bundled; berr != nil && !errors.Is(berr, io.ErrClosedPipe) {
-		return s.infra("bundle "+record.ShortHash(commit), berr)
-	}
-	if err != nil {
+	berr := <-bundled
+	switch {
+	case err != nil:
+		// The host's failure; the bundle then failed to write.
 		return err
+	case berr != nil:
+		return s.infra("bundle "+record.ShortHash(commit), berr)
 	}
 	s.remember(commit)
 	return nil

@@ -119,7 +119,7 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 		case h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir):
 			return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
 		}
-		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Logger: log,
+		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Slots: h.Slots, Logger: log,
 			Withheld: perfbotSecrets(cfg)}
 		lay := l.Layout()
 		firstTree += lay.Slots * lay.Trees
