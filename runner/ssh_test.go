@@ -428,3 +428,48 @@ func TestSSHLostConnectionKillsTheCommand(t *testing.T) {
 	assert.Eventually(t, func() bool { return len(running(t, marker)) == 0 }, 30*time.Second, 10*time.Millisecond,
 		"the host killed the command")
 }
+
+// A command a vanished perfbot left running on the host (recorded in the
+// tree's scratch directory, marked) is killed by the next lock of the
+// tree; a group whose mark is not the recorded one is left alone.
+func TestSSHLockReapsWhatADeadPerfbotLeft(t *testing.T) {
+	srv := sshdtest.Start(t)
+	h := sshHost(t, srv, nil)
+	start := func(mark string) (*exec.Cmd, <-chan struct{}) {
+		c := exec.Command("sleep", "1000")
+		c.Env = append(os.Environ(), envRunMark+"="+mark)
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		require.NoError(t, c.Start())
+		exited := make(chan struct{})
+		go func() { _ = c.Wait(); close(exited) }()
+		t.Cleanup(func() { _ = c.Process.Kill(); <-exited })
+		return c, exited
+	}
+	for _, tc := range []struct {
+		name     string
+		recorded string // the mark in the record
+		reaped   bool
+	}{
+		{name: "its own group", recorded: "a1b2", reaped: true},
+		{name: "another group with the number", recorded: "ffff", reaped: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			left, exited := start("a1b2")
+			scratch := h.scratch(0)
+			require.NoError(t, os.MkdirAll(scratch, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(scratch, groupsFile), []byte(fmt.Sprintf("%d %s\n", left.Process.Pid, tc.recorded)), 0o600))
+			release, err := h.Lock(context.Background(), 0, 0)
+			require.NoError(t, err)
+			defer release()
+			select {
+			case <-exited:
+				assert.True(t, tc.reaped, "a group of another mark was killed")
+			case <-time.After(2 * time.Second):
+				assert.False(t, tc.reaped, "the left group still runs")
+			}
+			entries, err := os.ReadDir(scratch)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "the scratch directory is emptied")
+		})
+	}
+}
