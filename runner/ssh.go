@@ -62,7 +62,10 @@ import (
 // per connection, below sshd's default MaxSessions.
 //
 // The remote host needs a POSIX sh, git, flock(1) and setsid(1) (Debian's
-// util-linux) and a Linux /proc.
+// util-linux), coreutils and a Linux /proc. Every session starts the
+// user's login shell, whose rc files (bash reads ~/.bashrc for sshd) are
+// paid by each; a step costs two sessions (its command, and the check of
+// its tree after a benchmark).
 type SSH struct {
 	// HostName is the configured name; Address when empty.
 	HostName string
