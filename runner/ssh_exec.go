@@ -51,7 +51,8 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	if cmd.EnvFile != "" && !path.IsAbs(cmd.EnvFile) {
 		cmd.EnvFile = path.Join(s.Workdir, cmd.EnvFile)
 	}
-	script, err := s.execScript(cmd)
+	mark := newMark()
+	script, err := s.execScript(cmd, mark)
 	if err != nil {
 		return Result{}, s.infra("start command", err)
 	}
@@ -93,7 +94,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 		ctxErr = ctx.Err()
 	}
 	if res.TimedOut || ctxErr != nil {
-		waitErr = s.stop(ctx, proto, stdin, ended)
+		waitErr = s.stop(ctx, proto, mark, stdin, ended)
 	}
 	stdin.Close()
 	res.Duration = time.Since(started)
@@ -124,13 +125,13 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 // stop kills the command's process group through a second session and
 // waits for the wrapper to report. When the host cannot be reached for
 // the kill, closing the session's input has the host kill the group.
-func (s *SSH) stop(ctx context.Context, proto *wrapperLog, stdin interface{ Close() error }, ended <-chan error) error {
+func (s *SSH) stop(ctx context.Context, proto *wrapperLog, mark string, stdin interface{ Close() error }, ended <-chan error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.killGrace()+groupExitWait+sshDialTimeout)
 	defer cancel()
 	select {
 	case pgid := <-proto.started:
 		proto.started <- pgid
-		if err := s.killGroup(ctx, pgid); err != nil {
+		if err := s.killGroup(ctx, pgid, mark); err != nil {
 			s.logger().Warn("cannot kill a command's processes; the host kills them when the session ends", "host", s.Name(), "pgid", pgid, "error", err)
 			stdin.Close()
 		}
@@ -146,12 +147,13 @@ func (s *SSH) stop(ctx context.Context, proto *wrapperLog, stdin interface{ Clos
 }
 
 // killGroup sends SIGTERM to process group pgid, SIGKILL after the grace,
-// and waits for the group to go. The wrapper has not reaped the group's
-// leader yet, so the number still names the command's group.
-func (s *SSH) killGroup(ctx context.Context, pgid int) error {
+// and waits for the group to go. Only a group with the command's mark is
+// killed: one that ended meanwhile may have left its number to another.
+func (s *SSH) killGroup(ctx context.Context, pgid int, mark string) error {
 	pg := strconv.Itoa(pgid)
 	tenths := strconv.Itoa(int(s.killGrace() / (100 * time.Millisecond)))
-	script := shellLib + "kill -TERM -" + pg + " 2> /dev/null\n" +
+	script := shellLib + "perfbot_live " + pg + " " + mark + " || exit 0\n" +
+		"kill -TERM -" + pg + " 2> /dev/null\n" +
 		"_i=0; while perfbot_live " + pg + " && [ \"$_i\" -lt " + tenths + " ]; do sleep 0.1; _i=$((_i + 1)); done\n" +
 		"kill -KILL -" + pg + " 2> /dev/null\nperfbot_gone " + pg + " 100\n"
 	_, err := s.output(ctx, "kill process group "+pg, script, nil)
@@ -179,7 +181,7 @@ func (s *SSH) outputCap() int {
 // standard error (perfbot-started PGID, perfbot-env BASE64 of the
 // environment dump, perfbot-exit STATUS, or perfbot-error: WHY). The
 // script's own output, both streams, goes to standard output.
-func (s *SSH) execScript(cmd Command) (string, error) {
+func (s *SSH) execScript(cmd Command, mark string) (string, error) {
 	var b strings.Builder
 	b.WriteString(shellLib)
 	if cmd.Dir != "" {
@@ -201,7 +203,6 @@ func (s *SSH) execScript(cmd Command) (string, error) {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s=%s; export %s\n", k, shellQuote(cmd.Env[k]), k)
 	}
-	mark := newMark()
 	fmt.Fprintf(&b, "%s=%s; export %s\n", envRunMark, mark, envRunMark)
 	b.WriteString("exec 3<&0\n")
 	fmt.Fprintf(&b, "setsid /bin/sh -c %s < /dev/null 2>&1 3<&- &\npg=$!\n", shellQuote(withEnvDump(cmd.Script, cmd.EnvFile)))
