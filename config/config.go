@@ -76,9 +76,15 @@ type Host struct {
 	User       string
 	KeyFile    string
 	KnownHosts string
+	// InsecureIgnoreHostKey skips the known_hosts check of an ssh host:
+	// the only way to reach a host whose key is not known.
+	InsecureIgnoreHostKey bool
 	// Workdir is where checkouts live on the host; empty means the
-	// configuration's Workdir for a local host.
+	// configuration's Workdir for a local host. An ssh host needs one,
+	// an absolute path on that host.
 	Workdir string
+	// Slots is how many targets the host measures at once; 0 means 1.
+	Slots int
 }
 
 // Host kinds.

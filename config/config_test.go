@@ -67,6 +67,12 @@ hosts:
     user: bench
     key_file: keys/id_ed25519
     workdir: /scratch/perfbot
+    slots: 2
+  - name: gpu2
+    kind: ssh
+    address: 10.0.0.7
+    insecure_ignore_host_key: true
+    workdir: /data/perfbot
   - kind: local
 build:
   - run: make
@@ -120,7 +126,8 @@ fingerprint:
 	assert.Equal(t, "/var/perfbot/work", c.Workdir)
 	assert.Equal(t, "/etc/perfbot/state/perf.db", c.Store)
 	assert.Equal(t, []Host{
-		{Name: "gpu1", Kind: HostSSH, Address: "gpu1.lan:2222", User: "bench", KeyFile: "/etc/perfbot/keys/id_ed25519", Workdir: "/scratch/perfbot"},
+		{Name: "gpu1", Kind: HostSSH, Address: "gpu1.lan:2222", User: "bench", KeyFile: "/etc/perfbot/keys/id_ed25519", Workdir: "/scratch/perfbot", Slots: 2},
+		{Name: "gpu2", Kind: HostSSH, Address: "10.0.0.7", InsecureIgnoreHostKey: true, Workdir: "/data/perfbot"},
 		{Name: "local", Kind: HostLocal},
 	}, c.Hosts)
 	assert.Equal(t, []record.Step{
@@ -307,6 +314,36 @@ func TestParseErrors(t *testing.T) {
 			name: "ssh host without address",
 			yaml: minimal + "hosts:\n  - name: gpu\n    kind: ssh\n",
 			want: "perfbot.yaml:14: hosts[0].address: missing: an ssh host needs an address (host or host:port)",
+		},
+		{
+			name: "ssh host without workdir",
+			yaml: minimal + "hosts:\n  - name: gpu\n    kind: ssh\n    address: gpu.lan\n",
+			want: "perfbot.yaml:14: hosts[0].workdir: missing: an ssh host needs a workdir, an absolute path on that host",
+		},
+		{
+			name: "ssh workdir not absolute",
+			yaml: minimal + "hosts:\n  - name: gpu\n    kind: ssh\n    address: gpu.lan\n    workdir: perfbot\n",
+			want: `perfbot.yaml:16: hosts[0].workdir: "perfbot" is not absolute: an ssh host's workdir is an absolute path on that host`,
+		},
+		{
+			name: "ssh host key check off and known_hosts given",
+			yaml: minimal + "hosts:\n  - name: gpu\n    kind: ssh\n    address: gpu.lan\n    workdir: /w\n    known_hosts: kh\n    insecure_ignore_host_key: true\n",
+			want: "perfbot.yaml:18: hosts[0].insecure_ignore_host_key: set with known_hosts: choose one",
+		},
+		{
+			name: "host key check not a boolean",
+			yaml: minimal + "hosts:\n  - name: gpu\n    kind: ssh\n    address: gpu.lan\n    workdir: /w\n    insecure_ignore_host_key: sure\n",
+			want: `perfbot.yaml:17: hosts[0].insecure_ignore_host_key: want true or false, got "sure"`,
+		},
+		{
+			name: "host key check on a local host",
+			yaml: minimal + "hosts:\n  - name: gpu\n    insecure_ignore_host_key: true\n",
+			want: "perfbot.yaml:14: hosts[0].insecure_ignore_host_key: set on a local host, which has no host key",
+		},
+		{
+			name: "zero slots",
+			yaml: minimal + "hosts:\n  - name: gpu\n    kind: ssh\n    address: gpu.lan\n    workdir: /w\n    slots: 0\n",
+			want: "perfbot.yaml:17: hosts[0].slots: 0 must be at least 1",
 		},
 		{
 			name: "duplicate host",

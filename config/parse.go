@@ -234,7 +234,8 @@ func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
 	names := map[string]int{}
 	for i, item := range items {
 		p := fmt.Sprintf("hosts[%d]", i)
-		f := d.mapping(item, p, "name", "kind", "address", "user", "key_file", "known_hosts", "workdir")
+		f := d.mapping(item, p, "name", "kind", "address", "user", "key_file", "known_hosts", "workdir",
+			"insecure_ignore_host_key", "slots")
 		h := Host{
 			Name:       d.str(value(f, "name"), p+".name"),
 			Kind:       d.str(value(f, "kind"), p+".kind"),
@@ -243,6 +244,12 @@ func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
 			KeyFile:    d.str(value(f, "key_file"), p+".key_file"),
 			KnownHosts: d.str(value(f, "known_hosts"), p+".known_hosts"),
 			Workdir:    d.str(value(f, "workdir"), p+".workdir"),
+		}
+		if n := value(f, "slots"); n != nil {
+			h.Slots = d.positive(n, p+".slots")
+		}
+		if n := value(f, "insecure_ignore_host_key"); n != nil {
+			h.InsecureIgnoreHostKey = d.boolean(n, p+".insecure_ignore_host_key")
 		}
 		if h.Kind == "" {
 			h.Kind = HostLocal
@@ -255,9 +262,21 @@ func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
 			if h.Workdir != "" {
 				h.Workdir = resolvePath(dir, h.Workdir)
 			}
+			if h.InsecureIgnoreHostKey {
+				d.errorf(value(f, "insecure_ignore_host_key"), p+".insecure_ignore_host_key", "set on a local host, which has no host key")
+			}
 		case HostSSH:
 			if h.Address == "" {
 				d.errorf(at(f["kind"].key, item), p+".address", "missing: an ssh host needs an address (host or host:port)")
+			}
+			switch {
+			case h.Workdir == "":
+				d.errorf(at(f["kind"].key, item), p+".workdir", "missing: an ssh host needs a workdir, an absolute path on that host")
+			case !path.IsAbs(h.Workdir):
+				d.errorf(value(f, "workdir"), p+".workdir", "%q is not absolute: an ssh host's workdir is an absolute path on that host", h.Workdir)
+			}
+			if h.KnownHosts != "" && h.InsecureIgnoreHostKey {
+				d.errorf(value(f, "insecure_ignore_host_key"), p+".insecure_ignore_host_key", "set with known_hosts: choose one")
 			}
 			// The key and known_hosts files are read on this machine;
 			// the workdir is a path on the remote host and stays as

@@ -60,5 +60,15 @@
 // each subset before building it. The scan is a heuristic: it errs towards
 // listing too many dependencies, never towards applying a half rename.
 //
+// # Remote clones
+//
+// A host that keeps a clone of its own and never reaches origin (an ssh
+// host) gets what it lacks from WriteBundle: a git bundle of a commit's
+// history less the commits it says it has, made in a scratch repository
+// that borrows this clone's objects, so this clone gains no refs. Apply
+// computes what a subset of hunks does to its base, exactly as
+// CheckoutPatch would, and returns it as a full-index binary diff for git
+// apply over there, with the blob each written path must then hold.
+//
 // Submodules are ignored by diffs and not updated in slots.
 package gitops

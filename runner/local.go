@@ -451,7 +451,15 @@ func shellQuote(s string) string {
 // readEnvFile parses a NUL-separated environment dump.
 func readEnvFile(path string) map[string]string {
 	data, err := os.ReadFile(path)
-	if err != nil || len(data) == 0 {
+	if err != nil {
+		return nil
+	}
+	return parseEnvDump(data)
+}
+
+// parseEnvDump parses what env -0 writes; nil when data is empty.
+func parseEnvDump(data []byte) map[string]string {
+	if len(data) == 0 {
 		return nil
 	}
 	env := map[string]string{}

@@ -112,19 +112,32 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 	var hosts []runner.Host
 	firstTree := 0
 	for _, h := range specs {
+		if h.Kind == config.HostSSH {
+			hosts = append(hosts, newSSHHost(h, repo, log))
+			continue
+		}
 		switch {
 		case h.Kind != "" && h.Kind != config.HostLocal:
-			return nil, &InputError{Err: fmt.Errorf("host %s: kind %q is not supported yet: only local hosts measure so far", h.Name, h.Kind)}
+			return nil, &InputError{Err: fmt.Errorf("host %s: kind %q is not supported yet: only local and ssh hosts measure so far", h.Name, h.Kind)}
 		case h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir):
 			return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
 		}
-		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Logger: log,
+		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Slots: h.Slots, Logger: log,
 			Withheld: perfbotSecrets(cfg)}
 		lay := l.Layout()
 		firstTree += lay.Slots * lay.Trees
 		hosts = append(hosts, l)
 	}
 	return hosts, nil
+}
+
+// newSSHHost is the runner for a configured ssh host: its trees live in
+// its own workdir on the host, so it shares no tree numbers with the
+// local hosts.
+func newSSHHost(h config.Host, repo *gitops.Repo, log *slog.Logger) *runner.SSH {
+	return &runner.SSH{HostName: h.Name, Address: h.Address, User: h.User, KeyFile: h.KeyFile,
+		KnownHosts: h.KnownHosts, InsecureIgnoreHostKey: h.InsecureIgnoreHostKey,
+		Workdir: h.Workdir, Repo: repo, Slots: h.Slots, Logger: log}
 }
 
 // perfbotSecrets names the variables of perfbot's own environment that

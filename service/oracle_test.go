@@ -280,9 +280,9 @@ func TestNewHosts(t *testing.T) {
 		{name: "local hosts share the clone on disjoint trees",
 			hosts: []config.Host{{Name: "a", Kind: config.HostLocal}, {Name: "b"}, {Name: "c", Kind: config.HostLocal, Workdir: workdir}},
 			want:  []string{"a", "b", "c"}, wantFirst: []int{0, runner.DefaultTrees, 2 * runner.DefaultTrees}},
-		{name: "an ssh host is not supported yet",
-			hosts:   []config.Host{{Name: "local", Kind: config.HostLocal}, {Name: "gpu1", Kind: config.HostSSH, Address: "10.0.0.5:22"}},
-			wantErr: `host gpu1: kind "ssh" is not supported yet`},
+		{name: "an ssh host beside a local one",
+			hosts: []config.Host{{Name: "local", Kind: config.HostLocal}, {Name: "gpu1", Kind: config.HostSSH, Address: "10.0.0.5:22", Workdir: "/data/perfbot", Slots: 2}},
+			want:  []string{"local", "gpu1"}, wantFirst: []int{0, 0}},
 		{name: "a slurm host is not supported yet",
 			hosts:   []config.Host{{Name: "cluster", Kind: "slurm"}},
 			wantErr: `host cluster: kind "slurm" is not supported yet`},
@@ -303,10 +303,17 @@ func TestNewHosts(t *testing.T) {
 			var names []string
 			var first []int
 			for _, h := range hosts {
-				l := h.(*runner.Local)
-				names = append(names, l.Name())
-				first = append(first, l.FirstTree)
-				assert.Equal(t, workdir, l.Workdir)
+				names = append(names, h.Name())
+				switch h := h.(type) {
+				case *runner.Local:
+					first = append(first, h.FirstTree)
+					assert.Equal(t, workdir, h.Workdir)
+				case *runner.SSH:
+					// Its trees are numbered in its own workdir, on the host.
+					first = append(first, 0)
+					assert.Equal(t, "/data/perfbot", h.Workdir)
+					assert.Equal(t, runner.Layout{Slots: 2, Trees: runner.DefaultTrees}, h.Layout())
+				}
 			}
 			assert.Equal(t, tt.want, names)
 			assert.Equal(t, tt.wantFirst, first)

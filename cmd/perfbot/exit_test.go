@@ -72,24 +72,6 @@ func TestReportError(t *testing.T) {
 	}
 }
 
-// TestUnsupportedHostKind runs perfbot with an ssh host configured: it is
-// a configuration the user must change, named with its host, and nothing
-// pretends to measure on it.
-func TestUnsupportedHostKind(t *testing.T) {
-	dir, _ := toyProject(t, []toyCommit{{tokS: 1}})
-	path := filepath.Join(dir, "perfbot.yaml")
-	cfg, err := os.ReadFile(path)
-	require.NoError(t, err)
-	cfg = append(cfg, "hosts:\n  - {name: local}\n  - {name: gpu1, kind: ssh, address: \"10.0.0.5:22\"}\n"...)
-	require.NoError(t, os.WriteFile(path, cfg, 0o644))
-
-	out, errOut, code := perfbot(t, dir, "measure", "HEAD")
-	require.Equal(t, exitInput, code, errOut)
-	assert.Empty(t, out)
-	assert.Contains(t, errOut, `host gpu1: kind "ssh" is not supported yet`)
-	assert.NotContains(t, errOut, "internal error")
-}
-
 // TestUsageMistakes: what a newcomer mistypes is a usage error (exit 1)
 // that says what to do, never help printed with exit 0, never the
 // embedded testbed configuration standing in for a missing one.
