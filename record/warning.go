@@ -60,6 +60,11 @@ const (
 	// could not be measured: configurations without them stayed
 	// undecided after being measured again; they are not named.
 	WarnUndecidedElements WarningKind = "undecided_elements"
+	// WarnGPUState: the runs of Commit, a probe, met GPU GPU in another
+	// state than the ends' runs: a median SM clock of MHz against EndMHz
+	// (Pct apart) or slowdown Reasons that neither end had. Its values
+	// may be the machine's, not the code's.
+	WarnGPUState WarningKind = "gpu_state"
 )
 
 // Warning is one statistical caveat on a search's result: a value, not
@@ -76,6 +81,10 @@ type Warning struct {
 	Pct     float64     `json:"pct,omitempty"`
 	LoPct   float64     `json:"lo_pct,omitempty"`
 	HiPct   float64     `json:"hi_pct,omitempty"`
+	GPU     int         `json:"gpu,omitempty"`
+	MHz     float64     `json:"mhz,omitempty"`
+	EndMHz  float64     `json:"end_mhz,omitempty"`
+	Reasons []string    `json:"reasons,omitempty"`
 }
 
 // String renders the warning in English.
@@ -116,6 +125,8 @@ func (w Warning) String() string {
 		return "reverting the minimal set alone does not recover the change: other hunks contribute too"
 	case WarnUndecidedElements:
 		return fmt.Sprintf("the effect of %s could not be measured (their tests stayed undecided when measured again); they are not named", strings.Join(w.Commits, ", "))
+	case WarnGPUState:
+		return gpuStateWarning(w)
 	}
 	return string(w.Kind)
 }
@@ -159,7 +170,8 @@ func MergeWarnings(lists ...[]Warning) []Warning {
 func equalWarnings(a, b Warning) bool {
 	return a.Kind == b.Kind && a.Count == b.Count && a.From == b.From && a.To == b.To && a.Commit == b.Commit &&
 		slices.Equal(a.Commits, b.Commits) && a.Runs == b.Runs && a.P == b.P && a.Pct == b.Pct &&
-		a.LoPct == b.LoPct && a.HiPct == b.HiPct
+		a.LoPct == b.LoPct && a.HiPct == b.HiPct && a.GPU == b.GPU && a.MHz == b.MHz && a.EndMHz == b.EndMHz &&
+		slices.Equal(a.Reasons, b.Reasons)
 }
 
 // WarningStrings renders warnings in English, one line each.
@@ -172,4 +184,17 @@ func WarningStrings(ws []Warning) []string {
 		out[i] = w.String()
 	}
 	return out
+}
+
+func gpuStateWarning(w Warning) string {
+	s := fmt.Sprintf("probe %s met GPU %d ", ShortHash(w.Commit), w.GPU)
+	switch {
+	case w.Pct != 0 && len(w.Reasons) > 0:
+		s += fmt.Sprintf("at %.0f MHz (%s) against %.0f MHz at the ends (%+.0f%%)", w.MHz, strings.Join(w.Reasons, ", "), w.EndMHz, w.Pct)
+	case w.Pct != 0:
+		s += fmt.Sprintf("at %.0f MHz against %.0f MHz at the ends (%+.0f%%)", w.MHz, w.EndMHz, w.Pct)
+	default:
+		s += fmt.Sprintf("throttled (%s), which neither end was", strings.Join(w.Reasons, ", "))
+	}
+	return s + ": its values may be the machine's, not the code's"
 }
