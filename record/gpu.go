@@ -92,9 +92,9 @@ const (
 	// DiffNCCLConf: the NCCL configuration file Name holds Good and Bad
 	// ("" when absent).
 	DiffNCCLConf StateDiffKind = "nccl_conf"
-	// DiffNCCL: what NCCL reported about Name ("version", "network",
-	// "NCCL_ALGO set by environment", "coll channels", "AllReduce") reads
-	// Good and Bad.
+	// DiffNCCL: what NCCL reported about Name ("NCCL version", "NCCL
+	// network", "NCCL_ALGO set by environment", "NCCL coll channels",
+	// "NCCL AllReduce algorithm/protocol") reads Good and Bad.
 	DiffNCCL StateDiffKind = "nccl"
 )
 
