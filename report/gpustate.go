@@ -104,7 +104,7 @@ func formatMHz(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 // gpuRow is one end's summary of one GPU for the state table.
 type gpuRow struct {
 	GPU, Step, End, SMClock, MemClock, Temperature, Power, Utilization, Slowdowns string
-	Samples                                                                        int
+	Samples                                                                       int
 }
 
 // GPURows are the GPU states of both ends, GPU by GPU, good end first.
