@@ -190,9 +190,9 @@ func gpuStateWarning(w Warning) string {
 	s := fmt.Sprintf("probe %s met GPU %d ", ShortHash(w.Commit), w.GPU)
 	switch {
 	case w.Pct != 0 && len(w.Reasons) > 0:
-		s += fmt.Sprintf("at %.0f MHz (%s) against %.0f MHz at the ends (%+.0f%%)", w.MHz, strings.Join(w.Reasons, ", "), w.EndMHz, w.Pct)
+		s += fmt.Sprintf("at %.0f MHz (%s) against %.0f MHz at the ends (%+.1f%%)", w.MHz, strings.Join(w.Reasons, ", "), w.EndMHz, w.Pct)
 	case w.Pct != 0:
-		s += fmt.Sprintf("at %.0f MHz against %.0f MHz at the ends (%+.0f%%)", w.MHz, w.EndMHz, w.Pct)
+		s += fmt.Sprintf("at %.0f MHz against %.0f MHz at the ends (%+.1f%%)", w.MHz, w.EndMHz, w.Pct)
 	default:
 		s += fmt.Sprintf("throttled (%s), which neither end was", strings.Join(w.Reasons, ", "))
 	}
