@@ -134,7 +134,9 @@ func TestStateDiffs(t *testing.T) {
 		}, want: []record.StateDiff{{Kind: record.DiffSlowdowns, Step: "engine", GoodMHz: 1980, BadMHz: 1965, BadSlowdowns: []string{"SW power cap"}}}},
 		{name: "memory clock", change: func(fp *record.Fingerprint) { fp.GPUState = []record.GPUState{gpu(1980, 2619, nil)} },
 			want: []record.StateDiff{{Kind: record.DiffMemClock, Step: "engine", GoodMHz: 3201, BadMHz: 2619}}},
-		{name: "another driver", change: func(fp *record.Fingerprint) { fp.GPUs = []record.GPU{{Index: 0, Name: "NVIDIA H200", Driver: "570.124.06"}} },
+		{name: "another driver", change: func(fp *record.Fingerprint) {
+			fp.GPUs = []record.GPU{{Index: 0, Name: "NVIDIA H200", Driver: "570.124.06"}}
+		},
 			want: []record.StateDiff{{Kind: record.DiffGPU, Good: "NVIDIA H200, driver 580.159.04", Bad: "NVIDIA H200, driver 570.124.06"}}},
 		{name: "topology", change: func(fp *record.Fingerprint) { fp.GPUTopology = "GPU0 X SYS" },
 			want: []record.StateDiff{{Kind: record.DiffTopology, Good: "GPU0 X", Bad: "GPU0 X SYS"}}},
