@@ -51,7 +51,10 @@ const PhaseReadback = "readback"
 // The loop is started twice removed (not a job of the script's shell, so a
 // script's bare `wait` does not wait for it) and stops when the shell is
 // gone (its pid outlives an `exec`), or when the host kills the step's
-// process group. A second command reads the files back. Nothing is
+// process group. The loop writes to its standard output, which nvidia-smi
+// flushes after every sample: with -f FILE it holds the samples until it
+// exits, and the SIGKILL that ends a step's group loses them all (seen on
+// an H200, driver 580.159.04). A second command reads the files back. Nothing is
 // appended to the script: a script that ends in exec, exit or a trap of
 // its own is sampled all the same.
 
@@ -78,7 +81,7 @@ func (g gpuSampling) wrap(script string) string {
 	if g.topology {
 		b.WriteString(`    nvidia-smi topo -m > "$perfbot_gpu/topology" 2>&1 < /dev/null` + "\n")
 	}
-	b.WriteString(`    ( ( nvidia-smi ` + query + ` -lms ` + strconv.Itoa(GPUSampleMillis) + ` -f "$perfbot_gpu/samples" 2> "$perfbot_gpu/errors" &` + "\n")
+	b.WriteString(`    ( ( nvidia-smi ` + query + ` -lms ` + strconv.Itoa(GPUSampleMillis) + ` > "$perfbot_gpu/samples" 2> "$perfbot_gpu/errors" &` + "\n")
 	b.WriteString(`        perfbot_smi=$!; while kill -0 $$ 2> /dev/null; do sleep 1; done; kill $perfbot_smi 2> /dev/null` + "\n")
 	b.WriteString(`      ) < /dev/null > /dev/null 2>&1 & )` + "\n")
 	b.WriteString("  fi\nfi\nunset perfbot_gpu perfbot_f\n")
