@@ -249,3 +249,24 @@ func TestParseReadback(t *testing.T) {
 	assert.Equal(t, map[string]string{"/etc/nccl.conf": "NCCL_DEBUG=WARN", "/root/.nccl.conf": ""}, rb.conf)
 	assert.Equal(t, gpuReadback{}, parseReadback(nil))
 }
+
+// TestSummarizeRecordedH200 reads what perfbot's sampling recorded on an
+// H200 around a bf16 matmul loop: the GPU held by its 700 W power cap.
+func TestSummarizeRecordedH200(t *testing.T) {
+	data, err := os.ReadFile("testdata/fakegpu/samples_h200_matmul.csv")
+	require.NoError(t, err)
+	samples, dropped := parseGPUSamples(string(data))
+	assert.Zero(t, dropped)
+	first, states := summarizeGPUSamples("engine", samples)
+	require.Len(t, first, 1)
+	assert.Equal(t, record.GPU{Index: 0, Name: "NVIDIA H200", Driver: "580.159.04", SMClockMHz: 345, MemClockMHz: 3201,
+		TemperatureC: 38, PowerW: 80.79, ThrottleReasons: "0x0000000000000001"}, first[0], "idle while torch loads")
+	require.Len(t, states, 1)
+	st := states[0]
+	assert.Equal(t, 19, st.Samples)
+	assert.Equal(t, record.Spread{Min: 345, Median: 1455, Max: 1980}, st.SMClockMHz)
+	assert.Equal(t, 60.0, st.MaxTemperatureC)
+	assert.Equal(t, 693.55, st.MaxPowerW)
+	assert.Equal(t, "0x0000000000000005", st.ThrottleReasons)
+	assert.Equal(t, map[string]int{"SW power cap": 11}, st.Slowdowns)
+}
