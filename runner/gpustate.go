@@ -16,6 +16,7 @@ import (
 
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 	"github.com/perfbot/perfbot/stats"
 )
 
@@ -367,7 +368,7 @@ func (m *measurement) sampleGPU(ctx context.Context, p *pending, step string, g 
 		if p.Fingerprint.NCCLConf == nil {
 			p.Fingerprint.NCCLConf = map[string]string{}
 		}
-		p.Fingerprint.NCCLConf[path] = body
+		p.Fingerprint.NCCLConf[path] = secret.Scrub(body, m.r.Secrets)
 	}
 	samples, dropped := parseGPUSamples(rb.samples)
 	if dropped > 1 {
@@ -404,6 +405,9 @@ func (m *measurement) addNCCL(p *pending, step string, output []byte) {
 	if err != nil {
 		m.log.Info("NCCL lines not read", "step", step, "error", err)
 		return
+	}
+	for k, v := range info.Env {
+		info.Env[k] = secret.Redact(k, v)
 	}
 	p.Fingerprint.NCCL = info
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -269,4 +270,23 @@ func TestSummarizeRecordedH200(t *testing.T) {
 	assert.Equal(t, 693.55, st.MaxPowerW)
 	assert.Equal(t, "0x0000000000000005", st.ThrottleReasons)
 	assert.Equal(t, map[string]int{"SW power cap": 11}, st.Slowdowns)
+}
+
+func TestGPUStateScrubsSecrets(t *testing.T) {
+	useFakeGPU(t, "samples_busy.csv")
+	_, confFile := ncclConfs(t)
+	require.NoError(t, os.WriteFile(confFile, []byte("NCCL_PROTO=LL\n# proxy https://ci:hunter22@proxy.example.com\n"), 0o644))
+	box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
+	pool, err := NewPool(box)
+	require.NoError(t, err)
+	nccl := ncclLines + "vm:527:527 [0] NCCL INFO NCCL_IB_PASSWORD set by environment to s3cret.\n"
+	r := &Runner{Spec: gpuSpec(awaitSampled+`printf '%s' "$NCCL_OUT"; printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`,
+		map[string]string{"NCCL_CONF_FILE": confFile, "NCCL_OUT": nccl}), Secrets: []string{"hunter22"}}
+	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: commit}}, 1)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	fp := runs[0].Fingerprint
+	assert.NotContains(t, fp.NCCLConf[confFile], "hunter22")
+	assert.Contains(t, fp.NCCLConf[confFile], "NCCL_PROTO=LL")
+	assert.Equal(t, secret.Mask, fp.NCCL.Env["NCCL_IB_PASSWORD"])
 }
