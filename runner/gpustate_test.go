@@ -27,7 +27,7 @@ type fakeGPU struct {
 
 // useFakeGPU puts testdata/fakegpu first on PATH (commands of a Local host
 // inherit it), printing the sample rows of file.
-func useFakeGPU(t *testing.T, samples string) fakeGPU {
+func useFakeGPU(t testing.TB, samples string) fakeGPU {
 	t.Helper()
 	dir, err := filepath.Abs("testdata/fakegpu")
 	require.NoError(t, err)
