@@ -1,5 +1,11 @@
 package record
 
+// WarnGPUState: the runs of Commit, a probe, met GPU GPU in another state
+// than the ends' runs: a median SM clock of MHz against EndMHz (Pct
+// apart) or slowdown Reasons that neither end had. Its values may be the
+// machine's, not the code's.
+const WarnGPUState WarningKind = "gpu_state"
+
 // GPUState is what nvidia-smi reported about one GPU while one benchmark
 // step ran, sampled about once a second on the host where it ran: the
 // state the benchmark really met, where a snapshot before it sees an idle

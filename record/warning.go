@@ -60,11 +60,6 @@ const (
 	// could not be measured: configurations without them stayed
 	// undecided after being measured again; they are not named.
 	WarnUndecidedElements WarningKind = "undecided_elements"
-	// WarnGPUState: the runs of Commit, a probe, met GPU GPU in another
-	// state than the ends' runs: a median SM clock of MHz against EndMHz
-	// (Pct apart) or slowdown Reasons that neither end had. Its values
-	// may be the machine's, not the code's.
-	WarnGPUState WarningKind = "gpu_state"
 )
 
 // Warning is one statistical caveat on a search's result: a value, not
@@ -76,15 +71,15 @@ type Warning struct {
 	To      string      `json:"to,omitempty"`
 	Commit  string      `json:"commit,omitempty"`
 	Commits []string    `json:"commits,omitempty"`
+	GPU     int         `json:"gpu,omitempty"`
+	MHz     float64     `json:"mhz,omitempty"`
+	EndMHz  float64     `json:"end_mhz,omitempty"`
+	Reasons []string    `json:"reasons,omitempty"`
 	Runs    int         `json:"runs,omitempty"`
 	P       float64     `json:"p,omitempty"`
 	Pct     float64     `json:"pct,omitempty"`
 	LoPct   float64     `json:"lo_pct,omitempty"`
 	HiPct   float64     `json:"hi_pct,omitempty"`
-	GPU     int         `json:"gpu,omitempty"`
-	MHz     float64     `json:"mhz,omitempty"`
-	EndMHz  float64     `json:"end_mhz,omitempty"`
-	Reasons []string    `json:"reasons,omitempty"`
 }
 
 // String renders the warning in English.
