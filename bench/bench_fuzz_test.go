@@ -174,6 +174,23 @@ func FuzzSGLangLog(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { checkParse(t, "sglang-log", data, nil) })
 }
 
+func FuzzNCCLDebug(f *testing.F) {
+	fuzzSeeds(f, []string{"nccl_debug_info_h200_1gpu.txt"}, ncclTuning,
+		"h:1:1 [0] NCCL INFO NCCL version\n", "h:1:1 [0] NCCL INFO 8 coll channels, x nvls channels\n",
+		"h:1:1 [0] NCCL INFO AllReduce: 99999999999999999999 Bytes -> Algo RING proto LL\n",
+		"h:1:1 [0] NCCL INFO Init timings - x: total 1e400\n", "h:1:1 [0] NCCL WARN Cuda failure\n")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		samples := checkParse(t, "nccl-debug", data, nil)
+		info, err := NCCLDebug(bytes.NewReader(data), "<input>")
+		if samples != nil && err != nil {
+			t.Fatalf("the format read samples, the facts failed: %v", err)
+		}
+		if err == nil && info == nil {
+			t.Fatal("no facts and no error")
+		}
+	})
+}
+
 func FuzzPrometheus(f *testing.F) {
 	fuzzSeeds(f, nil, promText, "up\n", `up{job="x 1`+"\n", "# HELP x y\n",
 		"go_gc_duration_seconds{quantile=\"0.5\"} NaN\nup 1\n", "vllm:gpu_cache_usage_perc +Inf\n",

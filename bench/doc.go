@@ -1,7 +1,8 @@
 // Package bench turns benchmark output into samples.
 //
 // One place parses benchmark output: Go benchmark format (through
-// golang.org/x/perf/benchfmt), nccl-tests, SGLang, vLLM, Prometheus text,
+// golang.org/x/perf/benchfmt), nccl-tests, NCCL_DEBUG=INFO lines (also
+// read into a run's fingerprint by NCCLDebug), SGLang, vLLM, Prometheus text,
 // JSON and regular expressions. Parsers never return a silent zero or an
 // empty success: output that holds no result, or a line that cannot be
 // read, is an error that quotes the offending line (*OutputError, which
@@ -16,6 +17,7 @@
 //
 //	gobench         "VerifyStep/k=3-2"; units as benchfmt gives them (ns/op → sec/op)
 //	nccl-tests      "size=134217728/out-of-place" in us, algbw-GB/s, busbw-GB/s; "avg" in busbw-GB/s
+//	nccl-debug      NCCL_DEBUG=INFO lines: "ranks", "channels/coll", "AllReduce/algo=Ring/proto=LL/calls", "init" in s
 //	sglang-serving  JSON result keys: "output_throughput" tok/s, "median_ttft_ms" ms, "accept_length"
 //	vllm-serve      JSON result keys: "output_throughput", "p99_itl_ms", "spec_decode_acceptance_length"
 //	sglang-log      "gen_throughput" tok/s, "accept_len", "accept_rate": medians over the log

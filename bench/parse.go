@@ -34,6 +34,7 @@ var formats = []struct {
 }{
 	{"gobench", parseGoBench},
 	{"nccl-tests", parseNCCLTests},
+	{"nccl-debug", parseNCCLDebug},
 	{"sglang-serving", parseSGLangServing},
 	{"sglang-log", parseSGLangLog},
 	{"vllm-serve", parseVLLMServe},

@@ -191,6 +191,14 @@ type Finding struct {
 	// rather than filed; Warnings flags a confidence under it. Zero means
 	// the report's default.
 	PublishConfidence float64 `json:"publish_confidence,omitempty"`
+
+	// GoodState and BadState are the GPU and NCCL state of the ends'
+	// runs (their fingerprints without Env, which EnvGood and EnvDiffs
+	// hold, GPUState combined over the end's runs); StateDiffs is how
+	// they differ.
+	GoodState  *Fingerprint `json:"good_state,omitempty"`
+	BadState   *Fingerprint `json:"bad_state,omitempty"`
+	StateDiffs []StateDiff  `json:"state_diffs,omitempty"`
 }
 
 // Hunks returns the hunks of every culprit, in culprit order.

@@ -66,7 +66,21 @@ type Fingerprint struct {
 	GoVersion string            `json:"go_version,omitempty"`
 	Python    string            `json:"python,omitempty"`
 	Env       map[string]string `json:"env"`
-	GPUs      []GPU             `json:"gpus,omitempty"`
+	// GPUs are the GPUs as the benchmark found them: nvidia-smi's first
+	// sample of its step when the host samples (older runs: a snapshot
+	// of the host before the run).
+	GPUs []GPU `json:"gpus,omitempty"`
+	// GPUState summarizes each GPU's samples during each benchmark step.
+	GPUState []GPUState `json:"gpu_state,omitempty"`
+	// GPUTopology is nvidia-smi topo -m on the host.
+	GPUTopology string `json:"gpu_topology,omitempty"`
+	// NCCLConf holds the NCCL configuration files the benchmark's NCCL
+	// reads (/etc/nccl.conf, ~/.nccl.conf, $NCCL_CONF_FILE), by path, as
+	// read on the host when the step started.
+	NCCLConf map[string]string `json:"nccl_conf,omitempty"`
+	// NCCL is what the NCCL_DEBUG=INFO lines of the benchmark's output
+	// say; nil when it printed none.
+	NCCL *NCCLInfo `json:"nccl,omitempty"`
 }
 
 // GPU is what nvidia-smi reported about one device during a run.
@@ -79,6 +93,7 @@ type GPU struct {
 	TemperatureC    float64 `json:"temperature_c"`
 	PowerW          float64 `json:"power_w"`
 	ThrottleReasons string  `json:"throttle_reasons,omitempty"`
+	UtilizationPct  float64 `json:"utilization_pct,omitempty"`
 }
 
 // Better says which way a metric improves.

@@ -78,6 +78,10 @@ type Warning struct {
 	To      string      `json:"to,omitempty"`
 	Commit  string      `json:"commit,omitempty"`
 	Commits []string    `json:"commits,omitempty"`
+	GPU     int         `json:"gpu,omitempty"`
+	MHz     float64     `json:"mhz,omitempty"`
+	EndMHz  float64     `json:"end_mhz,omitempty"`
+	Reasons []string    `json:"reasons,omitempty"`
 	Runs    int         `json:"runs,omitempty"`
 	P       float64     `json:"p,omitempty"`
 	Pct     float64     `json:"pct,omitempty"`
@@ -130,6 +134,8 @@ func (w Warning) String() string {
 			span, w.Direction, w.Pct, w.Direction)
 	case WarnUndecidedElements:
 		return fmt.Sprintf("the effect of %s could not be measured (their tests stayed undecided when measured again); they are not named", strings.Join(w.Commits, ", "))
+	case WarnGPUState:
+		return gpuStateWarning(w)
 	}
 	return string(w.Kind)
 }
@@ -173,7 +179,8 @@ func MergeWarnings(lists ...[]Warning) []Warning {
 func equalWarnings(a, b Warning) bool {
 	return a.Kind == b.Kind && a.Count == b.Count && a.From == b.From && a.To == b.To && a.Commit == b.Commit &&
 		slices.Equal(a.Commits, b.Commits) && a.Runs == b.Runs && a.P == b.P && a.Pct == b.Pct &&
-		a.LoPct == b.LoPct && a.HiPct == b.HiPct
+		a.LoPct == b.LoPct && a.HiPct == b.HiPct && a.GPU == b.GPU && a.MHz == b.MHz && a.EndMHz == b.EndMHz &&
+		slices.Equal(a.Reasons, b.Reasons)
 }
 
 // WarningStrings renders warnings in English, one line each.
@@ -186,4 +193,17 @@ func WarningStrings(ws []Warning) []string {
 		out[i] = w.String()
 	}
 	return out
+}
+
+func gpuStateWarning(w Warning) string {
+	s := fmt.Sprintf("probe %s met GPU %d ", ShortHash(w.Commit), w.GPU)
+	switch {
+	case w.Pct != 0 && len(w.Reasons) > 0:
+		s += fmt.Sprintf("at %.0f MHz (%s) against %.0f MHz at the ends (%+.1f%%)", w.MHz, strings.Join(w.Reasons, ", "), w.EndMHz, w.Pct)
+	case w.Pct != 0:
+		s += fmt.Sprintf("at %.0f MHz against %.0f MHz at the ends (%+.1f%%)", w.MHz, w.EndMHz, w.Pct)
+	default:
+		s += fmt.Sprintf("throttled (%s), which neither end was", strings.Join(w.Reasons, ", "))
+	}
+	return s + ": its values may be the machine's, not the code's"
 }

@@ -26,6 +26,12 @@ func TestWarningString(t *testing.T) {
 			"culprit fedcba9876 not confirmed: 6 interleaved runs each of its parent and of it give -0.4% [-2.1%, +1.3%]"},
 		{Warning{Kind: WarnSearchedAgain, Count: 1, Runs: 2}, "1 culprit(s) not confirmed; the range was searched 2 times"},
 		{Warning{Kind: WarnUndecidedElements, Commits: []string{"h03"}}, "the effect of h03 could not be measured (their tests stayed undecided when measured again); they are not named"},
+		{Warning{Kind: WarnGPUState, Commit: a, GPU: 3, MHz: 1410, EndMHz: 1980, Pct: -28.8, Reasons: []string{"HW slowdown"}},
+			"probe 0123456789 met GPU 3 at 1410 MHz (HW slowdown) against 1980 MHz at the ends (-28.8%): its values may be the machine's, not the code's"},
+		{Warning{Kind: WarnGPUState, Commit: a, MHz: 1420, EndMHz: 1980, Pct: -28.3},
+			"probe 0123456789 met GPU 0 at 1420 MHz against 1980 MHz at the ends (-28.3%): its values may be the machine's, not the code's"},
+		{Warning{Kind: WarnGPUState, Commit: a, MHz: 1965, Reasons: []string{"SW power cap"}},
+			"probe 0123456789 met GPU 0 throttled (SW power cap), which neither end was: its values may be the machine's, not the code's"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.w.Kind), func(t *testing.T) {

@@ -17,9 +17,9 @@ const DefaultPublishConfidence = 0.9
 // Warnings returns the reasons to doubt f that a reader should see before
 // blaming anyone: a merge commit, a commit that changes only documentation
 // or tests, a build identical to its parent's, a confidence below the
-// publish cut-off, and environments that differ between the two ends. Like
-// syzbot's unreliable-bisection flags, they come from the result, not from
-// the measurements. Render shows them after f.Warnings.
+// publish cut-off, and environments or GPU and NCCL states that differ
+// between the two ends. Like syzbot's unreliable-bisection flags, they come
+// from the result, not from the measurements. Render shows them after f.Warnings.
 func Warnings(f *record.Finding) []string {
 	var ws []string
 	for _, c := range f.Culprits {
@@ -50,6 +50,9 @@ func Warnings(f *record.Finding) []string {
 			names[i] = d.Name
 		}
 		ws = append(ws, fmt.Sprintf("The two ends ran in different environments (%s): the change may come from the environment rather than the code.", strings.Join(names, ", ")))
+	}
+	if len(f.StateDiffs) > 0 {
+		ws = append(ws, fmt.Sprintf("The GPUs or NCCL of the two ends were in different states (%s): the change may come from the machine rather than the code.", strings.Join(stateLabels(f.StateDiffs), ", ")))
 	}
 	return ws
 }

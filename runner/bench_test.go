@@ -14,6 +14,17 @@ import (
 // cleanup and the bookkeeping. overhead-ns/run is the part of each run's
 // duration spent outside the commands themselves.
 func BenchmarkMeasureOverhead(b *testing.B) {
+	b.Run("no GPU", func(b *testing.B) { measureOverhead(b) })
+	// With the stand-in nvidia-smi on PATH, each benchmark step is
+	// sampled: the prologue (counted in the step's own time, run-ns/run)
+	// and the read-back command (overhead).
+	b.Run("sampled GPU", func(b *testing.B) {
+		useFakeGPU(b, "samples_busy.csv")
+		measureOverhead(b)
+	})
+}
+
+func measureOverhead(b *testing.B) {
 	spec := record.Spec{
 		Build: []record.Step{{Name: "build", Run: "true", Timeout: time.Minute}},
 		Benchmarks: []record.BenchStep{{
@@ -40,7 +51,7 @@ func BenchmarkMeasureOverhead(b *testing.B) {
 	if _, err := r.Measure(ctx, lease, src, 1, func(record.Run) error { return nil }); err != nil {
 		b.Fatal(err)
 	}
-	var overhead time.Duration
+	var overhead, total time.Duration
 	runs := 0
 	b.ResetTimer()
 	_, err = r.Measure(ctx, lease, src, b.N, func(run record.Run) error {
@@ -48,6 +59,7 @@ func BenchmarkMeasureOverhead(b *testing.B) {
 			b.Fatalf("run %s: %s", run.Status, run.Error)
 		}
 		overhead += run.Overhead
+		total += run.Duration
 		runs++
 		return nil
 	})
@@ -55,4 +67,5 @@ func BenchmarkMeasureOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(overhead.Nanoseconds())/float64(runs), "overhead-ns/run")
+	b.ReportMetric(float64(total.Nanoseconds())/float64(runs), "run-ns/run")
 }

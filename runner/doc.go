@@ -22,7 +22,13 @@
 //
 // How: a Runner runs a Spec's build steps and benchmark steps on a lease,
 // with timeouts that kill whole process groups, captured logs capped to
-// their head and tail, and the environment fingerprint of every run. A
-// host that cannot do its part fails with a *record.InfraError; a target
+// their head and tail, and the environment fingerprint of every run. On a
+// host whose facts list GPUs, each benchmark step is sampled on the host
+// itself by nvidia-smi about once a second (started by a prologue of the
+// step's script, so that every kind of host does it through Exec), and the
+// run records each GPU as the step found it, a summary of its samples
+// (clocks, temperature, power, utilization, throttle reasons), the
+// topology, the NCCL configuration files and what NCCL_DEBUG=INFO lines of
+// the output say (gpustate.go). A host that cannot do its part fails with a *record.InfraError; a target
 // that does not apply, build or benchmark is a recorded run status.
 package runner

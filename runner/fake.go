@@ -98,13 +98,18 @@ type FakeCommit struct {
 	// TreeChanges makes every Verify of the target's trees fail, as if
 	// another process checked them out during each run.
 	TreeChanges bool
+	// GPUSamples are the nvidia-smi rows (GPUSampleFields, as
+	// --format=csv,noheader,nounits prints them) that the sampling of
+	// each benchmark step of the target reads back; benchmark steps are
+	// sampled when Machine lists GPUs.
+	GPUSamples string
 }
 
 // FakeCall is one command a Fake answered.
 type FakeCall struct {
 	Commit string
 	Target string // the target key
-	Phase  string // PhaseBuild or PhaseBench
+	Phase  string // PhaseBuild, PhaseBench or PhaseReadback
 	Step   string
 	Slot   int
 	Env    map[string]string
@@ -276,6 +281,8 @@ func (f *Fake) Exec(ctx context.Context, slot int, cmd Command) (Result, error) 
 			res.Output = []byte(script.Outputs[n%len(script.Outputs)])
 		}
 		res.ExitCode = script.ExitCode
+	case PhaseReadback:
+		res.Output = []byte(readbackMark + readbackSamples + "\n" + script.GPUSamples)
 	default:
 		return Result{}, &record.InfraError{Host: f.Name(), Op: "fake exec", Err: fmt.Errorf("command without %s; is it run by a Runner?", EnvPhase)}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/perfbot/perfbot/bench"
@@ -58,6 +59,9 @@ type Runner struct {
 	// credentials, which its hosts withhold from commands anyway); logs
 	// are scrubbed of them and of secret shapes (secret.Scrub).
 	Secrets []string
+
+	// topology holds nvidia-smi topo -m by host name, read once per host.
+	topology sync.Map
 }
 
 // DefaultTimeoutRetries is how many times a step that timed out runs
@@ -341,9 +345,15 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 	env[EnvStep] = s.Name
 
 	m.log.Debug("step", "phase", phase, "step", s.Name)
+	script := s.Run
+	var sampling *gpuSampling
+	if phase == PhaseBench && len(m.facts.GPUs) > 0 {
+		g := newGPUSampling(m.ws.Scratch, s.Name, m.r.needTopology(m.lease.Host().Name()))
+		sampling, script = &g, g.wrap(script)
+	}
 	res, err := m.lease.Host().Exec(ctx, m.lease.Slot(), Command{
 		Dir:     m.ws.Dir,
-		Script:  s.Run,
+		Script:  script,
 		Env:     env,
 		Timeout: s.Timeout,
 		EnvFile: filepath.Join(m.ws.Scratch, phase+"-"+sanitize(s.Name)),
@@ -358,6 +368,12 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 	p.Logs = append(p.Logs, record.Log{Step: s.Name, Output: out, Truncated: truncated || res.Truncated, ExitCode: res.ExitCode})
 	if phase == PhaseBench {
 		m.addEnv(p, s, res.Env, override)
+		m.addNCCL(p, s.Name, res.Output)
+		if sampling != nil {
+			if err := m.sampleGPU(ctx, p, s.Name, *sampling); err != nil {
+				return res, err
+			}
+		}
 	}
 	return res, nil
 }

@@ -207,6 +207,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 	if err != nil {
 		return nil, fmt.Errorf("bisect %s..%s: %w", good.Short(), bad.Short(), err)
 	}
+	res.Warnings = append(res.Warnings, b.gpuStateWarnings(res)...)
 	rep := b.bisectReport(res, chain, metric)
 	rep.JobID = b.job.rec.ID
 	if req.Hunks {

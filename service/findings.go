@@ -139,6 +139,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		}
 	}
 	f.EnvGood, f.EnvDiffs = b.envEvidence(record.Target{Commit: parent.Hash}, record.Target{Commit: culprit.Hash})
+	f.GoodState, f.BadState, f.StateDiffs = b.stateEvidence(record.Target{Commit: parent.Hash}, record.Target{Commit: culprit.Hash})
 	f.History = b.historyAround(rep, culprit.Hash, metric.Name)
 	f.Logs = b.lastLog(record.Target{Commit: culprit.Hash})
 	f.Reproduce = []string{
@@ -172,6 +173,7 @@ func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record
 		f.Candidates = append(f.Candidates, b.reportCommit(c))
 	}
 	f.EnvGood, f.EnvDiffs = b.envEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
+	f.GoodState, f.BadState, f.StateDiffs = b.stateEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
 	f.Reproduce = []string{fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name)}
 	f.ID = f.Fingerprint()
 	if f.Outcome == record.OutcomeNotReproduced {
