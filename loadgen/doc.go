@@ -26,6 +26,9 @@
 //	ITL   the gaps between consecutive text chunks, pooled over requests.
 //	      A chunk may carry several tokens (a speculative step's accepted
 //	      tokens): its gap is one ITL value, as vLLM counts it.
+//	queue at a Rate, from a request's scheduled send to its send: the
+//	      wait for a place under the Concurrency cap, which the other
+//	      times leave out (vLLM's pitfall at a max concurrency).
 //
 // Output tokens are the server's usage.completion_tokens when it sends
 // usage (stream_options.include_usage), and otherwise the number of text

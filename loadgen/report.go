@@ -36,6 +36,7 @@ type Report struct {
 	//	total_token_throughput              input and output tokens a second
 	//	request_goodput                     requests within the limits a second (with limits)
 	//	{mean,median,p90,p99}_{ttft,tpot,itl,e2el}_ms
+	//	{mean,median,p90,p99}_queue_ms      at a Rate: from the scheduled send to the send
 	//	spec_decode_*                       see Spec
 	Metrics map[string]float64 `json:"metrics"`
 	// Errors counts failed requests by error message.
@@ -50,7 +51,7 @@ type Report struct {
 // report computes the metrics of results over the load's duration.
 func report(c Config, results []result, duration time.Duration) *Report {
 	rep := &Report{Tool: Tool, Load: c.String(), Metrics: map[string]float64{}}
-	var ttft, tpot, itl, e2e []float64
+	var ttft, tpot, itl, e2e, queue []float64
 	var in, out, good, failed int
 	for _, r := range results {
 		if r.err != nil {
@@ -64,6 +65,9 @@ func report(c Config, results []result, duration time.Duration) *Report {
 		in += r.promptTokens
 		out += r.outputTokens
 		ttft = append(ttft, ms(r.ttft))
+		if c.Rate > 0 {
+			queue = append(queue, ms(r.queued))
+		}
 		e2e = append(e2e, ms(r.e2e))
 		if r.outputTokens > 1 {
 			tpot = append(tpot, ms(r.e2e-r.ttft)/float64(r.outputTokens-1))
@@ -96,7 +100,7 @@ func report(c Config, results []result, duration time.Duration) *Report {
 	for _, s := range []struct {
 		name string
 		v    []float64
-	}{{"ttft", ttft}, {"tpot", tpot}, {"itl", itl}, {"e2el", e2e}} {
+	}{{"ttft", ttft}, {"tpot", tpot}, {"itl", itl}, {"e2el", e2e}, {"queue", queue}} {
 		if len(s.v) == 0 {
 			continue
 		}

@@ -110,7 +110,9 @@ func closedLoop(ctx context.Context, c Config, client *http.Client, stream uint6
 
 // openLoop sends request i at start + arrival i, on the clock rather than
 // after the previous send, at most Concurrency in flight when that is set
-// (a send waits for a free place, and its time starts when it is sent).
+// (a send waits for a free place, and its times start when it is sent;
+// the wait from its scheduled time is reported as its queue time, which
+// shows a load that the client could not send on time).
 func openLoop(ctx context.Context, c Config, client *http.Client, start time.Time) []result {
 	rng := rand.New(rand.NewPCG(c.Seed, streamArrivals<<48))
 	var at []time.Duration
@@ -148,8 +150,10 @@ func openLoop(ctx context.Context, c Config, client *http.Client, start time.Tim
 				return results
 			}
 		}
+		scheduled := start.Add(d)
 		wg.Go(func() {
 			results[i] = c.do(ctx, client, c.requestAt(streamMeasured, uint64(i)))
+			results[i].queued = max(results[i].sent.Sub(scheduled), 0)
 			if sem != nil {
 				<-sem
 			}

@@ -124,6 +124,7 @@ func TestRunClosedLoop(t *testing.T) {
 			assert.Equal(t, int64(32), f.requests.Load(), "warm-up and measured requests")
 			assert.Equal(t, int64(8), f.peak.Load(), "every worker had its own connection; none more")
 			assert.Equal(t, 24.0*6, m["total_output_tokens"], "from usage")
+			assert.NotContains(t, m, "mean_queue_ms", "a closed loop sends when a place is free")
 			assert.Equal(t, 24.0*11, m["total_input_tokens"], "from usage")
 			assert.Greater(t, m["output_throughput"], 0.0)
 			for _, k := range []string{"ttft", "tpot", "itl", "e2el"} {
@@ -177,6 +178,8 @@ func TestRunOpenLoop(t *testing.T) {
 	assert.Equal(t, 30.0, rep.Metrics["completed"])
 	assert.LessOrEqual(t, f.peak.Load(), int64(4), "the cap on requests in flight")
 	assert.Contains(t, rep.Load, "2000 req/s (burstiness 0.5, at most 4 in flight)")
+	assert.Contains(t, rep.Metrics, "p99_queue_ms", "the wait for a place in flight is reported")
+	assert.GreaterOrEqual(t, rep.Metrics["p99_queue_ms"], 0.0)
 }
 
 func TestRunSGLangGauge(t *testing.T) {

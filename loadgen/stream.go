@@ -16,6 +16,7 @@ import (
 // result is what one request measured. Times are from its send.
 type result struct {
 	sent         time.Time
+	queued       time.Duration // from the scheduled send to the send (open loop)
 	ttft         time.Duration
 	e2e          time.Duration
 	itl          []time.Duration
