@@ -68,6 +68,9 @@ type Config struct {
 	// MetricsURL, when set, is scraped for Prometheus metrics before and
 	// after the load.
 	MetricsURL string
+	// Ratios are metrics computed from the server's counters over the
+	// load (needs MetricsURL).
+	Ratios []Ratio
 
 	// Client sends the requests; nil makes one whose pool holds enough
 	// connections for the load.
@@ -132,6 +135,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.TTFTLimit < 0 || c.ITLLimit < 0 || c.RequestTimeout < 0 {
 		errs = append(errs, errors.New("limits and timeouts must not be negative"))
+	}
+	if len(c.Ratios) > 0 && c.MetricsURL == "" {
+		errs = append(errs, errors.New("server ratios need the server's metrics URL"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, fmt.Errorf("load: %w", err)

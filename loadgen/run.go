@@ -62,6 +62,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		if rep.Spec = specDecode(before, after); rep.Spec != nil {
 			rep.Spec.metrics(rep.Metrics)
 		}
+		notes = append(notes, ratios(c.Ratios, before, after, rep.Metrics)...)
 	}
 	rep.Notes = append(rep.Notes, notes...)
 	return rep, nil

@@ -284,3 +284,27 @@ func TestRequestsAreSeeded(t *testing.T) {
 		assert.LessOrEqual(t, r.outputTokens, 15)
 	}
 }
+
+func TestRatios(t *testing.T) {
+	f := &fakeServer{}
+	url := newFake(t, f)
+	per, err := ParseRatio("accepted_per_draft=vllm:spec_decode_num_accepted_tokens_total/vllm:spec_decode_num_drafts*10")
+	require.NoError(t, err)
+	missing, err := ParseRatio("x=nothing/vllm:spec_decode_num_drafts")
+	require.NoError(t, err)
+	rep, err := Run(context.Background(), Config{URL: url, Requests: 4, PromptTokens: 4, OutputTokens: 6, MetricsURL: url + "/metrics", Ratios: []Ratio{per, missing}})
+	require.NoError(t, err)
+	assert.Equal(t, 10.0, rep.Metrics["accepted_per_draft"], "one accepted token a draft, times 10")
+	assert.NotContains(t, rep.Metrics, "x")
+	assert.Equal(t, []string{"server ratio x: nothing or vllm:spec_decode_num_drafts is not in the server's metrics"}, rep.Notes)
+}
+
+func TestParseRatio(t *testing.T) {
+	r, err := ParseRatio("verify_ms=testbed:verify_seconds/testbed:verify_steps*1000")
+	require.NoError(t, err)
+	assert.Equal(t, Ratio{Name: "verify_ms", Num: "testbed:verify_seconds", Den: "testbed:verify_steps", Scale: 1000}, r)
+	for _, bad := range []string{"verify_ms", "a-b=x/y", "v=x", "v=x/", "v=x/y*0", "v=x/y*z", "v=x/y/z"} {
+		_, err := ParseRatio(bad)
+		assert.Error(t, err, bad)
+	}
+}

@@ -18,6 +18,9 @@
 // How: a Runner runs a Spec's build steps and benchmark steps on a lease,
 // with timeouts that kill whole process groups, captured logs capped to
 // their head and tail, and the environment fingerprint of every run. A
+// benchmark step may declare a server (record.Server), which the Runner
+// starts on a host that can run one (ServerHost), waits for, and stops
+// with its whole process group after the step, checking its port free. A
 // host that cannot do its part fails with a *record.InfraError; a target
 // that does not apply, build or benchmark is a recorded run status.
 package runner

@@ -14,6 +14,7 @@ func loadgenCmd(g *globals) *cobra.Command {
 		c       loadgen.Config
 		chat    bool
 		metrics string
+		ratios  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "loadgen URL",
@@ -26,7 +27,8 @@ error. With --rate the sends follow gamma-distributed gaps (--burstiness 1
 is Poisson) on absolute times; without it --concurrency requests are kept in
 flight. When the server serves Prometheus metrics (--metrics, default
 URL/metrics; "none" skips them), the speculative-decoding acceptance length
-over the load is reported too.
+over the load is reported too, and each --server-ratio: the ratio of two
+counters' increases over the load, scaled.
 
 A summary goes to stderr, and one line of JSON to stdout: a benchmark step
 that runs "perfbot loadgen …" reads it with format: openai.`,
@@ -42,6 +44,13 @@ that runs "perfbot loadgen …" reads it with format: openai.`,
 			case "none":
 			default:
 				c.MetricsURL = metrics
+			}
+			for _, r := range ratios {
+				ratio, err := loadgen.ParseRatio(r)
+				if err != nil {
+					return usageError{err}
+				}
+				c.Ratios = append(c.Ratios, ratio)
 			}
 			rep, err := loadgen.Run(cmd.Context(), c)
 			if err != nil {
@@ -73,5 +82,6 @@ that runs "perfbot loadgen …" reads it with format: openai.`,
 	f.DurationVar(&c.ITLLimit, "itl-limit", 0, "goodput: the largest gap between chunks of a good request")
 	f.DurationVar(&c.RequestTimeout, "request-timeout", 10*time.Minute, "bound on one request")
 	f.StringVar(&metrics, "metrics", "", `Prometheus metrics URL (default URL/metrics; "none" skips the scrape)`)
+	f.StringArrayVar(&ratios, "server-ratio", nil, "NAME=NUM/DEN[*SCALE]: a metric from the server's counters over the load (e.g. verify_ms=testbed:verify_seconds/testbed:verify_steps*1000)")
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,9 +35,9 @@ func serverProject(t *testing.T, load string) (dir string, addrs []string, pids 
 	require.NoError(t, err)
 	pids = filepath.Join(dir, "pids")
 	addrs = []string{freeAddr(t), freeAddr(t)}
-	step := func(name, addr, spec string) string {
+	step := func(name, addr, spec, ratio string) string {
 		return `  - name: ` + name + `
-    run: ` + exe + ` loadgen http://` + addr + ` ` + load + `
+    run: ` + exe + ` loadgen http://` + addr + ` ` + load + ratio + `
     env: {PERFBOT_TEST_MAIN: "1"}
     format: openai
     timeout: 2m
@@ -51,7 +52,8 @@ func serverProject(t *testing.T, load string) (dir string, addrs []string, pids 
 		return "  - {name: " + name + ", benchmark: " + bench + ", select: " + sel + ", unit: " + unit + ", better: " + better + "}\n"
 	}
 	cfg := "repo:\n  url: " + repo + "\nbuild:\n  - name: build\n    run: go build -o serve ./cmd/serve\n    timeout: 5m\nbenchmarks:\n" +
-		step("spec", addrs[0], "true") + step("plain", addrs[1], "false") + "metrics:\n" +
+		step("spec", addrs[0], "true", " --server-ratio verify_ms=testbed:verify_seconds/testbed:verify_steps*1000") +
+		step("plain", addrs[1], "false", " --server-ratio decode_ms=testbed:decode_seconds/testbed:decode_steps*1000") + "metrics:\n" +
 		"  - {name: spec_tok_s, benchmark: spec, select: output_throughput, unit: tok/s, primary: true}\n" +
 		metric("spec", "spec_req_s", "request_throughput", "req/s", "higher") +
 		metric("spec", "spec_ttft_ms", "median_ttft_ms", "ms", "lower") +
@@ -60,6 +62,8 @@ func serverProject(t *testing.T, load string) (dir string, addrs []string, pids 
 		metric("spec", "spec_e2e_ms", "mean_e2el_ms", "ms", "lower") +
 		metric("spec", "spec_goodput", "request_goodput", "req/s", "higher") +
 		metric("spec", "spec_accept_length", "spec_decode_acceptance_length", "value", "higher") +
+		metric("spec", "verify_ms", "verify_ms", "ms", "lower") +
+		metric("plain", "decode_ms", "decode_ms", "ms", "lower") +
 		metric("plain", "plain_tok_s", "output_throughput", "tok/s", "higher") +
 		metric("plain", "plain_tpot_ms", "mean_tpot_ms", "ms", "lower") +
 		metric("plain", "plain_itl_ms", "median_itl_ms", "ms", "lower")
@@ -120,7 +124,7 @@ func TestServerBenchmarkEndToEnd(t *testing.T) {
 	for _, v := range m[0].Metrics {
 		got[v.Metric] = v.Median
 	}
-	for _, name := range []string{"spec_tok_s", "spec_req_s", "spec_ttft_ms", "spec_tpot_ms", "spec_itl_ms", "spec_e2e_ms", "plain_tok_s", "plain_tpot_ms", "plain_itl_ms"} {
+	for _, name := range []string{"spec_tok_s", "spec_req_s", "spec_ttft_ms", "spec_tpot_ms", "spec_itl_ms", "spec_e2e_ms", "plain_tok_s", "plain_tpot_ms", "plain_itl_ms", "verify_ms", "decode_ms"} {
 		assert.Positive(t, got[name], name)
 	}
 	assert.InDelta(t, 6/got["spec_req_s"], 6/got["spec_goodput"], 1e-9, "every request within limits of a minute")
@@ -161,7 +165,7 @@ func TestServerBenchmarkSIGTERM(t *testing.T) {
 	// The first benchmark's load hangs once its server is ready.
 	exe, _ := os.Executable()
 	hang := "    run: touch " + started + "; sleep 1000\n"
-	cfg = []byte(strings.Replace(string(cfg), "    run: "+exe+" loadgen http://"+addrs[0]+" --requests 1 --prompt-tokens 8 --output-tokens 4\n", hang, 1))
+	cfg = []byte(regexp.MustCompile(`    run: \S+ loadgen http://`+regexp.QuoteMeta(addrs[0])+`.*\n`).ReplaceAllLiteralString(string(cfg), hang))
 	require.Contains(t, string(cfg), hang)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "perfbot.yaml"), cfg, 0o644))
 
