@@ -52,8 +52,8 @@ func serverProject(t *testing.T, load string) (dir string, addrs []string, pids 
 		return "  - {name: " + name + ", benchmark: " + bench + ", select: " + sel + ", unit: " + unit + ", better: " + better + "}\n"
 	}
 	cfg := "repo:\n  url: " + repo + "\nbuild:\n  - name: build\n    run: go build -o serve ./cmd/serve\n    timeout: 5m\nbenchmarks:\n" +
-		step("spec", addrs[0], "true", " --server-ratio verify_ms=testbed:verify_seconds/testbed:verify_steps*1000") +
-		step("plain", addrs[1], "false", " --server-ratio decode_ms=testbed:decode_seconds/testbed:decode_steps*1000") + "metrics:\n" +
+		step("spec", addrs[0], "true", " --server-ratio verify_ms=testbed:verify_cpu_seconds/testbed:verify_steps*1000") +
+		step("plain", addrs[1], "false", " --server-ratio decode_ms=testbed:decode_cpu_seconds/testbed:decode_steps*1000") + "metrics:\n" +
 		"  - {name: spec_tok_s, benchmark: spec, select: output_throughput, unit: tok/s, primary: true}\n" +
 		metric("spec", "spec_req_s", "request_throughput", "req/s", "higher") +
 		metric("spec", "spec_ttft_ms", "median_ttft_ms", "ms", "lower") +

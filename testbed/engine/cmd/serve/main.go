@@ -7,7 +7,8 @@
 // loaded, and GET /metrics serves Prometheus counters: vLLM's
 // speculative-decoding counters (vllm:spec_decode_num_drafts_total,
 // ..._num_draft_tokens_total, ..._num_accepted_tokens_total), token counts,
-// and the engine's own time in verify steps, decode steps and prefills.
+// and the engine's own time in verify steps (draft, verify and accept),
+// decode steps and prefills, wall and CPU.
 //
 // Words of the prompt are its tokens (each hashed into the vocabulary);
 // max_tokens tokens are generated whatever they are (the engine has no
@@ -122,6 +123,7 @@ type counters struct {
 	drafts, draftTokens, acceptedTokens      int64
 	verifySteps, decodeSteps, prefills       int64
 	verifySeconds, decodeSeconds             float64
+	verifyCPU, decodeCPU                     float64
 	prefillSeconds                           float64
 }
 
@@ -327,16 +329,17 @@ func (e *engine) generate(ctx context.Context, prompt []int, n int, emit func([]
 			return generated, errors.New("server stopping")
 		default:
 		}
-		step := time.Now()
+		step, stepCPU := time.Now(), cpuTime()
 		var emitted []int
 		if e.spec {
 			if emitted, err = e.dec.Step(out[:0]); err != nil {
 				return generated, err
 			}
-			elapsed := time.Since(step).Seconds()
+			elapsed, cpu := time.Since(step).Seconds(), (cpuTime() - stepCPU).Seconds()
 			e.count(func(c *counters) {
 				c.verifySteps++
 				c.verifySeconds += elapsed
+				c.verifyCPU += cpu
 				c.drafts++
 				c.draftTokens += int64(e.k)
 				c.acceptedTokens += int64(len(emitted) - 1)
@@ -348,10 +351,11 @@ func (e *engine) generate(ctx context.Context, prompt []int, n int, emit func([]
 			}
 			tok = argmax(o.Logits)
 			emitted = append(out[:0], tok)
-			elapsed := time.Since(step).Seconds()
+			elapsed, cpu := time.Since(step).Seconds(), (cpuTime() - stepCPU).Seconds()
 			e.count(func(c *counters) {
 				c.decodeSteps++
 				c.decodeSeconds += elapsed
+				c.decodeCPU += cpu
 			})
 		}
 		emitted = emitted[:min(len(emitted), n-generated)]
@@ -398,8 +402,10 @@ func (e *engine) metrics(w http.ResponseWriter, _ *http.Request) {
 		{"vllm:spec_decode_num_accepted_tokens", "Draft tokens accepted.", float64(c.acceptedTokens)},
 		{"testbed:verify_steps", "Speculative steps (draft, verify, accept).", float64(c.verifySteps)},
 		{"testbed:verify_seconds", "Time in speculative steps.", c.verifySeconds},
+		{"testbed:verify_cpu_seconds", "CPU time of speculative steps.", c.verifyCPU},
 		{"testbed:decode_steps", "Plain decode steps of the target.", float64(c.decodeSteps)},
 		{"testbed:decode_seconds", "Time in plain decode steps.", c.decodeSeconds},
+		{"testbed:decode_cpu_seconds", "CPU time of plain decode steps.", c.decodeCPU},
 		{"testbed:prefills", "Prefills.", float64(c.prefills)},
 		{"testbed:prefill_seconds", "Time in prefills.", c.prefillSeconds},
 	} {

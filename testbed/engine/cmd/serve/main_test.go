@@ -133,7 +133,7 @@ func TestServeMetrics(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{"vllm:spec_decode_num_drafts_total ", "vllm:generation_tokens_total 12\n", "vllm:prompt_tokens_total 3\n", "testbed:verify_seconds_total "} {
+	for _, want := range []string{"vllm:spec_decode_num_drafts_total ", "vllm:generation_tokens_total 12\n", "vllm:prompt_tokens_total 3\n", "testbed:verify_seconds_total ", "testbed:verify_cpu_seconds_total "} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("metrics lack %q:\n%s", want, data)
 		}
