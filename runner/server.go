@@ -254,11 +254,12 @@ var (
 	ncclNet     = regexp.MustCompile(`NCCL INFO Using network (\S+)`)
 	ncclSetEnv  = regexp.MustCompile(`NCCL INFO (NCCL_[A-Z0-9_]+) set by environment to (\S+)`)
 	ncclRanks   = regexp.MustCompile(`NCCL INFO comm \S+ rank \d+ nranks (\d+) .*Init COMPLETE`)
+	vllmVersion = regexp.MustCompile(`vLLM API server version (\S+)`)
 )
 
 // serverFacts reads what a server's log says about the environment it ran
 // in: NCCL's version, network and the NCCL_* settings it took from the
-// environment, and the ranks of its communicator. Keys are prefixed
+// environment, the ranks of its communicator, and vLLM's version. Keys are prefixed
 // "server." except the NCCL_* variables, which keep their names.
 func serverFacts(out []byte) map[string]string {
 	facts := map[string]string{}
@@ -266,6 +267,9 @@ func serverFacts(out []byte) map[string]string {
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		if m := vllmVersion.FindStringSubmatch(line); m != nil {
+			facts["server.vllm_version"] = m[1]
+		}
 		if !strings.Contains(line, "NCCL") {
 			continue
 		}
