@@ -354,7 +354,7 @@ func (d *decoder) benchSteps(bf field, root *yaml.Node, names map[string]int) []
 			Step:    d.step(item, f, p, defaultBenchTimeout, names),
 			Format:  d.str(value(f, "format"), p+".format"),
 			Options: d.stringMap(value(f, "options"), p+".options"),
-			Server:  d.server(value(f, "server"), p+".server"),
+			Server:  d.server(f, p+".server"),
 		}
 		if s.Name == "" {
 			d.errorf(at(f["name"].key, item), p+".name", "missing: metrics refer to benchmarks by name")

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -23,7 +21,11 @@ const defaultServerStartTimeout = 10 * time.Minute
 //	  ready_url: http://127.0.0.1:30000/health
 //	  start_timeout: 15m
 //	  log: 1MiB          # the server log kept with the run (default 64KiB)
-func (d *decoder) server(n *yaml.Node, p string) *record.Server {
+//
+// It takes the step's fields, not the node, so that this file names no
+// YAML library.
+func (d *decoder) server(step map[string]field, p string) *record.Server {
+	n := value(step, "server")
 	if isNull(resolve(n)) {
 		return nil
 	}
@@ -46,14 +48,18 @@ func (d *decoder) server(n *yaml.Node, p string) *record.Server {
 		s.StartTimeout = d.duration(v, p+".start_timeout")
 	}
 	if v := value(f, "log"); v != nil {
-		s.LogCap = d.size(v, p+".log")
+		text := d.str(v, p+".log")
+		if s.LogCap = parseSize(text); s.LogCap == 0 {
+			d.errorf(v, p+".log", "bad size %q (want bytes, KiB or MiB, at most 64MiB)", text)
+		}
 	}
 	return s
 }
 
-// size reads a byte count written as a number or with KiB or MiB.
-func (d *decoder) size(n *yaml.Node, p string) int {
-	s := strings.TrimSpace(d.str(n, p))
+// parseSize reads a byte count written as a number or with KiB or MiB,
+// at most 64 MiB; 0 when it is none.
+func parseSize(text string) int {
+	s := strings.TrimSpace(text)
 	mult := 1
 	for _, u := range []struct {
 		suffix string
@@ -66,7 +72,6 @@ func (d *decoder) size(n *yaml.Node, p string) int {
 	}
 	v, err := strconv.Atoi(s)
 	if err != nil || v <= 0 || v > (64<<20)/mult {
-		d.errorf(n, p, "bad size %q (want bytes, KiB or MiB, at most 64MiB)", d.str(n, p))
 		return 0
 	}
 	return v * mult
