@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,8 +57,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	k := fs.Int("k", bench.DraftTokens, "draft tokens per verify step")
 	maxContext := fs.Int("max-context", 1024, "longest prompt plus output served")
 	attn := fs.String("attention", "", "attention backend: tiled or naive")
+	procs := fs.Int("procs", 0, "GOMAXPROCS (0 keeps Go's default; 1 runs the ranks on one core, as the benchmarks do, so that CPU times are the work done)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *procs > 0 {
+		runtime.GOMAXPROCS(*procs)
 	}
 	cfg, err := bench.Config()
 	if err != nil {
