@@ -128,7 +128,7 @@ var errNoDone = errors.New("stream ended without data: [DONE]")
 // event's time is clock's when its blank line has been read.
 func readStream(body io.Reader, res *result, clock func() time.Time) error {
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 0, 4<<10), 16<<20)
 	var data []byte
 	var last time.Time
 	var usage int
