@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/perfbot
 
-.PHONY: build test demo bench bench-bisect bench-ddmin bench-detect bench-cli lint clean fuzz
+.PHONY: build test demo bench bench-bisect bench-ddmin bench-detect bench-cli bench-loadgen lint clean fuzz
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/perfbot
@@ -39,6 +39,11 @@ bench-detect:
 # without a change), every benchmark run counted by the benchmark itself.
 bench-cli: build
 	$(GO) run ./cmd/bench-cli -perfbot $(BIN) -repos 20 -nochange 5
+
+# The load generator's own cost against a trivial local server (a child
+# process): CPU per request, and the highest Poisson rate it sustains.
+bench-loadgen:
+	$(GO) run ./cmd/bench-loadgen
 
 # Every fuzz target (func FuzzX in a _test.go file) for FUZZTIME each, one
 # after another; go test runs one -fuzz target at a time. Crashers land in

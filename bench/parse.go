@@ -21,6 +21,7 @@ import (
 //	unit     regex: the unit of the values (required); json: the unit of
 //	         every field (default: the field name's suffix, see parseJSON)
 //	better   regex, json: "higher" or "lower"
+//	allow_failed  openai: failed requests a report may hold (default 0)
 type Options = map[string]string
 
 // parser reads one benchmark output format.
@@ -38,6 +39,7 @@ var formats = []struct {
 	{"sglang-serving", parseSGLangServing},
 	{"sglang-log", parseSGLangLog},
 	{"vllm-serve", parseVLLMServe},
+	{"openai", parseOpenAI},
 	{"prometheus", parsePrometheus},
 	{"json", parseJSON},
 	{"regex", parseRegex},

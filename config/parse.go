@@ -368,11 +368,12 @@ func (d *decoder) benchSteps(bf field, root *yaml.Node, names map[string]int) []
 	var steps []record.BenchStep
 	for i, item := range items {
 		p := fmt.Sprintf("benchmarks[%d]", i)
-		f := d.mapping(item, p, "name", "run", "timeout", "env", "format", "options")
+		f := d.mapping(item, p, "name", "run", "timeout", "env", "format", "options", "server")
 		s := record.BenchStep{
 			Step:    d.step(item, f, p, defaultBenchTimeout, names),
 			Format:  d.str(value(f, "format"), p+".format"),
 			Options: d.stringMap(value(f, "options"), p+".options"),
+			Server:  d.server(f, p+".server"),
 		}
 		if s.Name == "" {
 			d.errorf(at(f["name"].key, item), p+".name", "missing: metrics refer to benchmarks by name")

@@ -83,6 +83,29 @@ type BenchStep struct {
 	// Options are format-specific parser options (regex patterns, JSON
 	// fields); part of the spec hash.
 	Options map[string]string `json:"options,omitempty"`
+	// Server, when set, is started before the step and stopped after it:
+	// the step drives it (a load generator against an inference server).
+	Server *Server `json:"server,omitempty"`
+}
+
+// Server is a long-running process a benchmark step needs, such as an
+// inference server: started in the step's tree in a process group of its
+// own, ready when ReadyURL answers 200, and stopped (the whole group, then
+// its port checked free) when the step ends, however it ends.
+type Server struct {
+	// Run is the shell command that starts the server in the foreground.
+	Run string `json:"run"`
+	// Env is added to the server's environment (the target's overrides
+	// apply to it too).
+	Env map[string]string `json:"env,omitempty"`
+	// ReadyURL is polled until it answers 200; its host and port are
+	// checked free after the server stopped.
+	ReadyURL string `json:"ready_url"`
+	// StartTimeout bounds the wait for ReadyURL.
+	StartTimeout time.Duration `json:"start_timeout"`
+	// LogCap bounds the server log kept with the run, in bytes; the
+	// runner's log cap when zero.
+	LogCap int `json:"log_cap,omitempty"`
 }
 
 // Metric names one value of one benchmark step's output.

@@ -29,6 +29,10 @@
 // run records each GPU as the step found it, a summary of its samples
 // (clocks, temperature, power, utilization, throttle reasons), the
 // topology, the NCCL configuration files and what NCCL_DEBUG=INFO lines of
-// the output say (gpustate.go). A host that cannot do its part fails with a *record.InfraError; a target
+// the output say (gpustate.go). A benchmark step may declare a server
+// (record.Server), which the Runner starts on a host that can run one
+// (ServerHost), waits for, and stops with its whole process group after
+// the step, checking its port free. A host that cannot do its part fails
+// with a *record.InfraError; a target
 // that does not apply, build or benchmark is a recorded run status.
 package runner

@@ -291,7 +291,7 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 		_, _ = io.Copy(out, pr)
 		close(drained)
 	}()
-	forget, err := recordGroup(cmd.Scratch, c.Process.Pid, mark)
+	forget, err := recordGroup(cmd.Scratch, groupsFile, c.Process.Pid, mark)
 	if err != nil {
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		_ = c.Wait()
@@ -335,27 +335,36 @@ func newMark() string {
 	return hex.EncodeToString(b[:])
 }
 
-// recordGroup writes pgid and its mark to scratch's groupsFile and returns
+// serverGroupsFile, beside groupsFile, names the process group of the
+// server a benchmark step runs against.
+const serverGroupsFile = "server"
+
+// recordGroup writes pgid and its mark to scratch's file name and returns
 // what removes it. Without a scratch directory nothing is recorded.
-func recordGroup(scratch string, pgid int, mark string) (func(), error) {
+func recordGroup(scratch, name string, pgid int, mark string) (func(), error) {
 	if scratch == "" {
 		return func() {}, nil
 	}
-	path := filepath.Join(scratch, groupsFile)
+	path := filepath.Join(scratch, name)
 	if err := os.WriteFile(path, []byte(strconv.Itoa(pgid)+" "+mark+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	return func() { os.Remove(path) }, nil
 }
 
-// reapScratch kills the process group a dead perfbot left recorded in
-// scratch, then empties scratch: its dumps and captured output belong to
-// no one any more. The caller holds the tree's lock.
+// reapScratch kills the process groups a dead perfbot left recorded in
+// scratch (a command's and a server's), then empties scratch: its dumps
+// and captured output belong to no one any more. The caller holds the
+// tree's lock.
 func (l *Local) reapScratch(scratch string) error {
-	if data, err := os.ReadFile(filepath.Join(scratch, groupsFile)); err == nil {
+	for _, name := range []string{groupsFile, serverGroupsFile} {
+		data, err := os.ReadFile(filepath.Join(scratch, name))
+		if err != nil {
+			continue
+		}
 		if f := strings.Fields(string(data)); len(f) == 2 {
 			if pgid, err := strconv.Atoi(f[0]); err == nil && reapGroup(pgid, f[1]) {
-				l.logger().Warn("killed the processes of a command whose perfbot died", "host", l.Name(), "pgid", pgid)
+				l.logger().Warn("killed the processes of a command whose perfbot died", "host", l.Name(), "pgid", pgid, "record", name)
 			}
 		}
 	}

@@ -79,3 +79,63 @@ func TestKilledPerfbotLeavesNothingRunning(t *testing.T) {
 	}
 	_ = syscall.Kill(sleeper, syscall.SIGKILL)
 }
+
+// serverHelperEnv makes the test binary a perfbot process that starts a
+// benchmark's server and then hangs, for TestKilledPerfbotLeavesNoServer.
+const serverHelperEnv = "RUNNER_TEST_KILLED_SERVER_HELPER"
+
+func TestKilledPerfbotServerHelper(t *testing.T) {
+	args := os.Getenv(serverHelperEnv)
+	if args == "" {
+		t.Skip("run by TestKilledPerfbotLeavesNoServer")
+	}
+	parts := strings.Split(args, "|")
+	require.Len(t, parts, 4)
+	src, workdir, commit, pids := parts[0], parts[1], parts[2], parts[3]
+	ctx := context.Background()
+	repo, err := gitops.Open(ctx, src, workdir)
+	require.NoError(t, err)
+	l := &Local{Repo: repo, Workdir: workdir, Trees: 1}
+	_, err = l.Lock(ctx, 0, 0)
+	require.NoError(t, err)
+	ws, err := l.Materialize(ctx, 0, 0, Source{Target: record.Target{Commit: commit}})
+	require.NoError(t, err)
+	script := "sleep 1000 & echo $! > " + shellQuote(pids) + "\necho $$ >> " + shellQuote(pids) + "\nwait"
+	_, err = l.StartServer(ctx, 0, Command{Dir: ws.Dir, Script: script, Scratch: ws.Scratch}, 0)
+	require.NoError(t, err)
+	select {} // killed here
+}
+
+// perfbot killed by SIGKILL while a benchmark's server runs: the server's
+// shell dies with it, and what is left of its group is reaped by the next
+// process that takes the tree.
+func TestKilledPerfbotLeavesNoServer(t *testing.T) {
+	src, commits := gitopstest.NewRepo(t, 1)
+	workdir := t.TempDir()
+	pids := filepath.Join(t.TempDir(), "pids")
+	helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotServerHelper$")
+	helper.Env = append(os.Environ(), serverHelperEnv+"="+strings.Join([]string{src, workdir, commits[0], pids}, "|"))
+	require.NoError(t, helper.Start())
+	var running []int
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(pids)
+		if err != nil || strings.Count(string(data), "\n") < 2 {
+			return false
+		}
+		running = readPids(t, pids)
+		return true
+	}, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
+	_ = helper.Wait()
+	child, shell := running[0], running[1]
+	assert.Eventually(t, func() bool { return !alive(t, shell) }, 5*time.Second, 10*time.Millisecond, "the server's shell dies with perfbot")
+
+	repo, err := gitops.Open(context.Background(), src, workdir)
+	require.NoError(t, err)
+	next := &Local{Repo: repo, Workdir: workdir, Trees: 1}
+	release, err := next.Lock(context.Background(), 0, 0)
+	require.NoError(t, err)
+	defer release()
+	assert.False(t, alive(t, child), "the next process on the tree reaps the server's group")
+	_ = syscall.Kill(child, syscall.SIGKILL)
+}

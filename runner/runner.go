@@ -59,6 +59,9 @@ type Runner struct {
 	// credentials, which its hosts withhold from commands anyway); logs
 	// are scrubbed of them and of secret shapes (secret.Scrub).
 	Secrets []string
+	// ServerGrace is how long a benchmark's server has after SIGTERM
+	// before its group is killed; ServerStopGrace when zero.
+	ServerGrace time.Duration
 
 	// topology holds nvidia-smi topo -m by host name, read once per host.
 	topology sync.Map
@@ -273,13 +276,17 @@ func (m *measurement) build(ctx context.Context, p *pending) (built bool, err er
 func (m *measurement) bench(ctx context.Context, p *pending) (failed bool, err error) {
 	p.Values = map[string]float64{}
 	for _, s := range m.r.Spec.Benchmarks {
-		res, err := m.execRetrying(ctx, p, PhaseBench, s.Step, m.target.Env)
+		res, err := m.execBench(ctx, p, s)
 		if err != nil {
 			return false, m.failInfra(ctx, p, err)
 		}
+		if res.serverFailed != "" {
+			m.log.Info("benchmark server failed", "step", s.Name, "error", res.serverFailed)
+			return true, m.finish(ctx, p, record.StatusBenchFailed, res.serverFailed)
+		}
 		if res.TimedOut || res.ExitCode != 0 {
 			m.log.Info("benchmark failed", "step", s.Name, "exit", res.ExitCode, "timed_out", res.TimedOut)
-			return true, m.finish(ctx, p, record.StatusBenchFailed, stepFailure("benchmark", s.Step, res))
+			return true, m.finish(ctx, p, record.StatusBenchFailed, stepFailure("benchmark", s.Step, res.Result))
 		}
 		if msg := m.collect(p, s, res.Output); msg != "" {
 			m.log.Info("benchmark output unusable", "step", s.Name, "error", msg)
@@ -288,6 +295,31 @@ func (m *measurement) bench(ctx context.Context, p *pending) (failed bool, err e
 	}
 	m.log.Debug("run done", "values", p.Values)
 	return false, m.finish(ctx, p, record.StatusOK, "")
+}
+
+// benchResult is a benchmark step's result, or why its server failed.
+type benchResult struct {
+	Result
+	serverFailed string
+}
+
+// execBench runs benchmark step s for p, with its server when it has one:
+// started and ready before the step, stopped after it however the step
+// ended (failed, timed out, cancelled when perfbot is told to stop).
+func (m *measurement) execBench(ctx context.Context, p *pending, s record.BenchStep) (benchResult, error) {
+	if s.Server == nil {
+		res, err := m.execRetrying(ctx, p, PhaseBench, s.Step, m.target.Env)
+		return benchResult{Result: res}, err
+	}
+	rs, msg, err := m.startServer(ctx, p, s)
+	if err != nil || msg != "" {
+		return benchResult{serverFailed: msg}, err
+	}
+	res, err := m.execRetrying(ctx, p, PhaseBench, s.Step, m.target.Env)
+	if _, stopErr := m.stopServer(p, s, rs); stopErr != nil && err == nil {
+		err = stopErr
+	}
+	return benchResult{Result: res}, err
 }
 
 // collect parses one benchmark step's output into p's samples and the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -40,7 +41,7 @@ func parseCmd(g *globals) *cobra.Command {
 			return printSamples(g.stdout, samples)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "", "gobench, nccl-tests, sglang-serving, sglang-log, vllm-serve, prometheus, json or regex")
+	cmd.Flags().StringVar(&format, "format", "", "one of: "+strings.Join(bench.Formats(), ", "))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
