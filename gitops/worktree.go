@@ -77,7 +77,7 @@ func (r *Repo) workingDiffText(ctx context.Context, top string, excluded []strin
 	data, err := os.ReadFile(real)
 	switch {
 	case err == nil:
-		err = os.WriteFile(index, data, 0o600)
+		err = copyIndex(real, index, data)
 	case errors.Is(err, os.ErrNotExist):
 		_, err = gitCmd(ctx, top, nil, env, "read-tree", "HEAD")
 	}
@@ -98,6 +98,22 @@ func (r *Repo) workingDiffText(ctx context.Context, top string, excluded []strin
 	}
 	args := append(append([]string(nil), diffArgs...), "HEAD", "--", ".")
 	return gitCmd(ctx, top, nil, env, append(args, excluded...)...)
+}
+
+// copyIndex writes the copy of the user's index with the original's
+// modification time: git tells a file changed within the same clock tick
+// as the index was written ("racily clean") by comparing the file's time
+// with the index's, and a copy stamped now would hide such a change (same
+// size, same time) from the diff.
+func copyIndex(real, index string, data []byte) error {
+	info, err := os.Stat(real)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(index, data, 0o600); err != nil {
+		return err
+	}
+	return os.Chtimes(index, info.ModTime(), info.ModTime())
 }
 
 // excludeSpecs turns the paths to leave out into git pathspecs relative to

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"log/slog"
+	"os"
 
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/store"
