@@ -69,7 +69,7 @@ type Repo struct {
 // Host is a machine that builds and benchmarks.
 type Host struct {
 	Name string
-	// Kind is "local" or "ssh".
+	// Kind is "local", "ssh" or "slurm".
 	Kind string
 	// Address is host or host:port (ssh only).
 	Address    string
@@ -77,14 +77,18 @@ type Host struct {
 	KeyFile    string
 	KnownHosts string
 	// Workdir is where checkouts live on the host; empty means the
-	// configuration's Workdir for a local host.
+	// configuration's Workdir for a local host. A slurm host's is on
+	// storage its nodes share, and required.
 	Workdir string
+	// Slurm is how a slurm host submits its jobs (slurm only).
+	Slurm Slurm
 }
 
 // Host kinds.
 const (
 	HostLocal = "local"
 	HostSSH   = "ssh"
+	HostSlurm = "slurm"
 )
 
 // Bisect tunes commit bisection.
