@@ -109,6 +109,10 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 	var hosts []runner.Host
 	firstTree := 0
 	for _, h := range specs {
+		if h.Kind == config.HostSlurm { // its own clone, on the shared workdir
+			hosts = append(hosts, newSlurm(cfg, h, repo, log))
+			continue
+		}
 		switch {
 		case h.Kind != "" && h.Kind != config.HostLocal:
 			return nil, &InputError{Err: fmt.Errorf("host %s: kind %q is not supported yet: only local hosts measure so far", h.Name, h.Kind)}
