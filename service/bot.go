@@ -110,7 +110,11 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 	firstTree := 0
 	for _, h := range specs {
 		if h.Kind == config.HostSlurm { // its own clone, on the shared workdir
-			hosts = append(hosts, newSlurm(cfg, h, repo, log))
+			s, err := newSlurm(cfg, h, repo, log)
+			if err != nil {
+				return nil, err
+			}
+			hosts = append(hosts, s)
 			continue
 		}
 		switch {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -106,6 +107,20 @@ func TestNewHostsSlurm(t *testing.T) {
 	assert.Equal(t, "gpu:8", s.Gres)
 	assert.True(t, s.Exclusive)
 	assert.Equal(t, []string{"--qos=high"}, s.SrunArgs)
+}
+
+// A slurm host whose time limit is shorter than a step's timeout is
+// refused, naming the host and the step.
+func TestNewHostsSlurmTimeLimit(t *testing.T) {
+	cfg := &config.Config{Workdir: t.TempDir(),
+		Build:      []record.Step{{Name: "install", Timeout: 40 * time.Minute}},
+		Benchmarks: []record.BenchStep{{Step: record.Step{Name: "serve", Timeout: 2 * time.Hour}}},
+		Hosts: []config.Host{{Name: "cluster", Kind: config.HostSlurm, Workdir: "/shared",
+			Slurm: config.Slurm{Slots: 1, TimeLimit: time.Hour}}}}
+	_, err := newHosts(cfg, nil, nil)
+	var in *InputError
+	require.ErrorAs(t, err, &in)
+	assert.EqualError(t, err, "host cluster: time_limit 1h0m0s is shorter than the timeout of step serve (2h0m0s): Slurm would end its job first, every time")
 }
 
 // BenchmarkSlurmBisect is the wall time of one bisection of the noise
