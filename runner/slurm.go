@@ -208,11 +208,10 @@ func (s *Slurm) execJob(ctx context.Context, slot int, cmd Command) (Result, err
 	defer pr.Close()
 	defer pw.Close()
 	c := exec.Command("srun", s.srunArgs(name, cmd.Dir, jobScript(cmd.Script, cmd.EnvFile, files))...)
-	c.Env = mergeEnv(withhold(os.Environ(), append(s.Withheld, slurmJobVars...)), cmd.Env)
+	c.Env = mergeEnv(withhold(os.Environ(), slices.Concat(s.Withheld, slurmJobVars)), cmd.Env)
 	c.Stdout, c.Stderr = pw, pw
 	c.SysProcAttr = sysProcAttr()
 
-	started := time.Now()
 	if err := c.Start(); err != nil {
 		return Result{}, s.infra("start srun", err)
 	}
@@ -223,8 +222,7 @@ func (s *Slurm) execJob(ctx context.Context, slot int, cmd Command) (Result, err
 		_, _ = io.Copy(out, pr)
 		close(drained)
 	}()
-	res, waitErr := s.wait(ctx, c, name, cmd.Timeout)
-	res.Duration = time.Since(started)
+	res, waitErr := s.wait(ctx, c, name, files.node, cmd.Timeout)
 	select {
 	case <-drained:
 	case <-time.After(outputDrainWait):
@@ -430,33 +428,74 @@ func readExit(path string) (code int, ok bool) {
 	return code, err == nil
 }
 
-// wait waits for srun to exit, for the timeout or for ctx. A job ended by
-// the timeout or ctx is cancelled and waited for until squeue no longer
-// lists it; its Result is TimedOut, or the error is ctx's.
-func (s *Slurm) wait(ctx context.Context, c *exec.Cmd, name string, timeout time.Duration) (Result, error) {
+// wait waits for srun to exit, for the timeout or for ctx. The timeout
+// runs from the moment the job started (its wrapper wrote nodeFile): a
+// job waiting in the queue of a busy partition is not the target's slow
+// step. A job ended by the timeout or ctx is cancelled and waited for
+// until squeue no longer lists it; its Result is TimedOut, or the error
+// is ctx's. The Result's Duration is the job's run, from its start.
+func (s *Slurm) wait(ctx context.Context, c *exec.Cmd, name, nodeFile string, timeout time.Duration) (Result, error) {
 	exited := make(chan error, 1)
 	go func() { exited <- c.Wait() }()
+	submitted := time.Now()
+	stop := make(chan struct{})
+	defer close(stop)
+	started := watchStart(nodeFile, stop)
 	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
 	var res Result
 	var ctxErr error
-	select {
-	case <-exited:
-		return res, nil
-	case <-expired:
-		res.TimedOut = true
-	case <-ctx.Done():
-		ctxErr = ctx.Err()
+	var start time.Time
+wait:
+	for {
+		select {
+		case <-exited:
+			break wait
+		case <-started:
+			started, start = nil, time.Now()
+			if timeout > 0 {
+				t := time.NewTimer(timeout)
+				defer t.Stop()
+				expired = t.C
+			}
+			continue
+		case <-expired:
+			res.TimedOut = true
+		case <-ctx.Done():
+			ctxErr = ctx.Err()
+		}
+		res.ExitCode = -1
+		if err := s.cancel(name, c, exited); err != nil {
+			return res, s.infra("cancel slurm job "+name, err)
+		}
+		break
 	}
-	res.ExitCode = -1
-	if err := s.cancel(name, c, exited); err != nil {
-		return res, s.infra("cancel slurm job "+name, err)
+	if start.IsZero() {
+		start = submitted
 	}
+	res.Duration = time.Since(start)
 	return res, ctxErr
+}
+
+// watchStart returns a channel closed once the job's wrapper has written
+// nodeFile, which it does first; it looks until stop is closed.
+func watchStart(nodeFile string, stop <-chan struct{}) <-chan struct{} {
+	started := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if fi, err := os.Stat(nodeFile); err == nil && fi.Size() > 0 {
+				close(started)
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return started
 }
 
 // cancel scancels job name until its srun has exited and squeue lists

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -132,6 +134,29 @@ func TestSlurmCancelLeavesNothingQueued(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A step's timeout runs from the start of its job: a job that waits in
+// the queue longer than that, behind a job holding the whole node, runs
+// and succeeds.
+func TestSlurmTimeoutStartsWithTheJob(t *testing.T) {
+	s, _ := newSlurm(t, 1, 1)
+	blocker := exec.Command("srun", "--quiet", "--exclusive", "--job-name=blocker", "sleep", "3")
+	require.NoError(t, blocker.Start())
+	defer blocker.Wait()
+	for {
+		queue, err := slurmtest.Start(t).Queue()
+		require.NoError(t, err)
+		if slices.ContainsFunc(queue, func(j string) bool { return strings.HasSuffix(j, " blocker RUNNING") }) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	dir := t.TempDir()
+	res, err := s.Exec(context.Background(), 0, Command{Dir: dir, Script: "echo ran", Scratch: dir, Timeout: time.Second})
+	require.NoError(t, err)
+	assert.False(t, res.TimedOut, "the time in the queue is not the step's")
+	assert.Equal(t, "ran\n", string(res.Output))
 }
 
 // A job that Slurm ends before its script does (here the script cancels
