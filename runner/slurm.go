@@ -43,17 +43,20 @@ import (
 // id when the job starts and the script's exit status when it ends, into
 // files of the scratch directory that perfbot creates before it submits
 // the job (an existing file's new content is seen through NFS's
-// close-to-open consistency, a new file's name may not be). A script that
-// exits, with any status, is a Result; a job whose script never reported
-// its end (Slurm could not allocate it, failed or preempted it, ended it
-// at its time limit, or cancelled it on a node failure) is an
-// infrastructure failure, submitted again up to Retries times and then a
-// *record.InfraError naming the host and the job.
+// close-to-open consistency, a new file's name may not be). A job that
+// Slurm reports COMPLETED (scontrol show job) and whose script reported
+// its end is a Result, whatever the script's status: a failing benchmark
+// is the target's failure. Any other job (Slurm could not allocate it,
+// failed or preempted it, ended it at its time limit, cancelled it on a
+// node failure) is an infrastructure failure, submitted again up to
+// Retries times and then a *record.InfraError naming the host and the
+// job.
 //
-// A job that perfbot ends (the step's timeout, a cancelled ctx) is
-// scancelled, and Exec returns only once squeue no longer lists it. Should
-// perfbot die, the kernel kills srun, and Slurm ends a job whose srun is
-// gone.
+// A step's timeout runs from the start of its job: time in the queue of
+// a busy partition is not the step's. A job that perfbot ends (the step's
+// timeout, a cancelled ctx) is scancelled, and Exec returns only once
+// squeue no longer lists it. Should perfbot die, the kernel kills srun,
+// and Slurm ends a job whose srun is gone.
 type Slurm struct {
 	// Local holds the trees: its HostName is this host's name, its Repo
 	// a clone under the shared Workdir, its Slots the targets measured at
@@ -156,7 +159,7 @@ func (f *jobFailure) op() string {
 func (f *jobFailure) Error() string {
 	msg := "the job ended before its script did"
 	if f.id == "" {
-		msg = "the job never started"
+		msg = "the job never started, or its node does not see the shared workdir"
 	}
 	if f.reason != "" {
 		msg += ": " + f.reason

@@ -197,7 +197,7 @@ func TestSlurmJobFailureIsInfra(t *testing.T) {
 		var infra *record.InfraError
 		require.ErrorAs(t, err, &infra)
 		assert.Regexp(t, `^slurm job perfbot-cluster-0-[0-9a-f]+$`, infra.Op)
-		assert.ErrorContains(t, err, "the job never started: srun: error: Unable to allocate resources: Invalid partition name specified")
+		assert.ErrorContains(t, err, "the job never started, or its node does not see the shared workdir: srun: error: Unable to allocate resources: Invalid partition name specified")
 	})
 }
 
