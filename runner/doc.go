@@ -1,8 +1,9 @@
 // Package runner knows where and how a target is measured. It decides no
 // verdicts.
 //
-// Where: a Pool of Hosts (this machine today; an ssh host and a Slurm
-// cluster implement the same interface) hands out leases, each one slot
+// Where: a Pool of Hosts (this machine, Local; a Slurm cluster, Slurm,
+// whose jobs run in trees on storage its nodes share; an ssh host
+// implements the same interface) hands out leases, each one slot
 // of one host. A host has Layout().Slots slots, and the pool's Size, the
 // number of targets measured at once, is the sum over its hosts. Each
 // slot keeps a few materialized trees and the pool remembers which target
