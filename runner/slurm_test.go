@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,4 +276,43 @@ func TestSlurmArgs(t *testing.T) {
 		s.srunArgs("j", "/tree", "script"))
 	assert.Equal(t, []string{"--quiet", "--nodes=1", "--ntasks=1", "--job-name=j", "/bin/sh", "-c", "script"},
 		(&Slurm{Local: &Local{}}).srunArgs("j", "", "script"))
+}
+
+// slurmHelperEnv makes the test binary act as a perfbot process whose
+// benchmark job hangs, for TestKilledPerfbotLeavesNoSlurmJob; it holds
+// the directory the job runs in.
+const slurmHelperEnv = "RUNNER_TEST_SLURM_KILLED_HELPER"
+
+func TestKilledPerfbotSlurmHelper(t *testing.T) {
+	dir := os.Getenv(slurmHelperEnv)
+	if dir == "" {
+		t.Skip("run by TestKilledPerfbotLeavesNoSlurmJob")
+	}
+	s := &Slurm{Local: &Local{HostName: "cluster", Workdir: dir}, Partition: slurmtest.Partition}
+	_, _ = s.Exec(context.Background(), 0, Command{Dir: dir, Script: "echo started > started; sleep 1000", Scratch: dir})
+}
+
+// perfbot killed by SIGKILL while its job runs: srun dies with it (a
+// parent-death signal), and Slurm ends the job whose srun is gone.
+func TestKilledPerfbotLeavesNoSlurmJob(t *testing.T) {
+	c := slurmtest.Start(t)
+	dir := t.TempDir()
+	helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotSlurmHelper$")
+	helper.Env = append(os.Environ(), slurmHelperEnv+"="+dir)
+	require.NoError(t, helper.Start())
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	}, time.Minute, 10*time.Millisecond, "the job runs")
+	queue, err := c.Queue()
+	require.NoError(t, err)
+	require.Len(t, queue, 1)
+	assert.Regexp(t, `^\d+ perfbot-cluster-0-[0-9a-f]+ RUNNING$`, queue[0])
+
+	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
+	_ = helper.Wait()
+	assert.Eventually(t, func() bool {
+		queue, err := c.Queue()
+		return err == nil && len(queue) == 0
+	}, time.Minute, 50*time.Millisecond, "Slurm ends the job of a dead perfbot")
 }
