@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -28,12 +29,21 @@ func TestMain(m *testing.M) { slurmtest.Main(m) }
 // benchmark by 20% at 1% noise, configured with one slurm host of slots
 // slots on a workdir of its own, "shared" by the node.
 func slurmRepo(t testing.TB, slots int) (*noisyrepo.Repo, *config.Config) {
+	return slurmRepoBench(t, slots, 0)
+}
+
+// slurmRepoBench is slurmRepo whose benchmark first waits for wait, as a
+// real one spends its time on the node's GPUs rather than in perfbot.
+func slurmRepoBench(t testing.TB, slots int, wait time.Duration) (*noisyrepo.Repo, *config.Config) {
 	t.Helper()
 	slurmtest.Start(t)
 	r, err := noisyrepo.Create(t.TempDir(), noisyrepo.Options{Commits: 12, Seed: 5, Factor: 0.8, CV: 0.01})
 	require.NoError(t, err)
 	data, err := os.ReadFile(r.ConfigPath)
 	require.NoError(t, err)
+	if wait > 0 {
+		data = bytes.Replace(data, []byte("run: sh ./bench.sh"), fmt.Appendf(nil, "run: sleep %g; sh ./bench.sh", wait.Seconds()), 1)
+	}
 	data = fmt.Appendf(data, `hosts:
   - name: cluster
     kind: slurm
@@ -125,26 +135,30 @@ func TestNewHostsSlurmTimeLimit(t *testing.T) {
 
 // BenchmarkSlurmBisect is the wall time of one bisection of the noise
 // repository through kind: slurm with one and with two slots, from a
-// fresh store and workdir each time.
+// fresh store and workdir each time: with a benchmark that takes no time
+// (perfbot's and Slurm's own cost per run) and with one that takes half a
+// second on the node.
 func BenchmarkSlurmBisect(b *testing.B) {
-	for _, slots := range []int{1, 2} {
-		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) {
-			runs := 0
-			for b.Loop() {
-				b.StopTimer()
-				r, cfg := slurmRepo(b, slots)
-				bot, err := Open(context.Background(), cfg, Options{})
-				require.NoError(b, err)
-				b.StartTimer()
-				rep, err := bot.Bisect(context.Background(), BisectRequest{Good: r.First(), Bad: r.Last()})
-				b.StopTimer()
-				require.NoError(b, err)
-				require.Equal(b, r.Culprit, rep.Culprits[0].Commit)
-				runs += rep.Runs
-				bot.Close()
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(runs)/float64(b.N), "runs/op")
-		})
+	for _, wait := range []time.Duration{0, 500 * time.Millisecond} {
+		for _, slots := range []int{1, 2} {
+			b.Run(fmt.Sprintf("bench=%s/slots=%d", wait, slots), func(b *testing.B) {
+				runs := 0
+				for b.Loop() {
+					b.StopTimer()
+					r, cfg := slurmRepoBench(b, slots, wait)
+					bot, err := Open(context.Background(), cfg, Options{})
+					require.NoError(b, err)
+					b.StartTimer()
+					rep, err := bot.Bisect(context.Background(), BisectRequest{Good: r.First(), Bad: r.Last()})
+					b.StopTimer()
+					require.NoError(b, err)
+					require.Equal(b, r.Culprit, rep.Culprits[0].Commit)
+					runs += rep.Runs
+					bot.Close()
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(runs)/float64(b.N), "runs/op")
+			})
+		}
 	}
 }
