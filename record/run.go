@@ -28,18 +28,16 @@ func (s Status) Valid() bool {
 // Run is one execution of a Spec on a Target on a host: the build (when it
 // had to be done) and one invocation of every benchmark step.
 type Run struct {
-	ID        uint64 `json:"id"` // assigned by the store
-	TargetKey string `json:"target_key"`
-	SpecHash  string `json:"spec_hash"`
-	Target    Target `json:"target"`
-	Host      string `json:"host"`
-	// Node is the machine of a cluster host that ran the benchmark (the
-	// build's when no benchmark ran); empty on a host that is one machine.
-	Node     string        `json:"node,omitempty"`
-	Status   Status        `json:"status"`
-	Error    string        `json:"error,omitempty"`
-	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"duration"`
+	ID        uint64        `json:"id"` // assigned by the store
+	TargetKey string        `json:"target_key"`
+	SpecHash  string        `json:"spec_hash"`
+	Target    Target        `json:"target"`
+	Host      string        `json:"host"`
+	Node      string        `json:"node,omitempty"` // the cluster node that ran it; empty on a one-machine host
+	Status    Status        `json:"status"`
+	Error     string        `json:"error,omitempty"`
+	Started   time.Time     `json:"started"`
+	Duration  time.Duration `json:"duration"`
 	// Overhead is the part of Duration not spent in build or benchmark
 	// commands (perfbot's own cost).
 	Overhead    time.Duration `json:"overhead"`
