@@ -84,13 +84,18 @@ func Start(t testing.TB) *Cluster {
 }
 
 // Main runs the tests of m and then stops the cluster, if one started.
-// Call it from TestMain.
+// Call it from TestMain (or call Stop from a TestMain that does more).
 func Main(m *testing.M) {
 	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// Stop stops the test binary's cluster, if one started.
+func Stop() {
 	if cluster != nil {
 		cluster.stop()
 	}
-	os.Exit(code)
 }
 
 func start() (*Cluster, error) {
