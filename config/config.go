@@ -69,7 +69,7 @@ type Repo struct {
 // Host is a machine that builds and benchmarks.
 type Host struct {
 	Name string
-	// Kind is "local" or "ssh".
+	// Kind is "local", "ssh" or "slurm".
 	Kind string
 	// Address is host or host:port (ssh only).
 	Address    string
@@ -81,16 +81,20 @@ type Host struct {
 	InsecureIgnoreHostKey bool
 	// Workdir is where checkouts live on the host; empty means the
 	// configuration's Workdir for a local host. An ssh host needs one,
-	// an absolute path on that host.
+	// an absolute path on that host; a slurm host's is on storage its
+	// nodes share, and required.
 	Workdir string
 	// Slots is how many targets the host measures at once; 0 means 1.
 	Slots int
+	// Slurm is how a slurm host submits its jobs (slurm only).
+	Slurm Slurm
 }
 
 // Host kinds.
 const (
 	HostLocal = "local"
 	HostSSH   = "ssh"
+	HostSlurm = "slurm"
 )
 
 // Bisect tunes commit bisection.

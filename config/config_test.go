@@ -307,8 +307,8 @@ func TestParseErrors(t *testing.T) {
 		},
 		{
 			name: "host kind",
-			yaml: minimal + "hosts:\n  - name: gpu\n    kind: slurm\n",
-			want: `perfbot.yaml:14: hosts[0].kind: unknown host kind "slurm" (want local or ssh)`,
+			yaml: minimal + "hosts:\n  - name: gpu\n    kind: pbs\n",
+			want: `perfbot.yaml:14: hosts[0].kind: unknown host kind "pbs" (want local, ssh or slurm)`,
 		},
 		{
 			name: "ssh host without address",

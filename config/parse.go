@@ -234,8 +234,8 @@ func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
 	names := map[string]int{}
 	for i, item := range items {
 		p := fmt.Sprintf("hosts[%d]", i)
-		f := d.mapping(item, p, "name", "kind", "address", "user", "key_file", "known_hosts", "workdir",
-			"insecure_ignore_host_key", "slots")
+		f := d.mapping(item, p, append([]string{"name", "kind", "address", "user", "key_file", "known_hosts", "workdir",
+			"insecure_ignore_host_key", "slots"}, slurmKeys...)...)
 		h := Host{
 			Name:       d.str(value(f, "name"), p+".name"),
 			Kind:       d.str(value(f, "kind"), p+".kind"),
@@ -253,6 +253,9 @@ func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
 		}
 		if h.Kind == "" {
 			h.Kind = HostLocal
+		}
+		if h.Kind != HostSlurm {
+			d.notSlurm(f, p, h.Kind)
 		}
 		switch h.Kind {
 		case HostLocal:
@@ -287,8 +290,10 @@ func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
 			if h.KnownHosts != "" {
 				h.KnownHosts = resolvePath(dir, h.KnownHosts)
 			}
+		case HostSlurm:
+			h.Workdir, h.Slurm = d.slurm(f, item, p, dir)
 		default:
-			d.errorf(value(f, "kind"), p+".kind", "unknown host kind %q (want local or ssh)", h.Kind)
+			d.errorf(value(f, "kind"), p+".kind", "unknown host kind %q (want local, ssh or slurm)", h.Kind)
 		}
 		if h.Name == "" {
 			h.Name = h.Kind

@@ -1,7 +1,8 @@
 // Package configs holds perfbot's example configurations: the embedded
 // default that drives the bundled testbed, and starting points for real
-// inference repositories (SGLang, vLLM, nccl-tests). A test loads every
-// file here, so an example that stops loading fails the build.
+// inference repositories (SGLang, vLLM, nccl-tests, vLLM on a Slurm
+// cluster). A test loads every file here, so an example that stops
+// loading fails the build.
 package configs
 
 import (

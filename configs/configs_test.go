@@ -45,7 +45,7 @@ var sampleOutputs = map[string]string{
 // example's select and unit are not guesses.
 func TestExampleMetricsSelectFromRealOutput(t *testing.T) {
 	checked := 0
-	for _, name := range []string{"sglang.yaml", "sglang-ssh.yaml", "vllm.yaml", "nccl-tests.yaml"} {
+	for _, name := range []string{"sglang.yaml", "sglang-ssh.yaml", "vllm.yaml", "nccl-tests.yaml", "slurm.yaml"} {
 		c, err := config.Parse(mustRead(t, name), name)
 		require.NoError(t, err)
 		for _, b := range c.Benchmarks {

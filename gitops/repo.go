@@ -223,6 +223,12 @@ func (r *Repo) Origin() string {
 	return r.origin
 }
 
+// Dir returns the clone's directory, a local origin for another clone of
+// the repository (a host's clone on storage its nodes share).
+func (r *Repo) Dir() string {
+	return r.dir
+}
+
 // Fetch updates all branches and tags from origin, under the workdir's
 // lock.
 func (r *Repo) Fetch(ctx context.Context) error {

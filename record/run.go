@@ -33,6 +33,7 @@ type Run struct {
 	SpecHash  string        `json:"spec_hash"`
 	Target    Target        `json:"target"`
 	Host      string        `json:"host"`
+	Node      string        `json:"node,omitempty"` // the cluster node that ran it; empty on a one-machine host
 	Status    Status        `json:"status"`
 	Error     string        `json:"error,omitempty"`
 	Started   time.Time     `json:"started"`

@@ -3,8 +3,8 @@
 //
 // Where: a Pool of Hosts (this machine, Local; a machine reached over
 // SSH, which keeps its own clone and gets the commits it lacks as
-// bundles; a Slurm cluster would implement the same interface) hands out
-// leases, each one slot
+// bundles; a Slurm cluster, Slurm, whose jobs run in trees on storage its
+// nodes share) hands out leases, each one slot
 // of one host. A host has Layout().Slots slots, and the pool's Size, the
 // number of targets measured at once, is the sum over its hosts. Each
 // slot keeps a few materialized trees and the pool remembers which target

@@ -128,6 +128,9 @@ type Result struct {
 	// Env is the environment the script's benchmark saw, read back from
 	// Command.EnvFile; nil when EnvFile was empty or unreadable.
 	Env map[string]string
+	// Node is the machine of a cluster that ran the command; empty on a
+	// host that is one machine.
+	Node string
 }
 
 // treeKey names what a tree holds: the target without its environment,

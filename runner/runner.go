@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -171,6 +172,7 @@ type measurement struct {
 type pending struct {
 	record.Run
 	inCommands time.Duration
+	benchNode  bool // Node is a benchmark step's
 }
 
 func (m *measurement) newRun(started time.Time) *pending {
@@ -398,6 +400,7 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 	out, truncated := capLog(res.Output, m.r.logCap())
 	out = secret.Scrub(out, m.r.Secrets)
 	p.Logs = append(p.Logs, record.Log{Step: s.Name, Output: out, Truncated: truncated || res.Truncated, ExitCode: res.ExitCode})
+	p.addNode(phase, res.Node)
 	if phase == PhaseBench {
 		m.addEnv(p, s, res.Env, override)
 		m.addNCCL(p, s.Name, res.Output)
@@ -408,6 +411,22 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 		}
 	}
 	return res, nil
+}
+
+// addNode records the node a step ran on: the benchmark steps' nodes
+// (comma-separated when they differ), else the build's.
+func (p *pending) addNode(phase, node string) {
+	switch {
+	case node == "":
+	case phase == PhaseBench && !p.benchNode:
+		p.Node, p.benchNode = node, true
+	case phase == PhaseBench:
+		if !slices.Contains(strings.Split(p.Node, ","), node) {
+			p.Node += "," + node
+		}
+	case !p.benchNode:
+		p.Node = node
+	}
 }
 
 // addEnv records the variables a benchmark step's process received. When

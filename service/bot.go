@@ -116,6 +116,14 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 			hosts = append(hosts, newSSHHost(h, repo, log))
 			continue
 		}
+		if h.Kind == config.HostSlurm { // its own clone, on the shared workdir
+			s, err := newSlurm(cfg, h, repo, log)
+			if err != nil {
+				return nil, err
+			}
+			hosts = append(hosts, s)
+			continue
+		}
 		switch {
 		case h.Kind != "" && h.Kind != config.HostLocal:
 			return nil, &InputError{Err: fmt.Errorf("host %s: kind %q is not supported yet: only local and ssh hosts measure so far", h.Name, h.Kind)}

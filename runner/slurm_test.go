@@ -1,0 +1,318 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/internal/slurmtest"
+	"github.com/perfbot/perfbot/record"
+)
+
+// These tests run against a real single-node Slurm (package slurmtest).
+
+func TestMain(m *testing.M) { slurmtest.Main(m) }
+
+// newSlurm returns a slurm host named cluster over a fresh repository of
+// n numbered commits, its clone and trees under a temporary workdir.
+func newSlurm(t *testing.T, slots, n int) (*Slurm, []string) {
+	t.Helper()
+	slurmtest.Start(t)
+	src, commits := gitopstest.NewRepo(t, n)
+	return &Slurm{
+		Local:     &Local{HostName: "cluster", Workdir: t.TempDir(), Slots: slots},
+		Origin:    src,
+		Partition: slurmtest.Partition,
+		RetryWait: 10 * time.Millisecond,
+	}, commits
+}
+
+func TestSlurmExec(t *testing.T) {
+	s, _ := newSlurm(t, 1, 1)
+	for _, tc := range []struct {
+		name       string
+		script     string
+		env        map[string]string
+		wantOutput string
+		wantExit   int
+		wantEnv    map[string]string
+	}{
+		{name: "success", script: "echo hello", wantOutput: "hello\n"},
+		{name: "stdout and stderr", script: "echo out; echo err >&2", wantOutput: "out\nerr\n"},
+		{name: "a failing script is a result", script: "echo failing; exit 3", wantOutput: "failing\n", wantExit: 3},
+		{name: "killed by a signal", script: "kill -TERM $$", wantExit: 143},
+		{name: "working directory", script: "cat marker", wantOutput: "here\n"},
+		{name: "environment", script: `export NCCL_ALGO=Tree; echo "$NCCL_PROTO"`, env: map[string]string{"NCCL_PROTO": "LL"},
+			wantOutput: "LL\n", wantEnv: map[string]string{"NCCL_PROTO": "LL", "NCCL_ALGO": "Tree"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "marker"), []byte("here\n"), 0o644))
+			var envFile string
+			if tc.wantEnv != nil {
+				envFile = filepath.Join(dir, "env")
+			}
+			res, err := s.Exec(context.Background(), 0, Command{Dir: dir, Script: tc.script, Env: tc.env, EnvFile: envFile, Scratch: dir, Timeout: time.Minute})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantOutput, string(res.Output))
+			assert.Equal(t, tc.wantExit, res.ExitCode)
+			assert.False(t, res.TimedOut)
+			assert.Equal(t, slurmtest.Node, res.Node)
+			for k, v := range tc.wantEnv {
+				assert.Equal(t, v, res.Env[k], k)
+			}
+			if tc.wantEnv != nil {
+				assert.NotEmpty(t, res.Env["SLURM_JOB_ID"], "the environment is the job's")
+			}
+			left, err := filepath.Glob(filepath.Join(dir, "perfbot-*"))
+			require.NoError(t, err)
+			assert.Empty(t, left, "the job's records are removed")
+		})
+	}
+}
+
+// A job perfbot ends, at the step's timeout or by cancelling ctx, is
+// scancelled: nothing is left in squeue when Exec returns, and no process
+// of the job is left running.
+func TestSlurmCancelLeavesNothingQueued(t *testing.T) {
+	s, _ := newSlurm(t, 1, 1)
+	for _, tc := range []struct {
+		name       string
+		timeout    time.Duration
+		cancel     bool
+		ignoreTerm bool
+	}{
+		// The script ignores SIGTERM, as a stuck benchmark may.
+		{name: "step timeout", timeout: time.Second, ignoreTerm: true},
+		{name: "cancelled", cancel: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			started := filepath.Join(dir, "started")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.cancel {
+				go func() {
+					for {
+						if _, err := os.Stat(started); err == nil {
+							cancel()
+							return
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+				}()
+			}
+			script := "echo $$ > started; echo running; sleep 1000 & echo $! >> started; wait"
+			if tc.ignoreTerm {
+				script = "trap '' TERM; " + script
+			}
+			res, err := s.Exec(ctx, 0, Command{Dir: dir, Script: script, Scratch: dir, Timeout: tc.timeout})
+			if tc.cancel {
+				require.ErrorIs(t, err, context.Canceled)
+			} else {
+				require.NoError(t, err)
+				assert.True(t, res.TimedOut)
+			}
+			assert.Equal(t, -1, res.ExitCode)
+			assert.Contains(t, string(res.Output), "running")
+			queue, err := slurmtest.Start(t).Queue()
+			require.NoError(t, err)
+			assert.Empty(t, queue, "squeue after the cancel")
+			for _, pid := range readPids(t, started) {
+				assert.False(t, alive(t, pid), "process %d of the job still runs", pid)
+			}
+		})
+	}
+}
+
+// A step's timeout runs from the start of its job: a job that waits in
+// the queue longer than that, behind a job holding the whole node, runs
+// and succeeds.
+func TestSlurmTimeoutStartsWithTheJob(t *testing.T) {
+	s, _ := newSlurm(t, 1, 1)
+	blocker := exec.Command("srun", "--quiet", "--exclusive", "--job-name=blocker", "sleep", "3")
+	require.NoError(t, blocker.Start())
+	defer blocker.Wait()
+	for {
+		queue, err := slurmtest.Start(t).Queue()
+		require.NoError(t, err)
+		if slices.ContainsFunc(queue, func(j string) bool { return strings.HasSuffix(j, " blocker RUNNING") }) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	dir := t.TempDir()
+	res, err := s.Exec(context.Background(), 0, Command{Dir: dir, Script: "echo ran", Scratch: dir, Timeout: time.Second})
+	require.NoError(t, err)
+	assert.False(t, res.TimedOut, "the time in the queue is not the step's")
+	assert.Equal(t, "ran\n", string(res.Output))
+}
+
+// A job that Slurm ends before its script does (here the script cancels
+// its own job, as a preemption or a node failure would end it) is an
+// infrastructure failure naming the host and the job, after the retries;
+// a job that fails once is submitted again and its result stands.
+func TestSlurmJobFailureIsInfra(t *testing.T) {
+	s, _ := newSlurm(t, 1, 1)
+	ctx := context.Background()
+
+	t.Run("every attempt fails", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := s.Exec(ctx, 0, Command{Dir: dir, Script: "echo attempt >> attempts; scancel $SLURM_JOB_ID; sleep 100", Scratch: dir, Timeout: time.Minute})
+		var infra *record.InfraError
+		require.ErrorAs(t, err, &infra)
+		assert.Equal(t, "cluster", infra.Host)
+		assert.Regexp(t, `^slurm job \d+ \(perfbot-cluster-0-[0-9a-f]+\)$`, infra.Op)
+		assert.ErrorContains(t, err, "the job ended before its script did")
+		assert.ErrorContains(t, err, "(3 attempts)")
+		data, err := os.ReadFile(filepath.Join(dir, "attempts"))
+		require.NoError(t, err)
+		assert.Equal(t, 3, strings.Count(string(data), "attempt"), "1 + DefaultSlurmRetries attempts")
+		queue, err := slurmtest.Start(t).Queue()
+		require.NoError(t, err)
+		assert.Empty(t, queue)
+	})
+	t.Run("the first attempt fails", func(t *testing.T) {
+		dir := t.TempDir()
+		script := "if [ ! -e once ]; then touch once; scancel $SLURM_JOB_ID; sleep 100; fi; echo second; exit 4"
+		res, err := s.Exec(ctx, 0, Command{Dir: dir, Script: script, Scratch: dir, Timeout: time.Minute})
+		require.NoError(t, err)
+		assert.Equal(t, 4, res.ExitCode, "the retry's own result")
+		assert.Equal(t, "second\n", string(res.Output))
+	})
+	t.Run("the job never starts", func(t *testing.T) {
+		bad := &Slurm{Local: s.Local, Partition: "nosuchpartition", Retries: -1}
+		_, err := bad.Exec(ctx, 0, Command{Script: "true", Scratch: t.TempDir(), Timeout: time.Minute})
+		var infra *record.InfraError
+		require.ErrorAs(t, err, &infra)
+		assert.Regexp(t, `^slurm job perfbot-cluster-0-[0-9a-f]+$`, infra.Op)
+		assert.ErrorContains(t, err, "the job never started, or its node does not see the shared workdir: srun: error: Unable to allocate resources: Invalid partition name specified")
+	})
+}
+
+// Two targets measured at once through a slurm host of two slots: the
+// trees are checked out on the shared workdir, each run is the sample
+// of its own commit and records the host and the node that ran it; a
+// failing benchmark is a failed run, not an infrastructure failure.
+func TestSlurmMeasure(t *testing.T) {
+	s, commits := newSlurm(t, 2, 3)
+	pool, err := NewPool(s)
+	require.NoError(t, err)
+	require.Equal(t, 2, pool.Size())
+	ctx := context.Background()
+	r := &Runner{Spec: counterSpec}
+
+	var wg sync.WaitGroup
+	runs := make([][]record.Run, 2)
+	errs := make([]error, 2)
+	for i, c := range []string{commits[0], commits[2]} {
+		wg.Go(func() {
+			runs[i], errs[i] = measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: c}}, 2)
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	for i, want := range []float64{1, 3} {
+		require.Len(t, runs[i], 2)
+		for _, run := range runs[i] {
+			assert.Equal(t, record.StatusOK, run.Status, run.Error)
+			assert.Equal(t, want, run.Values["verify_tok_s"])
+			assert.Equal(t, "cluster", run.Host)
+			assert.Equal(t, slurmtest.Node, run.Node)
+		}
+	}
+	trees, err := filepath.Glob(filepath.Join(s.Workdir, "slots", "*", ".git"))
+	require.NoError(t, err)
+	assert.Len(t, trees, 2, "one tree a slot, on the shared workdir")
+
+	failing := counterSpec
+	failing.Benchmarks = []record.BenchStep{counterSpec.Benchmarks[0]}
+	failing.Benchmarks[0].Run = "echo 'engine: CUDA out of memory'; exit 1"
+	failed, err := measureIn(t, ctx, pool, &Runner{Spec: failing}, Source{Target: record.Target{Commit: commits[1]}}, 2)
+	require.NoError(t, err, "a failing benchmark is the target's failure")
+	require.Len(t, failed, 1)
+	assert.Equal(t, record.StatusBenchFailed, failed[0].Status)
+	assert.Equal(t, `benchmark step "engine" exited with status 1: engine: CUDA out of memory`, failed[0].Error)
+	assert.Equal(t, slurmtest.Node, failed[0].Node)
+}
+
+// A benchmark whose job Slurm ends is recorded as an infrastructure
+// failure, without samples, and Measure returns the *record.InfraError.
+func TestSlurmMeasureInfraError(t *testing.T) {
+	s, commits := newSlurm(t, 1, 1)
+	s.Retries = -1
+	pool, err := NewPool(s)
+	require.NoError(t, err)
+	spec := counterSpec
+	spec.Benchmarks = []record.BenchStep{counterSpec.Benchmarks[0]}
+	spec.Benchmarks[0].Run = "scancel $SLURM_JOB_ID; sleep 100"
+	runs, err := measureIn(t, context.Background(), pool, &Runner{Spec: spec}, Source{Target: record.Target{Commit: commits[0]}}, 2)
+	var infra *record.InfraError
+	require.ErrorAs(t, err, &infra)
+	assert.Equal(t, "cluster", infra.Host)
+	require.Len(t, runs, 1)
+	assert.Equal(t, record.StatusInfraError, runs[0].Status)
+	assert.Contains(t, runs[0].Error, "host cluster: slurm job ")
+	assert.Nil(t, runs[0].Values)
+}
+
+func TestSlurmArgs(t *testing.T) {
+	s := &Slurm{Local: &Local{HostName: "c"}, Partition: "h200", Gres: "gpu:8", TimeLimit: 90*time.Minute + time.Second,
+		Exclusive: true, SrunArgs: []string{"--account=perf"}}
+	assert.Equal(t, []string{"--quiet", "--nodes=1", "--ntasks=1", "--job-name=j", "--chdir=/tree",
+		"--partition=h200", "--gres=gpu:8", "--time=91", "--exclusive", "--account=perf", "/bin/sh", "-c", "script"},
+		s.srunArgs("j", "/tree", "script"))
+	assert.Equal(t, []string{"--quiet", "--nodes=1", "--ntasks=1", "--job-name=j", "/bin/sh", "-c", "script"},
+		(&Slurm{Local: &Local{}}).srunArgs("j", "", "script"))
+}
+
+// slurmHelperEnv makes the test binary act as a perfbot process whose
+// benchmark job hangs, for TestKilledPerfbotLeavesNoSlurmJob; it holds
+// the directory the job runs in.
+const slurmHelperEnv = "RUNNER_TEST_SLURM_KILLED_HELPER"
+
+func TestKilledPerfbotSlurmHelper(t *testing.T) {
+	dir := os.Getenv(slurmHelperEnv)
+	if dir == "" {
+		t.Skip("run by TestKilledPerfbotLeavesNoSlurmJob")
+	}
+	s := &Slurm{Local: &Local{HostName: "cluster", Workdir: dir}, Partition: slurmtest.Partition}
+	_, _ = s.Exec(context.Background(), 0, Command{Dir: dir, Script: "echo started > started; sleep 1000", Scratch: dir})
+}
+
+// perfbot killed by SIGKILL while its job runs: srun dies with it (a
+// parent-death signal), and Slurm ends the job whose srun is gone.
+func TestKilledPerfbotLeavesNoSlurmJob(t *testing.T) {
+	c := slurmtest.Start(t)
+	dir := t.TempDir()
+	helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotSlurmHelper$")
+	helper.Env = append(os.Environ(), slurmHelperEnv+"="+dir)
+	require.NoError(t, helper.Start())
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	}, time.Minute, 10*time.Millisecond, "the job runs")
+	queue, err := c.Queue()
+	require.NoError(t, err)
+	require.Len(t, queue, 1)
+	assert.Regexp(t, `^\d+ perfbot-cluster-0-[0-9a-f]+ RUNNING$`, queue[0])
+
+	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
+	_ = helper.Wait()
+	assert.Eventually(t, func() bool {
+		queue, err := c.Queue()
+		return err == nil && len(queue) == 0
+	}, time.Minute, 50*time.Millisecond, "Slurm ends the job of a dead perfbot")
+}
