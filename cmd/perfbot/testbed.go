@@ -14,7 +14,7 @@ import (
 func testbedCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "testbed",
-		Short: "The bundled testbed: a small Go inference engine with a history of known changes",
+		Short: "The bundled testbeds: a small Go inference engine, or with --gpu a PyTorch one, with a history of known changes",
 	}
 	cmd.AddCommand(testbedInitCmd(g), testbedVerifyCmd(g))
 	return cmd
