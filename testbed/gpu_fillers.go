@@ -1,5 +1,7 @@
 package testbed
 
+import "strings"
+
 // gpuFillerThreads returns the GPU testbed's ordinary commits: threads
 // whose commits keep their order, interleaved by the seed. None of them
 // changes what the benchmarks run or how fast.
@@ -163,7 +165,7 @@ if __name__ == "__main__":
 	return []step{
 		test("tests: the config rejects shapes that cannot work", "tests/test_config.py", `"""Config validation."""
 
-`+header+`from model import config_from  # noqa: E402
+`+strings.Replace(header, "import torch  # noqa: E402\n\n", "", 1)+`from model import config_from  # noqa: E402
 
 
 class ConfigTest(unittest.TestCase):

@@ -1,7 +1,5 @@
 """Which cached keys a query may see."""
 
-import torch
-
 
 def visible_keys(positions, key_positions):
     """Return a [T, max_len] boolean mask: query i sees the keys at positions

@@ -30,7 +30,7 @@ if ROOT not in sys.path:
 
 import torch  # noqa: E402
 
-from model import ModelConfig, Transformer, config_from  # noqa: E402
+from model import Transformer, config_from  # noqa: E402
 from runtime import ModelRunner, pick_device, pick_dtype, synchronize  # noqa: E402
 from speculative import verify_step  # noqa: E402
 
