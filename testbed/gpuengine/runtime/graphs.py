@@ -13,6 +13,7 @@ graphs off: every step runs eagerly over the caller's tensors.
 """
 
 import os
+import sys
 
 import torch
 
@@ -80,8 +81,15 @@ class GraphPool:
             tokens = torch.zeros(n, dtype=torch.long, device=model.device)
             positions = torch.arange(n, dtype=torch.long, device=model.device)
             mode = ForwardMode.DECODE if n == 1 else ForwardMode.EXTEND
+            try:
+                graph = StaticGraph(lambda t=tokens, p=positions, m=mode: model.forward(t, p, m), model.device)
+            except RuntimeError as err:
+                # A step that cannot be captured still runs, eagerly; say so
+                # where the benchmark's log shows it.
+                print("graphs: capturing %d tokens failed (%s); those steps run eagerly" % (n, str(err).splitlines()[0]), file=sys.stderr)
+                continue
             self.inputs[n] = (tokens, positions)
-            self.graphs[n] = StaticGraph(lambda t=tokens, p=positions, m=mode: model.forward(t, p, m), model.device)
+            self.graphs[n] = graph
 
     def can_run(self, n):
         return n in self.graphs
