@@ -58,7 +58,8 @@ type Manifest struct {
 
 // Change is one ground-truth change of the history.
 type Change struct {
-	// ID is "a" to "g", as the package documentation lists them.
+	// ID is a letter: "a" to "g" as the package documentation lists them,
+	// or "a" to "e" as gpu.go lists the GPU testbed's.
 	ID   string `json:"id"`
 	Kind Kind   `json:"kind"`
 	// Commit is the change's commit and Parent its first parent.
