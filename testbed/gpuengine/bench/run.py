@@ -148,7 +148,8 @@ def print_config(cfg, device, dtype, model, runner):
         print("gpu: %s" % torch.cuda.get_device_name(device))
     print("torch: %s" % torch.__version__)
     print("dtype: %s" % str(dtype).replace("torch.", ""))
-    print("graphs: %s" % (",".join(str(n) for n in runner.graphs.sizes()) or "off"))
+    sizes = runner.graphs.sizes()
+    print("graphs: %s" % ("captured for %s tokens" % ",".join(str(n) for n in sizes) if sizes else "off"))
     print("attention: %s %s" % (model.attention.name, model.attention.describe()))
     print("model: layers=%d hidden=%d heads=%d mlp=%d vocab=%d max_len=%d prompt=%d draft_tokens=%d seed=%d"
           % (cfg.layers, cfg.hidden, cfg.heads, cfg.mlp, cfg.vocab, cfg.max_len, cfg.prompt, cfg.draft_tokens, cfg.seed))
