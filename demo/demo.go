@@ -348,7 +348,13 @@ func Config(repoDir string) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	repoDir, err = filepath.Abs(repoDir)
+	return besideRepo(cfg, repoDir)
+}
+
+// besideRepo points cfg at the repository in repoDir and puts the clone,
+// the store and the issues beside it.
+func besideRepo(cfg *config.Config, repoDir string) (*config.Config, error) {
+	repoDir, err := filepath.Abs(repoDir)
 	if err != nil {
 		return nil, err
 	}

@@ -29,4 +29,9 @@
 //
 // Verify measures every change against its parent and prints the measured
 // effect, with its confidence interval, beside the intended one.
+//
+// GenerateGPU writes the second testbed with the same machinery: a PyTorch
+// transformer (gpuengine/) with CUDA graphs and an EAGLE-style verify step,
+// measured by configs/gpu-testbed.yaml, whose history of about 45 commits
+// holds its own ground truth (see gpu.go). Its manifest says Testbed "gpu".
 package testbed

@@ -68,6 +68,33 @@ var epoch = time.Date(2025, 2, 3, 9, 12, 0, 0, time.UTC)
 // empty, holding the engine's scripted history on branch main, and writes
 // its manifest to ManifestPath(dir). It needs the git command.
 func Generate(ctx context.Context, dir string, seed int64) (*Manifest, error) {
+	return generate(ctx, dir, seed, goScript())
+}
+
+// script is what the generator needs of one testbed: its first commit, the
+// ground truth at its anchors, the ordinary commits, and how the manifest
+// names a hunk's component and function.
+type script struct {
+	// testbed and module are copied into the manifest.
+	testbed, module string
+	root            func() (step, error)
+	anchors         func() []anchor
+	fillers         func() [][]step
+	// component names the component of a path; function the function
+	// around lines start..start+size-1 of src.
+	component func(path string) string
+	function  func(path, src string, start, size int) string
+}
+
+// goScript is the Go engine's history.
+func goScript() script {
+	return script{
+		module: Module, root: rootStep, anchors: groundTruth, fillers: fillerThreads,
+		component: componentOf, function: enclosingFunc,
+	}
+}
+
+func generate(ctx context.Context, dir string, seed int64, s script) (*Manifest, error) {
 	// git runs inside dir, so every path it is given must be absolute.
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -77,7 +104,7 @@ func Generate(ctx context.Context, dir string, seed int64) (*Manifest, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x7e57bed))
-	steps, err := plan(rng)
+	steps, err := plan(rng, s)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +116,7 @@ func Generate(ctx context.Context, dir string, seed int64) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := h.manifest(dir, seed, marks)
+	m, err := h.manifest(dir, seed, marks, s)
 	if err != nil {
 		return nil, err
 	}
@@ -115,13 +142,13 @@ func emptyDir(dir string) error {
 // plan lays out the first-parent chain: the root, the ground truth near its
 // anchors (moved by up to three commits), and the ordinary commits in a
 // seeded interleaving of their threads.
-func plan(rng *rand.Rand) ([]step, error) {
-	root, err := rootStep()
+func plan(rng *rand.Rand, s script) ([]step, error) {
+	root, err := s.root()
 	if err != nil {
 		return nil, err
 	}
-	fillers := interleave(rng, fillerThreads())
-	anchors := groundTruth()
+	fillers := interleave(rng, s.fillers())
+	anchors := s.anchors()
 	total := 1 + len(fillers)
 	for _, a := range anchors {
 		total += len(a.steps)
@@ -361,11 +388,12 @@ func (h *history) importInto(ctx context.Context, dir string) (map[int]string, e
 }
 
 // manifest records the ground truth with the hashes the import gave.
-func (h *history) manifest(dir string, seed int64, marks map[int]string) (*Manifest, error) {
+func (h *history) manifest(dir string, seed int64, marks map[int]string, s script) (*Manifest, error) {
 	hash := func(mark int) string { return marks[mark] }
 	m := &Manifest{
+		Testbed: s.testbed,
 		Repo:    dir,
-		Module:  Module,
+		Module:  s.module,
 		Branch:  "main",
 		Seed:    seed,
 		Root:    hash(h.main[0].mark),
@@ -393,8 +421,8 @@ func (h *history) manifest(dir string, seed int64, marks map[int]string) (*Manif
 			sp := c.spans[c.truth.effect]
 			ch.Hunk = &Hunk{
 				File:      sp.path,
-				Function:  enclosingFunc(sp.path, c.tree[sp.path], sp.start, sp.size),
-				Component: componentOf(sp.path),
+				Function:  s.function(sp.path, c.tree[sp.path], sp.start, sp.size),
+				Component: s.component(sp.path),
 				Start:     sp.start,
 				Lines:     sp.size,
 			}

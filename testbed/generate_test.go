@@ -45,6 +45,9 @@ func TestMain(m *testing.M) {
 	if generated.dir != "" {
 		os.RemoveAll(filepath.Dir(generated.dir))
 	}
+	for _, dir := range sharedDirs {
+		os.RemoveAll(dir)
+	}
 	os.Exit(code)
 }
 

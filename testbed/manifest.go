@@ -31,14 +31,20 @@ const (
 	VerifyTokS    = "verify_tok_s"
 	DecodeTokS    = "decode_tok_s"
 	AllReduceGBps = "allreduce_gbps"
+	// VerifyMs is the GPU testbed's verify-step latency (lower is better).
+	VerifyMs = "verify_ms"
 )
 
 // Manifest is the ground truth of a generated repository.
 type Manifest struct {
+	// Testbed is "gpu" for the PyTorch testbed (GenerateGPU) and empty for
+	// the Go engine's.
+	Testbed string `json:"testbed,omitempty"`
 	// Repo is the repository's directory as Generate was given it.
 	Repo string `json:"repo"`
-	// Module is the Go module path of the generated engine.
-	Module string `json:"module"`
+	// Module is the Go module path of the generated engine; empty for the
+	// GPU testbed.
+	Module string `json:"module,omitempty"`
 	Branch string `json:"branch"`
 	Seed   int64  `json:"seed"`
 	// Root and Head are the first and last commits of the first-parent
@@ -52,7 +58,8 @@ type Manifest struct {
 
 // Change is one ground-truth change of the history.
 type Change struct {
-	// ID is "a" to "g", as the package documentation lists them.
+	// ID is a letter: "a" to "g" as the package documentation lists them,
+	// or "a" to "e" as gpu.go lists the GPU testbed's.
 	ID   string `json:"id"`
 	Kind Kind   `json:"kind"`
 	// Commit is the change's commit and Parent its first parent.

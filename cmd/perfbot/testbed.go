@@ -14,21 +14,28 @@ import (
 func testbedCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "testbed",
-		Short: "The bundled testbed: a small Go inference engine with a history of known changes",
+		Short: "The bundled testbeds: a small Go inference engine, or with --gpu a PyTorch one, with a history of known changes",
 	}
 	cmd.AddCommand(testbedInitCmd(g), testbedVerifyCmd(g))
 	return cmd
 }
 
 func testbedInitCmd(g *globals) *cobra.Command {
-	var seed int64
+	var (
+		seed int64
+		gpu  bool
+	)
 	cmd := &cobra.Command{
 		Use:   "init DIR",
 		Short: "Generate the testbed repository in DIR and its ground-truth manifest beside it",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			m, err := testbed.Generate(cmd.Context(), args[0], seed)
+			generate := testbed.Generate
+			if gpu {
+				generate = testbed.GenerateGPU
+			}
+			m, err := generate(cmd.Context(), args[0], seed)
 			if err != nil {
 				return inputErr(err)
 			}
@@ -41,6 +48,7 @@ func testbedInitCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().Int64Var(&seed, "seed", 1, "seed of the history")
+	cmd.Flags().BoolVar(&gpu, "gpu", false, "the PyTorch testbed (configs/gpu-testbed.yaml measures it) instead of the Go engine")
 	return cmd
 }
 
@@ -58,7 +66,11 @@ func testbedVerifyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return inputErr(err)
 			}
-			cfg, err := demo.Config(args[0])
+			configFor := demo.Config
+			if m.Testbed == "gpu" {
+				configFor = demo.GPUConfig
+			}
+			cfg, err := configFor(args[0])
 			if err != nil {
 				return err
 			}

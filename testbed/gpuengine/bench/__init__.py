@@ -1,0 +1,1 @@
+"""Benchmarks of the engine (python3 bench/run.py)."""
