@@ -15,8 +15,11 @@ type GPUState struct {
 	Step  string `json:"step"`
 	Index int    `json:"index"`
 	Name  string `json:"name,omitempty"`
-	// Samples is how many samples the summary is over.
+	// Samples is how many samples the summary is over; Busy how many of
+	// them the clocks and the power are over: those during which a kernel
+	// ran, or all of them when none did.
 	Samples     int    `json:"samples"`
+	Busy        int    `json:"busy,omitempty"`
 	SMClockMHz  Spread `json:"sm_clock_mhz"`
 	MemClockMHz Spread `json:"mem_clock_mhz"`
 	// MaxTemperatureC is the hottest sample.

@@ -281,16 +281,27 @@ func summarizeGPUSamples(step string, samples []gpuSample) ([]record.GPU, []reco
 	return first, states
 }
 
+// summarizeGPU summarizes one GPU's samples of a step. The clocks and the
+// power are those of the samples during which a kernel ran (utilization
+// above zero), when there are any: a benchmark process spends its first
+// seconds importing and loading while the GPU idles at its lowest clock
+// (345 MHz on an H200, against 1980 MHz under load), and those samples
+// would make a short step look throttled. Busy says how many samples the
+// clocks cover.
 func summarizeGPU(step string, ss []gpuSample) record.GPUState {
 	st := record.GPUState{Step: step, Index: ss[0].gpu.Index, Name: ss[0].gpu.Name, Samples: len(ss)}
+	busy := slices.ContainsFunc(ss, func(s gpuSample) bool { return s.gpu.UtilizationPct > 0 })
 	var sm, mem, temp, power, util []float64
 	var union uint64
 	for _, s := range ss {
-		sm = appendFinite(sm, s.gpu.SMClockMHz)
-		mem = appendFinite(mem, s.gpu.MemClockMHz)
 		temp = appendFinite(temp, s.gpu.TemperatureC)
-		power = appendFinite(power, s.gpu.PowerW)
 		util = appendFinite(util, s.gpu.UtilizationPct)
+		if !busy || s.gpu.UtilizationPct > 0 {
+			st.Busy++
+			sm = appendFinite(sm, s.gpu.SMClockMHz)
+			mem = appendFinite(mem, s.gpu.MemClockMHz)
+			power = appendFinite(power, s.gpu.PowerW)
+		}
 		if !s.ok {
 			continue
 		}
