@@ -191,6 +191,17 @@ type Finding struct {
 	// rather than filed; Warnings flags a confidence under it. Zero means
 	// the report's default.
 	PublishConfidence float64 `json:"publish_confidence,omitempty"`
+
+	// Triage is the last triage decision; nil until someone triages it.
+	Triage *TriageNote `json:"triage,omitempty"`
+}
+
+// TriageState is the finding's triage state, untriaged when none was set.
+func (f *Finding) TriageState() Triage {
+	if f.Triage == nil {
+		return TriageUntriaged
+	}
+	return f.Triage.State.Or()
 }
 
 // Hunks returns the hunks of every culprit, in culprit order.
