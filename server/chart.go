@@ -79,9 +79,9 @@ func renderChart(ms service.MetricSeries, l linker) template.HTML {
 	// Change points behind the data.
 	for _, c := range ms.Changes {
 		cx := x(c.Night)
-		fmt.Fprintf(&b, `<g class="change %s"><line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/><text x="%.1f" y="%d">%+.1f%%</text>`+
-			`<title>change point at night %d: %s %+.1f%% (first night at the new level; bisect %s..%s)</title></g>`,
-			esc(string(c.Direction)), cx, cx, padTop, chartH-padBottom, cx+4, padTop+12, c.DeltaPct,
+		fmt.Fprintf(&b, `<a class="change %s" href="%s"><line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/><text x="%.1f" y="%d">%+.1f%%</text>`+
+			`<title>change point at night %d: %s %+.1f%% (first night at the new level); compare %s → %s</title></a>`,
+			esc(string(c.Direction)), esc(l.Compare(c.Good, c.Bad)), cx, cx, padTop, chartH-padBottom, cx+4, padTop+12, c.DeltaPct,
 			c.Night, esc(string(c.Direction)), c.DeltaPct, record.ShortHash(c.Good), record.ShortHash(c.Bad))
 	}
 
@@ -112,10 +112,19 @@ func renderChart(ms service.MetricSeries, l linker) template.HTML {
 			`<title>finding %s: %s %+.1f%% at %s (%s)</title></a>`,
 			esc(string(m.Triage)), esc(l.Finding(m.Finding)), esc(m.Finding),
 			mx, my-markSize, markSize, markSize, -markSize, markSize, -markSize, -markSize,
-			esc(record.ShortHash(m.Finding)), esc(string(m.Direction)), m.DeltaPct, record.ShortHash(m.Culprit), esc(string(m.Triage)))
+			esc(shortFinding(m.Finding)), esc(string(m.Direction)), m.DeltaPct, record.ShortHash(m.Culprit), esc(string(m.Triage)))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// shortFinding abbreviates a finding's id: its fingerprint prefix and
+// seven hex digits, as a commit's are.
+func shortFinding(id string) string {
+	if len(id) > 16 {
+		return id[:16]
+	}
+	return id
 }
 
 func better(b record.Better) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -35,6 +36,14 @@ var templateFS embed.FS
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"short": record.ShortHash,
+	"fid":   shortFinding,
+	"pretty": func(raw []byte) string {
+		var buf bytes.Buffer
+		if json.Indent(&buf, raw, "", "  ") != nil {
+			return string(raw)
+		}
+		return buf.String()
+	},
 	"value": fmtValue,
 	"pct": func(v float64) string {
 		if math.IsInf(v, 0) || math.IsNaN(v) {
@@ -57,6 +66,16 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"sortKeys": func(m map[string]string) []string { return slices.Sorted(mapKeys(m)) },
 	"sortVals": func(m map[string]float64) []string { return slices.Sorted(mapKeys(m)) },
 }).ParseFS(templateFS, "templates/*.html"))
+
+func mapKeys2[V any](m map[[2]string]V) func(func([2]string) bool) {
+	return func(yield func([2]string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	return func(yield func(string) bool) {
@@ -247,14 +266,19 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 			return nil, err
 		}
 	}
+	// Every commit a chart or a finding names gets a page, and every pair
+	// of commits a page compares (a finding's ends, a change point's two
+	// nights, a commit and its parent) a comparison.
 	commits := map[string]bool{}
+	pairs := map[[2]string]bool{}
 	for _, ms := range d.Series {
 		for _, pt := range ms.Points {
 			commits[pt.Commit] = true
 		}
+		for _, c := range ms.Changes {
+			pairs[[2]string{c.Good, c.Bad}] = true
+		}
 	}
-	type pair struct{ a, b string }
-	var pairs []pair
 	for _, f := range d.Findings {
 		for _, c := range []record.Commit{f.Good.Commit, f.Bad.Commit} {
 			if c.Hash != "" {
@@ -265,7 +289,7 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 			commits[c.Commit.Hash] = true
 		}
 		if f.Good.Commit.Hash != "" && f.Bad.Commit.Hash != "" {
-			pairs = append(pairs, pair{f.Good.Commit.Hash, f.Bad.Commit.Hash})
+			pairs[[2]string{f.Good.Commit.Hash, f.Bad.Commit.Hash}] = true
 		}
 	}
 	for _, h := range slices.Sorted(mapKeys(commits)) {
@@ -277,20 +301,23 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 		if err != nil {
 			return nil, err
 		}
+		for _, parent := range p.Data.(*service.CommitView).Commit.Parents {
+			pairs[[2]string{parent, h}] = true
+		}
 		if err := write(l.Commit(h), name, p); err != nil {
 			return nil, err
 		}
 	}
-	for _, pr := range pairs {
-		name, p, err := renderCompare(ctx, svc, l, pr.a, pr.b)
+	for _, pr := range slices.SortedFunc(mapKeys2(pairs), func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) }) {
+		name, p, err := renderCompare(ctx, svc, l, pr[0], pr[1])
 		var ie *service.InputError
 		if errors.As(err, &ie) {
-			continue
+			continue // a parent perfbot never measured
 		}
 		if err != nil {
 			return nil, err
 		}
-		if err := write(l.Compare(pr.a, pr.b), name, p); err != nil {
+		if err := write(l.Compare(pr[0], pr[1]), name, p); err != nil {
 			return nil, err
 		}
 	}
