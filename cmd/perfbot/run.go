@@ -76,6 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.AddCommand(
 		measureCmd(g), historyCmd(g), bisectCmd(g), hunksCmd(g), envbisectCmd(g),
 		parseCmd(g), findingsCmd(g), reportCmd(g), demoCmd(g), testbedCmd(g), nightlyCmd(g), serveCmd(g),
+		triageCmd(g),
 	)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
