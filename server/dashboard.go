@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -63,29 +64,9 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"percent":  func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) },
 	"conf":     func(v float64) string { return fmt.Sprintf("%.3f", v) },
 	"join":     strings.Join,
-	"sortKeys": func(m map[string]string) []string { return slices.Sorted(mapKeys(m)) },
-	"sortVals": func(m map[string]float64) []string { return slices.Sorted(mapKeys(m)) },
+	"sortKeys": func(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) },
+	"sortVals": func(m map[string]float64) []string { return slices.Sorted(maps.Keys(m)) },
 }).ParseFS(templateFS, "templates/*.html"))
-
-func mapKeys2[V any](m map[[2]string]V) func(func([2]string) bool) {
-	return func(yield func([2]string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
 
 // linker makes (its methods are called by the templates too) the dashboard's links: served paths, or the file names of
 // a static copy.
@@ -135,23 +116,23 @@ type page struct {
 func (s *srv) dashboardRoutes(mux *http.ServeMux) {
 	l := linker{}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, func() (string, *page, error) { return renderIndex(r.Context(), s.svc, l) })
+		s.render(w, func() (string, *page, error) { return renderIndex(r.Context(), s.svc, l) })
 	})
 	mux.HandleFunc("GET /commits/{sha}", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, func() (string, *page, error) { return renderCommit(r.Context(), s.svc, l, r.PathValue("sha")) })
+		s.render(w, func() (string, *page, error) { return renderCommit(r.Context(), s.svc, l, r.PathValue("sha")) })
 	})
 	mux.HandleFunc("GET /jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, func() (string, *page, error) { return renderJob(r.Context(), s.svc, l, r.PathValue("id")) })
+		s.render(w, func() (string, *page, error) { return renderJob(r.Context(), s.svc, l, r.PathValue("id")) })
 	})
 	mux.HandleFunc("GET /compare", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		s.render(w, r, func() (string, *page, error) { return renderCompare(r.Context(), s.svc, l, q.Get("a"), q.Get("b")) })
+		s.render(w, func() (string, *page, error) { return renderCompare(r.Context(), s.svc, l, q.Get("a"), q.Get("b")) })
 	})
 }
 
 // render runs fn and writes its page, or an error page: 404 for what does
 // not exist or cannot be named, 500 for the rest.
-func (s *srv) render(w http.ResponseWriter, _ *http.Request, fn func() (string, *page, error)) {
+func (s *srv) render(w http.ResponseWriter, fn func() (string, *page, error)) {
 	name, p, err := fn()
 	status := http.StatusOK
 	if err != nil {
@@ -292,7 +273,7 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 			pairs[[2]string{f.Good.Commit.Hash, f.Bad.Commit.Hash}] = true
 		}
 	}
-	for _, h := range slices.Sorted(mapKeys(commits)) {
+	for _, h := range slices.Sorted(maps.Keys(commits)) {
 		name, p, err := renderCommit(ctx, svc, l, h)
 		var ie *service.InputError
 		if errors.As(err, &ie) {
@@ -308,7 +289,7 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 			return nil, err
 		}
 	}
-	for _, pr := range slices.SortedFunc(mapKeys2(pairs), func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) }) {
+	for _, pr := range slices.SortedFunc(maps.Keys(pairs), func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) }) {
 		name, p, err := renderCompare(ctx, svc, l, pr[0], pr[1])
 		var ie *service.InputError
 		if errors.As(err, &ie) {

@@ -123,7 +123,10 @@ func (p *Precision) add(t record.Triage) {
 	}
 }
 
-// Dashboard returns the front page's read model.
+// Dashboard returns the front page's read model. The charts show every
+// recorded night, those whose tip a force-push took off the branch
+// included (the store alone does not know the branch), and the change
+// points are detection's over those nights.
 func (b *Bot) Dashboard(ctx context.Context) (*Dashboard, error) {
 	nights, err := b.Store.Nights()
 	if err != nil {
