@@ -43,16 +43,14 @@ func renderChart(ms service.MetricSeries, l linker) template.HTML {
 		}
 		return padLeft + float64(night-first)/float64(last-first)*plotW
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, p := range ms.Points {
-		lo, hi = math.Min(lo, p.Lo), math.Max(hi, p.Hi)
-	}
+	lo, hi := valueRange(ms.Points)
 	ticks := niceTicks(lo, hi, 5)
 	lo, hi = math.Min(lo, ticks[0]), math.Max(hi, ticks[len(ticks)-1])
 	if hi == lo {
 		lo, hi = lo*0.99, hi*1.01+1e-9
 	}
-	y := func(v float64) float64 { return padTop + (hi-v)/(hi-lo)*plotH }
+	// An interval that reaches past the plot is clipped to it.
+	y := func(v float64) float64 { return padTop + (hi-math.Max(lo, math.Min(hi, v)))/(hi-lo)*plotH }
 
 	// Grid and axes.
 	b.WriteString(`<g class="grid">`)
@@ -125,6 +123,24 @@ func shortFinding(id string) string {
 		return id[:16]
 	}
 	return id
+}
+
+// valueRange is the span of values the chart shows: the nights' values
+// with room around them for their intervals, but not all of a wide
+// interval (a noisy host's runs spread far wider than its nights'
+// values), so that the values are not squeezed into a thin band.
+func valueRange(points []service.NightPoint) (lo, hi float64) {
+	vlo, vhi := math.Inf(1), math.Inf(-1)
+	ilo, ihi := math.Inf(1), math.Inf(-1)
+	for _, p := range points {
+		vlo, vhi = math.Min(vlo, p.Value), math.Max(vhi, p.Value)
+		ilo, ihi = math.Min(ilo, p.Lo), math.Max(ihi, p.Hi)
+	}
+	room := 0.6 * (vhi - vlo)
+	if room == 0 {
+		room = 0.01 * math.Abs(vhi)
+	}
+	return math.Max(ilo, vlo-room), math.Min(ihi, vhi+room)
 }
 
 func better(b record.Better) string {
