@@ -69,17 +69,33 @@ func renderChart(ms service.MetricSeries, l linker) template.HTML {
 		if i != len(ms.Points)-1 && len(ms.Points)-1-i < step/2+1 && i != 0 {
 			continue // leave room for the last label
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d">night %d</text><text class="date" x="%.1f" y="%d">%s</text>`,
-			x(p.Night), chartH-padBottom+16, p.Night, x(p.Night), chartH-padBottom+30, p.Time.Format("Jan 2"))
+		// The first and last labels keep inside the chart.
+		anchor := "middle"
+		switch i {
+		case 0:
+			anchor = "start"
+		case len(ms.Points) - 1:
+			anchor = "end"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="%s">night %d</text><text class="date" x="%.1f" y="%d" text-anchor="%s">%s</text>`,
+			x(p.Night), chartH-padBottom+16, anchor, p.Night, x(p.Night), chartH-padBottom+30, anchor, p.Time.Format("Jan 2"))
 	}
 	b.WriteString(`</g>`)
 
 	// Change points behind the data.
+	// A label close to the one before it goes a row lower.
+	lastLabel, row := math.Inf(-1), 0
 	for _, c := range ms.Changes {
 		cx := x(c.Night)
+		if cx-lastLabel < 56 {
+			row = (row + 1) % 3
+		} else {
+			row = 0
+		}
+		lastLabel = cx
 		fmt.Fprintf(&b, `<a class="change %s" href="%s"><line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/><text x="%.1f" y="%d">%+.1f%%</text>`+
 			`<title>change point at night %d: %s %+.1f%% (first night at the new level); compare %s → %s</title></a>`,
-			esc(string(c.Direction)), esc(l.Compare(c.Good, c.Bad)), cx, cx, padTop, chartH-padBottom, cx+4, padTop+12, c.DeltaPct,
+			esc(string(c.Direction)), esc(l.Compare(c.Good, c.Bad)), cx, cx, padTop, chartH-padBottom, cx+4, padTop+12+14*row, c.DeltaPct,
 			c.Night, esc(string(c.Direction)), c.DeltaPct, record.ShortHash(c.Good), record.ShortHash(c.Bad))
 	}
 
