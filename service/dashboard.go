@@ -176,9 +176,10 @@ func (b *Bot) metricSeries(m record.Metric, nights []record.Night, fs []record.F
 	}
 	// Detection is pure: run over the stored nights, it places the change
 	// points the nightly cycles saw.
-	if alerts, err := detect.Detect(series(nights, m.Name), b.detectConfig(m)); err == nil {
+	pts, at := tipSeries(nights, m.Name)
+	if alerts, err := detect.Detect(pts, b.detectConfig(m)); err == nil {
 		for _, a := range alerts {
-			ms.Changes = append(ms.Changes, ChangePoint{Night: nights[a.Change].Seq, Direction: a.Direction, DeltaPct: a.DeltaPct, Good: a.Good, Bad: a.Bad})
+			ms.Changes = append(ms.Changes, ChangePoint{Night: nights[at[a.Change]].Seq, Direction: a.Direction, DeltaPct: a.DeltaPct, Good: a.Good, Bad: a.Bad})
 		}
 	}
 	for _, f := range fs {
@@ -192,6 +193,18 @@ func (b *Bot) metricSeries(m record.Metric, nights []record.Night, fs []record.F
 		}
 	}
 	return ms
+}
+
+// tipSeries is the detection series of the metric over the nights'
+// tips, as the nightly cycle reads it; at[i] is the index in nights of
+// point i.
+func tipSeries(nights []record.Night, metric string) (pts []detect.Night, at []int) {
+	for i, n := range nights {
+		m := n.Metrics[metric]
+		pts = append(pts, detect.Night{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
+		at = append(at, i)
+	}
+	return pts, at
 }
 
 func (b *Bot) subject(hash string, cache map[string]string) string {
