@@ -39,7 +39,8 @@ type HistoryRow struct {
 }
 
 // History returns the samples q selects, newest first, joined with their
-// units, subjects and (when asked) fingerprints. A metric that is not
+// units, subjects (all read in one transaction) and (when asked)
+// fingerprints. A metric that is not
 // configured is an *InputError. A commit the store knows no subject of,
 // or a run it holds no record of, leaves that field empty.
 func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error) {
@@ -54,13 +55,21 @@ func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error)
 	if err != nil {
 		return nil, err
 	}
-	j := historyJoin{db: b.Store, subjects: map[string]string{}, fingerprints: map[uint64]*record.Fingerprint{}}
+	hashes := make([]string, len(rows))
+	for i, r := range rows {
+		hashes[i] = r.Commit
+	}
+	subjects, err := b.Store.Subjects(hashes)
+	if err != nil {
+		return nil, err
+	}
+	j := historyJoin{db: b.Store, fingerprints: map[uint64]*record.Fingerprint{}}
 	out := make([]HistoryRow, 0, len(rows))
 	for _, r := range rows {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: j.subject(r.Commit),
+		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: subjects[r.Commit],
 			Time: r.Time, Host: r.Host, Status: r.Status, RunID: r.RunID}
 		if q.Fingerprints {
 			row.Fingerprint = j.fingerprint(r.RunID)
@@ -70,22 +79,10 @@ func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error)
 	return out, nil
 }
 
-// historyJoin looks each commit and run up once.
+// historyJoin looks each run up once.
 type historyJoin struct {
 	db           *store.DB
-	subjects     map[string]string
 	fingerprints map[uint64]*record.Fingerprint
-}
-
-func (j historyJoin) subject(hash string) string {
-	s, ok := j.subjects[hash]
-	if !ok {
-		if c, found, err := j.db.Commit(hash); err == nil && found {
-			s = c.Subject
-		}
-		j.subjects[hash] = s
-	}
-	return s
 }
 
 func (j historyJoin) fingerprint(runID uint64) *record.Fingerprint {
