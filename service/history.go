@@ -59,7 +59,7 @@ func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error)
 	for i, r := range rows {
 		hashes[i] = r.Commit
 	}
-	subjects, err := b.Store.Subjects(hashes)
+	commits, err := b.Store.Commits(hashes)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: subjects[r.Commit],
+		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: commits[r.Commit].Subject,
 			Time: r.Time, Host: r.Host, Status: r.Status, RunID: r.RunID}
 		if q.Fingerprints {
 			row.Fingerprint = j.fingerprint(r.RunID)

@@ -85,27 +85,22 @@ func (db *DB) RunTotals(after uint64, totals map[RunKey]RunTotal) (map[RunKey]Ru
 	return totals, last, err
 }
 
-// Subjects returns the subjects of the known commits among hashes, in
-// one transaction (a page of history names a few hundred commits).
-func (db *DB) Subjects(hashes []string) (map[string]string, error) {
-	out := make(map[string]string, len(hashes))
+// Commits returns the known commits among hashes, in one transaction (a
+// page of history names a few hundred commits).
+func (db *DB) Commits(hashes []string) (map[string]Commit, error) {
+	out := make(map[string]Commit, len(hashes))
 	err := db.bolt.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCommits)
 		for _, h := range hashes {
 			if _, done := out[h]; done || h == "" {
 				continue
 			}
-			raw := b.Get([]byte(h))
-			if raw == nil {
-				continue
+			c, ok, err := getCommit(tx, h)
+			if err != nil {
+				return fmt.Errorf("commits: %w", err)
 			}
-			var c struct {
-				Subject string `json:"subject"`
+			if ok {
+				out[h] = c
 			}
-			if err := json.Unmarshal(raw, &c); err != nil {
-				return fmt.Errorf("subjects: decode commit %s: %w", h, err)
-			}
-			out[h] = c.Subject
 		}
 		return nil
 	})

@@ -39,6 +39,17 @@ func TestFindCommit(t *testing.T) {
 	}
 }
 
+func TestCommits(t *testing.T) {
+	db := storetest.Open(t)
+	require.NoError(t, db.PutCommit(store.Commit{Hash: "abc", Subject: "one"}))
+	require.NoError(t, db.PutCommit(store.Commit{Hash: "def", Subject: "two"}))
+	got, err := db.Commits([]string{"abc", "abc", "fff", "def", ""})
+	require.NoError(t, err)
+	require.Len(t, got, 2, "unknown and empty hashes are left out")
+	require.Equal(t, "one", got["abc"].Subject)
+	require.Equal(t, "two", got["def"].Subject)
+}
+
 // RunTotals counts each run once: a second call adds only the runs
 // recorded since the first.
 func TestRunTotals(t *testing.T) {
