@@ -12,7 +12,8 @@ test:
 
 # The main job on the embedded default: generate the testbed repository, find
 # every change in its history, localize the hunks and write one Markdown issue
-# per finding under demo-out/.
+# per finding under demo-out/, and a static copy of the dashboard under
+# demo-out/dashboard/.
 demo: build
 	./$(BIN) demo --dir demo-out
 

@@ -199,6 +199,16 @@ type Finding struct {
 	GoodState  *Fingerprint `json:"good_state,omitempty"`
 	BadState   *Fingerprint `json:"bad_state,omitempty"`
 	StateDiffs []StateDiff  `json:"state_diffs,omitempty"`
+	// Triage is the last triage decision; nil until someone triages it.
+	Triage *TriageNote `json:"triage,omitempty"`
+}
+
+// TriageState is the finding's triage state, untriaged when none was set.
+func (f *Finding) TriageState() Triage {
+	if f.Triage == nil {
+		return TriageUntriaged
+	}
+	return f.Triage.State.Or()
 }
 
 // Hunks returns the hunks of every culprit, in culprit order.

@@ -4,14 +4,25 @@
 //
 //	GET  /healthz                     200 "ok"
 //	GET  /api/history?metric=&since=&limit=
+//	GET  /api/commits/{sha}           a commit (hash or unique prefix): runs, metrics, fingerprint
+//	GET  /api/compare?a=&b=           two commits side by side
 //	GET  /api/jobs                    every job, newest first, without traces
 //	GET  /api/jobs/{id}               one job with its trace
+//	GET  /api/findings                every finding, newest first, with its triage
 //	POST /api/jobs {"kind","request"} enqueue a job (bearer token); 202 {"id"}
+//	POST /api/bisect {BisectRequest}  enqueue a bisection (bearer token); 202 {"id"}
+//	POST /api/nightly                 enqueue a nightly cycle now (bearer token); 202 {"id"}
+//	POST /api/findings/{id}/triage {"state","note"}  triage a finding (bearer token)
+//	GET  /metrics                     Prometheus metrics (see metrics.go)
+//	GET  /                            the dashboard (see dashboard.go)
 //
-// Bad parameters get 400 with a JSON error naming the parameter; a job that
-// does not exist gets 404. Mutations need "Authorization: Bearer <token>"
-// with one of the tokens the server was given; with none, every mutation
-// is refused.
+// Bad parameters get 400 with a JSON error naming the parameter; a job,
+// commit or finding that does not exist gets 404. Mutations need
+// "Authorization: Bearer <token>" with one of the tokens the server was
+// given: without one, or with a wrong one, 401. A server given no token
+// refuses every mutation with 403 Forbidden and changes nothing: no
+// credential could make the request succeed, which is what 403 says and
+// 401 (which asks for credentials) does not.
 package server
 
 import (
@@ -35,8 +46,13 @@ import (
 type Service interface {
 	History(ctx context.Context, q service.HistoryQuery) ([]service.HistoryRow, error)
 	Jobs(ctx context.Context) ([]store.Job, error)
-	Job(ctx context.Context, id string) (service.JobView, error)
 	Enqueue(kind record.JobKind, req any) (string, error)
+	ListFindings(ctx context.Context) ([]record.Finding, error)
+	Triage(ctx context.Context, name string, req service.TriageRequest) (record.Finding, error)
+	Commit(ctx context.Context, rev string) (*service.CommitView, error)
+	Compare(ctx context.Context, a, b string) (*service.Comparison, error)
+	Dashboard(ctx context.Context) (*service.Dashboard, error)
+	Job(ctx context.Context, id string) (service.JobView, error)
 }
 
 // Options configures New.
@@ -46,6 +62,13 @@ type Options struct {
 	Tokens []string
 	// Enqueued is called after a job was queued (to wake the worker).
 	Enqueued func()
+	// Vitals reads what /metrics exposes; nil takes the service's own
+	// reader when it has one (a *service.Bot), else /metrics exposes only
+	// the Go runtime's metrics.
+	Vitals VitalsReader
+	// Now is the clock of the nightly cycles POST /api/nightly queues;
+	// nil is time.Now.
+	Now func() time.Time
 }
 
 // New returns the handler of the API over svc.
@@ -57,6 +80,14 @@ func New(svc Service, opts Options) http.Handler {
 	mux.HandleFunc("GET /api/jobs", s.jobs)
 	mux.HandleFunc("GET /api/jobs/{id}", s.job)
 	mux.HandleFunc("POST /api/jobs", s.authorized(s.enqueue))
+	mux.HandleFunc("GET /api/commits/{sha}", s.commit)
+	mux.HandleFunc("GET /api/compare", s.compare)
+	mux.HandleFunc("GET /api/findings", s.findings)
+	mux.HandleFunc("POST /api/bisect", s.authorized(s.bisect))
+	mux.HandleFunc("POST /api/nightly", s.authorized(s.nightly))
+	mux.HandleFunc("POST /api/findings/{id}/triage", s.authorized(s.triage))
+	mux.Handle("GET /metrics", s.metricsHandler())
+	s.dashboardRoutes(mux)
 	return mux
 }
 

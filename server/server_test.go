@@ -19,6 +19,8 @@ import (
 
 // fake is a Service answering from memory.
 type fake struct {
+	// Bot answers what the fake does not (a populated store).
+	*service.Bot
 	rows     []service.HistoryRow
 	jobs     map[string]service.JobView
 	enqueued []string
@@ -60,6 +62,7 @@ func (e errInput) Error() string { return string(e) }
 
 func TestAPI(t *testing.T) {
 	svc := &fake{
+		Bot:  populated(t),
 		rows: []service.HistoryRow{{Metric: "verify_tok_s", Value: 100, Commit: "abc"}},
 		jobs: map[string]service.JobView{"bisect-1": {Job: store.Job{ID: "bisect-1", Kind: record.JobBisect, Status: record.JobDone},
 			Trace: []store.TraceLine{{Text: "bisect a..b"}}}},
@@ -113,7 +116,7 @@ func TestAPI(t *testing.T) {
 }
 
 func TestNoTokenNoMutation(t *testing.T) {
-	svc := &fake{}
+	svc := &fake{Bot: populated(t)}
 	ts := httptest.NewServer(server.New(svc, server.Options{}))
 	defer ts.Close()
 	resp, err := http.Post(ts.URL+"/api/jobs", "application/json", strings.NewReader(`{"kind":"bisect","request":{}}`))

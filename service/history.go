@@ -44,7 +44,8 @@ type HistoryRow struct {
 }
 
 // History returns the samples q selects, newest first, joined with their
-// units, subjects and (when asked) fingerprints. A metric that is not
+// units, subjects (all read in one transaction) and (when asked)
+// fingerprints. A metric that is not
 // configured is an *InputError. A commit the store knows no subject of,
 // or a run it holds no record of, leaves that field empty.
 func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error) {
@@ -59,13 +60,21 @@ func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error)
 	if err != nil {
 		return nil, err
 	}
-	j := historyJoin{db: b.Store, commits: map[string]store.Commit{}, fingerprints: map[uint64]*record.Fingerprint{}}
+	hashes := make([]string, len(rows))
+	for i, r := range rows {
+		hashes[i] = r.Commit
+	}
+	commits, err := b.Store.Commits(hashes)
+	if err != nil {
+		return nil, err
+	}
+	j := historyJoin{db: b.Store, fingerprints: map[uint64]*record.Fingerprint{}}
 	out := make([]HistoryRow, 0, len(rows))
 	for _, r := range rows {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		c := j.commit(r.Commit)
+		c := commits[r.Commit]
 		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: c.Subject, CommitDate: c.Time,
 			Benchmark: selects[r.Metric], Time: r.Time, Host: r.Host, Status: r.Status, RunID: r.RunID}
 		if q.Fingerprints {
@@ -76,24 +85,10 @@ func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error)
 	return out, nil
 }
 
-// historyJoin looks each commit and run up once.
+// historyJoin looks each run up once.
 type historyJoin struct {
 	db           *store.DB
-	commits      map[string]store.Commit
 	fingerprints map[uint64]*record.Fingerprint
-}
-
-// commit is what the store knows of the commit: its subject and date, or
-// nothing.
-func (j historyJoin) commit(hash string) store.Commit {
-	c, ok := j.commits[hash]
-	if !ok {
-		if found, known, err := j.db.Commit(hash); err == nil && known {
-			c = found
-		}
-		j.commits[hash] = c
-	}
-	return c
 }
 
 func (j historyJoin) fingerprint(runID uint64) *record.Fingerprint {

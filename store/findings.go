@@ -13,7 +13,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// PutFinding records f under f.ID, replacing the finding with the same id.
+// PutFinding records f under f.ID, replacing the finding with the same id;
+// a triage decision stored with it stays when f carries none (a
+// re-detection does not undo what a person decided).
 func (db *DB) PutFinding(f record.Finding) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error { return putFinding(tx, f) })
 }
@@ -70,6 +72,12 @@ func (db *DB) SetIssue(fingerprint string, number int) error {
 func putFinding(tx *bolt.Tx, f record.Finding) error {
 	if f.ID == "" {
 		return fmt.Errorf("put finding of %s: no id (set it to the fingerprint)", f.Metric)
+	}
+	if f.Triage == nil {
+		var old record.Finding
+		if ok, err := getJSON(tx.Bucket(bucketFindings), []byte(f.ID), &old); err == nil && ok {
+			f.Triage = old.Triage
+		}
 	}
 	if err := putJSON(tx.Bucket(bucketFindings), []byte(f.ID), f); err != nil {
 		return fmt.Errorf("put finding %s: %w", f.ID, err)

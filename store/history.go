@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -95,8 +94,8 @@ func (h *historyWalk) full() bool { return h.q.Limit > 0 && len(h.rows) >= h.q.L
 
 // add decodes one sample and keeps it if the query wants it.
 func (h *historyWalk) add(metric string, k, v []byte) error {
-	var s sampleRecord
-	if err := json.Unmarshal(v, &s); err != nil {
+	s, err := decodeSample(v)
+	if err != nil {
 		return fmt.Errorf("decode sample %s/%x: %w", metric, k, err)
 	}
 	if !s.Plain && !h.q.All {

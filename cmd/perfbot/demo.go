@@ -15,6 +15,8 @@ func demoCmd(g *globals) *cobra.Command {
 		dir    string
 		seed   int64
 		asJSON bool
+		serve  bool
+		listen string
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -26,11 +28,18 @@ func demoCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(g.stdout, sum)
+				err = writeJSON(g.stdout, sum)
+			} else {
+				err = printDemo(g.stdout, sum)
 			}
-			return printDemo(g.stdout, sum)
+			if err != nil {
+				return err
+			}
+			return demoDashboard(cmd.Context(), g, dir, serve, listen)
 		},
 	}
+	cmd.Flags().BoolVar(&serve, "serve", false, "keep serving the dashboard of the demo's store afterwards (read-only) until interrupted")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address --serve serves the dashboard on")
 	cmd.Flags().StringVar(&dir, "dir", "demo-out", "directory for the testbed repository, the store and the issues")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "seed of the testbed history")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")

@@ -81,6 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		measureCmd(g), historyCmd(g), bisectCmd(g), hunksCmd(g), envbisectCmd(g),
 		parseCmd(g), findingsCmd(g), reportCmd(g), demoCmd(g), testbedCmd(g), nightlyCmd(g), serveCmd(g),
 		loadgenCmd(g),
+		triageCmd(g),
 	)
 	requireSubcommands(root)
 	err := root.ExecuteContext(ctx)

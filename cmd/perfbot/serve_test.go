@@ -49,6 +49,13 @@ func TestCommandsBesideServe(t *testing.T) {
 	require.NotEmpty(t, h)
 	require.Positive(t, countByCommit(h)[hashes[2]])
 
+	// Triage goes through the server too (a job's bisection stores no
+	// finding, so the server answers that it knows none by that name).
+	_, errOut, code = perfbot(t, dir, "triage", "perfbotfp00", "fixed")
+	require.Equal(t, exitInput, code, errOut+stderr.String())
+	require.Contains(t, errOut, "going through it")
+	require.Contains(t, errOut, `no finding "perfbotfp00"`)
+
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/perfbot/perfbot/demo"
+	"github.com/perfbot/perfbot/server"
+	"github.com/perfbot/perfbot/service"
+)
+
+// demoDashboard writes the static dashboard of the demo's store under
+// dir/dashboard and, with serve, serves the live one over the same store
+// (read-only: no token, so every change is refused) until ctx is done.
+func demoDashboard(ctx context.Context, g *globals, dir string, serve bool, listen string) error {
+	cfg, err := demo.Config(filepath.Join(dir, "origin.git"))
+	if err != nil {
+		return err
+	}
+	bot, err := service.OpenRecords(cfg, service.Options{Progress: g.stderr, Logger: g.logger()})
+	if err != nil {
+		return err
+	}
+	defer bot.Close()
+	files, err := server.WriteStatic(ctx, bot, filepath.Join(dir, "dashboard"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stderr, "dashboard: %s (%d pages)\n", files[0], len(files))
+	if !serve {
+		return nil
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return usagef("--listen %s: %v", listen, err)
+	}
+	srv := &http.Server{Handler: server.New(bot, server.Options{}), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(g.stderr, "serving the demo's dashboard on http://%s until interrupted\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil {
+		return err
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

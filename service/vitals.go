@@ -1,0 +1,76 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/store"
+)
+
+// Vitals is what /metrics exposes of the service: the jobs by state, the
+// runs and their seconds by host and status, the findings by triage
+// state, and when the last cycle got through (the time of the newest
+// recorded night: a cycle records its night only once it measured).
+type Vitals struct {
+	Jobs      map[record.JobState]int
+	Runs      map[store.RunKey]store.RunTotal
+	Findings  map[record.Triage]int
+	LastCycle time.Time
+}
+
+// VitalsReader reads Vitals, counting each run of the store once: it
+// keeps the run totals and adds only the runs recorded since its last
+// read. It is safe for concurrent use.
+type VitalsReader struct {
+	b *Bot
+
+	mu     sync.Mutex
+	after  uint64
+	totals map[store.RunKey]store.RunTotal
+}
+
+// NewVitalsReader returns a reader of the bot's vitals.
+func (b *Bot) NewVitalsReader() *VitalsReader { return &VitalsReader{b: b} }
+
+// Read returns the vitals now.
+func (r *VitalsReader) Read(ctx context.Context) (*Vitals, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v := &Vitals{Jobs: map[record.JobState]int{}, Findings: map[record.Triage]int{}}
+	jobs, err := r.b.Store.Jobs()
+	if err != nil {
+		return nil, fmt.Errorf("vitals: jobs: %w", err)
+	}
+	for _, j := range jobs {
+		v.Jobs[j.Status]++
+	}
+	fs, err := r.b.Store.Findings()
+	if err != nil {
+		return nil, fmt.Errorf("vitals: findings: %w", err)
+	}
+	for _, f := range fs {
+		v.Findings[f.TriageState()]++
+	}
+	nights, err := r.b.Store.Nights()
+	if err != nil {
+		return nil, fmt.Errorf("vitals: nights: %w", err)
+	}
+	if len(nights) > 0 {
+		v.LastCycle = nights[len(nights)-1].Time
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.totals, r.after, err = r.b.Store.RunTotals(r.after, r.totals)
+	if err != nil {
+		return nil, fmt.Errorf("vitals: %w", err)
+	}
+	v.Runs = make(map[store.RunKey]store.RunTotal, len(r.totals))
+	for k, t := range r.totals {
+		v.Runs[k] = t
+	}
+	return v, nil
+}
