@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -16,23 +19,37 @@ func parseCmd(g *globals) *cobra.Command {
 	var (
 		format string
 		asJSON bool
+		opts   map[string]string
 	)
+	formats := strings.Join(bench.Formats(), ", ")
 	cmd := &cobra.Command{
 		Use:   "parse --format F FILE",
 		Short: "Parse a benchmark output file into samples",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: "Parse a benchmark output file into samples, as a benchmark step of that format would.\n\n" +
+			"Formats: " + formats + ".\n" +
+			"json and regex take their settings as --option key=value (the benchmark step's options:\n" +
+			"fields for json; pattern, name, unit, better for regex).",
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format == "" {
-				return usagef("parse needs --format (one of %v)", bench.Formats())
+				return usagef("parse needs --format (one of %s)", formats)
+			}
+			if !slices.Contains(bench.Formats(), format) {
+				return usagef("--format %q: want one of %s", format, formats)
 			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return inputErr(err)
 			}
 			defer f.Close()
-			samples, err := bench.Parse(format, f, nil)
+			options := maps.Clone(opts)
+			if options == nil {
+				options = map[string]string{}
+			}
+			options["file"] = args[0]
+			samples, err := bench.Parse(format, f, options)
 			if err != nil {
-				return inputErr(fmt.Errorf("%s: %w", args[0], err))
+				return inputErr(err)
 			}
 			if asJSON {
 				return writeJSON(g.stdout, samples)
@@ -40,7 +57,8 @@ func parseCmd(g *globals) *cobra.Command {
 			return printSamples(g.stdout, samples)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "", "gobench, nccl-tests, sglang-serving, sglang-log, vllm-serve, prometheus, json or regex")
+	cmd.Flags().StringVar(&format, "format", "", "the output's format: "+formats)
+	cmd.Flags().StringToStringVar(&opts, "option", nil, "a format option, key=value (repeatable)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
