@@ -22,7 +22,7 @@
 //	sglang-one-batch "bs=8/median_decode_latency" s, "bs=8/prefill_throughput" tok/s (result file keys)
 //	vllm-throughput  "requests_per_second" req/s, "tokens_per_second", "output_tokens_per_second" tok/s
 //	prometheus       `metric{label="v"}` as written
-//	json,            regex     names and units from the options
+//	json, regex      names and units from the options
 //
 // Dimensionless values (counts, accept length) have the unit "value".
 // Select picks one value out of the samples of one run.
