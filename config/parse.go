@@ -125,7 +125,7 @@ func at(nodes ...*yaml.Node) *yaml.Node {
 func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	f := d.mapping(root, "", "repo", "workdir", "store", "issues_dir", "hosts", "build",
 		"benchmarks", "metrics", "components", "bisect", "detect", "github", "report",
-		"schedule", "fingerprint", "serve", "secrets")
+		"schedule", "fingerprint", "serve", "secrets", "speculative")
 	c := &Config{Dir: dir}
 	c.Repo = d.repo(f["repo"], root, dir)
 	c.Workdir = d.path(value(f, "workdir"), "workdir", dir, defaultWorkdir)
@@ -138,6 +138,7 @@ func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	c.Benchmarks = d.benchSteps(f["benchmarks"], root, steps)
 	c.Metrics = d.metrics(f["metrics"], root, c.Benchmarks)
 	c.Components = d.components(value(f, "components"))
+	c.Speculative = d.speculative(value(f, "speculative"), c.Metrics)
 
 	c.Bisect = d.bisect(value(f, "bisect"))
 	c.Detect = d.detect(value(f, "detect"))
