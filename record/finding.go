@@ -43,6 +43,10 @@ const (
 	// OutcomeMissingData: the tip measured, but not this metric, for
 	// several nights.
 	OutcomeMissingData Outcome = "missing_data"
+	// OutcomeSpeculationSlower: on the nightly tip, speculative decoding
+	// was slower than plain decoding; Candidates are the nights' tips
+	// since it was first, Speculative the breakdown that shows it.
+	OutcomeSpeculationSlower Outcome = "speculation_slower"
 )
 
 // State is where a finding stands with the tracker.
@@ -191,6 +195,11 @@ type Finding struct {
 	// rather than filed; Warnings flags a confidence under it. Zero means
 	// the report's default.
 	PublishConfidence float64 `json:"publish_confidence,omitempty"`
+
+	// Speculative is the speculative-decoding breakdown at the two ends,
+	// with the change split into its terms when Metric is the speculative
+	// throughput; nil when the configuration has no breakdown.
+	Speculative *SpecAttribution `json:"speculative,omitempty"`
 }
 
 // Hunks returns the hunks of every culprit, in culprit order.

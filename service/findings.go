@@ -58,6 +58,7 @@ func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*record.Findin
 		out = append(out, f)
 	}
 	for _, f := range out {
+		f.Speculative = b.specEvidence(f)
 		if err := b.Store.PutFinding(*f); err != nil {
 			return nil, fmt.Errorf("store finding %s: %w", f.ID, err)
 		}

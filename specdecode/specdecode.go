@@ -30,6 +30,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
 
@@ -73,30 +74,32 @@ func (c Cycle) SpeedUp() float64 { return c.Accept * c.DecodeMs / c.CycleMs() }
 // decoding are as fast, (D + V)/T.
 func (c Cycle) BreakEven() float64 { return c.CycleMs() / c.DecodeMs }
 
-// Estimate is a median over runs with its confidence interval.
-type Estimate struct {
-	Median float64 `json:"median"`
-	Lo     float64 `json:"lo"`
-	Hi     float64 `json:"hi"`
+// The results are the shared records, so that a finding carries them.
+type (
+	Estimate    = record.SpecEstimate
+	Breakdown   = record.SpecBreakdown
+	Term        = record.SpecTerm
+	Attribution = record.SpecAttribution
+)
+
+// The terms a change is attributed to.
+const (
+	TermVerify = record.SpecTermVerify
+	TermDraft  = record.SpecTermDraft
+	TermAccept = record.SpecTermAccept
+)
+
+// Median is the median of values with its interval; zero for no values.
+func Median(values []float64, confidence float64) Estimate {
+	if len(values) == 0 {
+		return Estimate{}
+	}
+	return estimate(values, confidence)
 }
 
 func estimate(values []float64, confidence float64) Estimate {
 	s := stats.Summarize(values, confidence)
 	return Estimate{Median: s.Median, Lo: s.Lo, Hi: s.Hi}
-}
-
-// Breakdown is the terms, speed-up and break-even of one commit's runs.
-type Breakdown struct {
-	N         int      `json:"n"`
-	VerifyMs  Estimate `json:"verify_ms"`
-	DraftMs   Estimate `json:"draft_ms"`
-	DecodeMs  Estimate `json:"decode_ms"`
-	Accept    Estimate `json:"accept_len"`
-	SpeedUp   Estimate `json:"speed_up"`
-	BreakEven Estimate `json:"break_even"`
-	// Confidence is the coverage asked of the intervals; with fewer than
-	// 6 runs they are the runs' range, which covers less.
-	Confidence float64 `json:"confidence"`
 }
 
 // ErrNoRuns means no run measured every term.
@@ -128,16 +131,6 @@ func Summarize(runs []Cycle, confidence float64) (Breakdown, error) {
 	}, nil
 }
 
-// Slower reports whether speculation is slower than plain decoding with
-// the breakdown's confidence: the whole interval of the speed-up lies
-// below 1.
-func (b Breakdown) Slower() bool { return b.N > 0 && b.SpeedUp.Hi < 1 }
-
-// CostPct is how much slower speculation is than plain decoding, in
-// percent of plain decoding's throughput (27 for a speed-up of 0.73); it
-// is negative when speculation pays.
-func (b Breakdown) CostPct() float64 { return (1 - b.SpeedUp.Median) * 100 }
-
 type cols struct{ verify, draft, decode, accept []float64 }
 
 func columns(runs []Cycle) cols {
@@ -149,61 +142,6 @@ func columns(runs []Cycle) cols {
 		c.accept = append(c.accept, r.Accept)
 	}
 	return c
-}
-
-// The terms a change of the speculative throughput is attributed to.
-const (
-	TermVerify = "verify"
-	TermDraft  = "draft"
-	TermAccept = "acceptance"
-)
-
-// Term is one term's part in a change between two commits.
-type Term struct {
-	Name string `json:"name"`
-	// Good and Bad are the term's medians at the two commits (ms, or
-	// tokens per cycle for acceptance).
-	Good float64 `json:"good"`
-	Bad  float64 `json:"bad"`
-	// ChangePct is the term's measured change; LoPct and HiPct bound it
-	// when Bounded (too few runs, or a term that did not vary, leave
-	// them 0).
-	ChangePct float64 `json:"change_pct"`
-	LoPct     float64 `json:"lo_pct"`
-	HiPct     float64 `json:"hi_pct"`
-	Bounded   bool    `json:"bounded"`
-	// EffectPct is what the change of this term alone does to the
-	// speculative throughput (its Shapley share, see the package doc);
-	// EffectLoPct and EffectHiPct are that effect at the ends of the
-	// term's interval, the other terms held.
-	EffectPct   float64 `json:"effect_pct"`
-	EffectLoPct float64 `json:"effect_lo_pct"`
-	EffectHiPct float64 `json:"effect_hi_pct"`
-}
-
-// Attribution splits the change of the speculative throughput between two
-// commits into its terms.
-type Attribution struct {
-	// Terms are verify, draft and acceptance, the largest effect first.
-	Terms []Term `json:"terms"`
-	// ExpectedPct is the change of the speculative throughput the terms
-	// imply together; it is what the throughput itself should show, up to
-	// what the terms do not cover (scheduling, prefill).
-	ExpectedPct float64 `json:"expected_pct"`
-	// Good and Bad are the two commits' breakdowns.
-	Good Breakdown `json:"good"`
-	Bad  Breakdown `json:"bad"`
-}
-
-// Lead is the term whose effect is the largest in the direction of the
-// expected change: the one a reader should look at first.
-func (a Attribution) Lead() Term {
-	for _, t := range a.Terms {
-		if math.Signbit(t.EffectPct) == math.Signbit(a.ExpectedPct) {
-			return t
-		}
-	}
-	return a.Terms[0]
 }
 
 // Attribute compares the runs of a good and a bad commit. Changes and

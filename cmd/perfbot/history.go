@@ -18,7 +18,7 @@ func historyCmd(g *globals) *cobra.Command {
 	var (
 		metric, since, format string
 		limit                 int
-		asJSON                bool
+		asJSON, speculative   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "history",
@@ -36,11 +36,17 @@ func historyCmd(g *globals) *cobra.Command {
 			default:
 				return usagef("--format %q: want csv or benchstat", format)
 			}
+			if speculative && (metric != "" || format != "") {
+				return usagef("--speculative takes every metric of the breakdown: no --metric or --format")
+			}
 			from, err := parseSince(since, time.Now())
 			if err != nil {
 				return usageError{err}
 			}
-			q := service.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON}
+			q := service.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON && !speculative}
+			if speculative {
+				q.Limit = 0 // --limit counts commits
+			}
 			var rows []service.HistoryRow
 			bot, err := g.openRecords()
 			if r, ok := g.beside(err); ok {
@@ -51,6 +57,9 @@ func historyCmd(g *globals) *cobra.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if speculative {
+				return historySpeculative(g, rows, limit, asJSON)
 			}
 			switch {
 			case asJSON:
@@ -70,6 +79,7 @@ func historyCmd(g *globals) *cobra.Command {
 	f.IntVar(&limit, "limit", 0, "at most N samples (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	f.StringVar(&format, "format", "", "csv or benchstat (Go benchmark format with commit: lines)")
+	f.BoolVar(&speculative, "speculative", false, "the speculative-decoding breakdown of every commit: speed-up over plain decoding, break-even acceptance and the terms (--limit counts commits)")
 	return cmd
 }
 
