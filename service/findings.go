@@ -58,7 +58,6 @@ func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*record.Findin
 		out = append(out, f)
 	}
 	for _, f := range out {
-		f.Speculative = b.specEvidence(f)
 		if err := b.Store.PutFinding(*f); err != nil {
 			return nil, fmt.Errorf("store finding %s: %w", f.ID, err)
 		}
@@ -141,6 +140,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s --direction %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name, rep.Direction),
 		fmt.Sprintf("perfbot hunks %s --metric %s", culprit.Short(), metric.Name),
 	}
+	f.Speculative = b.specEvidence(f)
 	f.ID = f.Fingerprint()
 	return f, nil
 }
@@ -168,6 +168,7 @@ func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record
 	}
 	f.EnvGood, f.EnvDiffs = b.envEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
 	f.Reproduce = []string{fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name)}
+	f.Speculative = b.specEvidence(f)
 	f.ID = f.Fingerprint()
 	if f.Outcome == record.OutcomeNotReproduced {
 		f.ID += "-nr"

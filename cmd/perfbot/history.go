@@ -43,9 +43,9 @@ func historyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			q := service.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON && !speculative}
+			q := service.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON}
 			if speculative {
-				q.Limit = 0 // --limit counts commits
+				q.Limit, q.Fingerprints = 0, false // --limit counts commits
 			}
 			var rows []service.HistoryRow
 			bot, err := g.openRecords()
@@ -58,10 +58,9 @@ func historyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if speculative {
-				return historySpeculative(g, rows, limit, asJSON)
-			}
 			switch {
+			case speculative:
+				return historySpeculative(g, rows, limit, asJSON)
 			case asJSON:
 				return writeJSON(g.stdout, rows)
 			case format == "csv":
