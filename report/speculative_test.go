@@ -79,7 +79,7 @@ func TestRenderSpeculative(t *testing.T) {
 			mention: []string{"the largest is the **verify time**", "| verify time | 12.12 ms | 30.45 ms | +151.2% [+148.3%, +154.2%] | −54.9% [−55.4%, −54.4%] |"}},
 		{name: "speculation_slower", finding: speculationSlower(),
 			title:   "verify_tok_s: speculation costs 26% at 9e8d7c6b5a: break-even acceptance 2.816 of 4 tokens, measured 2.103",
-			mention: []string{"3 nightly tips in a row", "| tonight [`9e8d7c6b5a`]"}},
+			mention: []string{"3 nightly tips since", "| tonight [`9e8d7c6b5a`]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			title, body, err := Render(tc.finding)

@@ -203,10 +203,11 @@ func (b *Bot) specEvidence(f *record.Finding) *record.SpecAttribution {
 
 // speculationFinding raises a finding when, on the last night, the tip's
 // speculative decoding was slower than plain decoding with the
-// breakdown's confidence. Its id depends on the first night of the run of
-// nights that were, so a later night that still is files nothing again;
-// a night on which speculation pays ends the run. It returns the
-// finding's id, or "".
+// breakdown's confidence. Its id depends on the first night of the
+// stretch since speculation last paid, so a later night that is still
+// slower files nothing again; a night whose interval spans 1 (a noisy
+// host) or that has no breakdown does not end the stretch, only a night
+// on which speculation pays does. It returns the finding's id, or "".
 func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (string, error) {
 	s := b.Config.Speculative
 	if s == nil || len(nights) == 0 {
@@ -218,20 +219,25 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 			byMetric[name] = n.Metrics[name].Tip
 		}
 		bd, err := specdecode.Summarize(specCycles(s, byMetric), specConfidence)
-		return bd, err == nil && bd.Slower()
+		return bd, err == nil
 	}
-	last, slower := breakdown(nights[len(nights)-1])
-	if !slower {
+	last, ok := breakdown(nights[len(nights)-1])
+	if !ok || !last.Slower() {
 		return "", nil
 	}
-	since := len(nights) - 1
+	since := len(nights) - 1 // the first slower night of the stretch
 	earliest := last
-	for since > 0 {
-		bd, ok := breakdown(nights[since-1])
+	for i := since - 1; i >= 0; i-- {
+		bd, ok := breakdown(nights[i])
 		if !ok {
-			break
+			continue
 		}
-		since, earliest = since-1, bd
+		if bd.SpeedUp.Lo > 1 {
+			break // speculation paid that night
+		}
+		if bd.Slower() {
+			since, earliest = i, bd
+		}
 	}
 	commit := func(h string) record.Commit {
 		c, err := b.Repo.Commit(ctx, h)
@@ -257,6 +263,9 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"
 	}
 	for _, n := range nights[since:] {
+		if bd, ok := breakdown(n); !ok || !bd.Slower() {
+			continue
+		}
 		if !slices.ContainsFunc(f.Candidates, func(c record.Commit) bool { return c.Hash == n.Tip }) {
 			f.Candidates = append(f.Candidates, commit(n.Tip))
 		}
