@@ -373,7 +373,7 @@ func TestParseReportsEveryError(t *testing.T) {
 	data := strings.NewReplacer("format: gobench", "format: gobenc", "unit: tok/s", "unit: tok/s\n    colour: red").Replace(minimal)
 	_, err := Parse([]byte(data), "perfbot.yaml")
 	require.EqualError(t, err, `perfbot.yaml:6: benchmarks[0].format: unknown format "gobenc" (want one of `+strings.Join(bench.Formats(), ", ")+`)
-perfbot.yaml:12: metrics[0].colour: unknown key (want one of name, benchmark, select, unit, better, primary)`)
+perfbot.yaml:12: metrics[0].colour: unknown key (want one of name, benchmark, select, unit, better, primary, alert)`)
 
 	var one *Error
 	require.ErrorAs(t, err, &one)

@@ -385,7 +385,7 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep)
 	primary := -1
 	for i, item := range items {
 		p := fmt.Sprintf("metrics[%d]", i)
-		f := d.mapping(item, p, "name", "benchmark", "select", "unit", "better", "primary")
+		f := d.mapping(item, p, "name", "benchmark", "select", "unit", "better", "primary", "alert")
 		m := record.Metric{
 			Name:      d.str(value(f, "name"), p+".name"),
 			Benchmark: d.str(value(f, "benchmark"), p+".benchmark"),
@@ -430,6 +430,9 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep)
 		default:
 			d.errorf(value(f, "better"), p+".better", "%q is neither higher nor lower", m.Better)
 		}
+		if n := value(f, "alert"); n != nil {
+			m.Quiet = !d.boolean(n, p+".alert")
+		}
 		if n := value(f, "primary"); n != nil && d.boolean(n, p+".primary") {
 			if primary >= 0 {
 				d.errorf(n, p+".primary", "a second primary metric (%s is already primary)", metrics[primary].Name)
@@ -442,6 +445,10 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep)
 	}
 	if primary < 0 {
 		metrics[0].Primary = true
+		primary = 0
+	}
+	if metrics[primary].Quiet {
+		d.errorf(items[primary], fmt.Sprintf("metrics[%d].alert", primary), "the primary metric %s must alert: detection and bisection follow it", metrics[primary].Name)
 	}
 	return metrics
 }

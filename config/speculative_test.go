@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +75,18 @@ func TestSpeculative(t *testing.T) {
 			assert.Equal(t, tc.want, c.Speculative)
 		})
 	}
+}
+
+// TestMetricAlert: alert: false keeps a metric as evidence only; the
+// primary metric must alert.
+func TestMetricAlert(t *testing.T) {
+	c, err := Parse([]byte(strings.Replace(specMetrics, "    unit: ms/draft\n", "    unit: ms/draft\n    alert: false\n", 1)), "perfbot.yaml")
+	require.NoError(t, err)
+	for _, m := range c.Metrics {
+		assert.Equal(t, m.Name == "draft_ms", m.Quiet, m.Name)
+	}
+	_, err = Parse([]byte(strings.Replace(specMetrics, "    unit: tok/s\n", "    unit: tok/s\n    alert: false\n", 1)), "perfbot.yaml")
+	require.ErrorContains(t, err, "perfbot.yaml:8: metrics[0].alert: the primary metric verify_tok_s must alert")
+	_, err = Parse([]byte(strings.Replace(specMetrics, "    unit: tok/s\n", "    unit: tok/s\n    alert: sometimes\n", 1)), "perfbot.yaml")
+	require.ErrorContains(t, err, "metrics[0].alert")
 }

@@ -343,6 +343,9 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 	groups := map[string][]int{} // range key → indexes into notes
 	var order []string
 	for _, m := range b.Config.Metrics {
+		if m.Quiet {
+			continue // evidence only (alert: false)
+		}
 		alerts, err := detect.Detect(series(nights, m.Name), b.detectConfig(m))
 		if err != nil {
 			return nil, fmt.Errorf("detect %s: %w", m.Name, err)
