@@ -76,5 +76,5 @@ func TestParseUnknownFormat(t *testing.T) {
 	for _, f := range Formats() {
 		require.Contains(t, err.Error(), f)
 	}
-	require.Equal(t, []string{"gobench", "nccl-tests", "sglang-serving", "sglang-log", "sglang-one-batch", "vllm-serve", "vllm-throughput", "prometheus", "json", "regex"}, Formats())
+	require.Equal(t, []string{"gobench", "nccl-tests", "sglang-serving", "sglang-log", "sglang-one-batch", "vllm-throughput", "vllm-serve", "prometheus", "json", "regex"}, Formats())
 }

@@ -191,15 +191,15 @@ type Finding struct {
 	// finding is kept, never filed.
 	Unconfirmed string `json:"unconfirmed,omitempty"`
 
-	// PublishConfidence is the cut-off below which the finding is kept
-	// rather than filed; Warnings flags a confidence under it. Zero means
-	// the report's default.
-	PublishConfidence float64 `json:"publish_confidence,omitempty"`
-
 	// Speculative is the speculative-decoding breakdown at the two ends,
 	// with the change split into its terms when Metric is the speculative
 	// throughput; nil when the configuration has no breakdown.
 	Speculative *SpecAttribution `json:"speculative,omitempty"`
+
+	// PublishConfidence is the cut-off below which the finding is kept
+	// rather than filed; Warnings flags a confidence under it. Zero means
+	// the report's default.
+	PublishConfidence float64 `json:"publish_confidence,omitempty"`
 }
 
 // Hunks returns the hunks of every culprit, in culprit order.

@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -34,7 +32,7 @@ func parseCmd(g *globals) *cobra.Command {
 			if format == "" {
 				return usagef("parse needs --format (one of %s)", formats)
 			}
-			if !slices.Contains(bench.Formats(), format) {
+			if !strings.Contains(", "+formats+", ", ", "+format+", ") {
 				return usagef("--format %q: want one of %s", format, formats)
 			}
 			f, err := os.Open(args[0])
@@ -42,11 +40,12 @@ func parseCmd(g *globals) *cobra.Command {
 				return inputErr(err)
 			}
 			defer f.Close()
-			options := maps.Clone(opts)
-			if options == nil {
-				options = map[string]string{}
+			options := map[string]string{"file": args[0]}
+			for k, v := range opts {
+				if k != "file" {
+					options[k] = v
+				}
 			}
-			options["file"] = args[0]
 			samples, err := bench.Parse(format, f, options)
 			if err != nil {
 				return inputErr(err)
@@ -57,9 +56,9 @@ func parseCmd(g *globals) *cobra.Command {
 			return printSamples(g.stdout, samples)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "", "the output's format: "+formats)
-	cmd.Flags().StringToStringVar(&opts, "option", nil, "a format option, key=value (repeatable)")
+	cmd.Flags().StringVar(&format, "format", "", "one of: "+strings.Join(bench.Formats(), ", "))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().StringToStringVar(&opts, "option", nil, "a format option, key=value (repeatable)")
 	return cmd
 }
 
