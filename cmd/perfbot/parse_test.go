@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,11 +40,16 @@ func TestParseEveryFormat(t *testing.T) {
 		{"vllm-throughput", filepath.Join(testdata, "vllm_bench_throughput.txt"), nil, "output_tokens_per_second"},
 		{"prometheus", write("metrics.txt", "sglang:spec_accept_length 2.5\n"), nil, "sglang:spec_accept_length"},
 		{"json", write("r.json", `{"results": {"busbw": 38.4}}`), []string{"--option", "fields=bw=results.busbw"}, "bw"},
+		{"nccl-debug", filepath.Join(testdata, "nccl_debug_info_h200_1gpu.txt"), nil, ""},
+		{"openai", filepath.Join(testdata, "perfbot_loadgen.txt"), nil, ""},
 		{"regex", write("t.txt", "accept 2.25\n"), []string{"--option", `pattern=accept (?P<value>\S+)`, "--option", "unit=value", "--option", "better=higher"}, "value"},
 	}
 	covered := map[string]bool{}
 	for _, tc := range cases {
 		t.Run(tc.format, func(t *testing.T) {
+			if !slices.Contains(bench.Formats(), tc.format) {
+				t.Skipf("format %s is not built in here", tc.format)
+			}
 			args := append([]string{"parse", "--format", tc.format, "--json", tc.file}, tc.opts...)
 			out, errOut, code := perfbot(t, dir, args...)
 			require.Equal(t, 0, code, errOut)
