@@ -31,10 +31,10 @@ var sampleFormats = map[string]string{
 	"nccl_debug_info_h200_1gpu.txt":    "nccl-debug",
 	"perfbot_loadgen.txt":              "openai",
 	// Read by other parts of perfbot, or by no parser.
-	"benchstat_output.txt":          "",
-	"nvidia_smi.txt":                "",
-	"nvidia_smi_query_gpu.csv":      "",
-	"nvidia_smi_topo_m.txt":         "",
+	"benchstat_output.txt":     "",
+	"nvidia_smi.txt":           "",
+	"nvidia_smi_query_gpu.csv": "",
+	"nvidia_smi_topo_m.txt":    "",
 }
 
 // TestEverySample parses every sample meant for a parser, each part of a
