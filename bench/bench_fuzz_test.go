@@ -250,3 +250,27 @@ func FuzzRegex(f *testing.F) {
 		}
 	})
 }
+
+func FuzzSGLangOneBatch(f *testing.F) {
+	fuzzSeeds(f, []string{"sglang_bench_one_batch.txt"},
+		"Benchmark ...\nPrefill. latency: 0.4.1 s, throughput:   2465.87 token/s\n",
+		"Prefill. latency: 0.03121 s, throughput:  32810.00 token/s\nDecode.  median latency:     nan s, median throughput:       nan token/s\n",
+		"Decode.  median latency: 0.00549 s, median throughput:    182.08 token/s\n",
+		`{"batch_size": 8, "prefill_latency": 0.1486, "median_decode_throughput": 1143.4}`+"\n",
+		`{"batch_size": 1, "median_decode_latency": NaN}`)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, s := range checkParse(t, "sglang-one-batch", data, nil) {
+			if (s.Unit == "s") != (s.Better == record.Lower) || (s.Unit != "s" && s.Unit != "tok/s") {
+				t.Fatalf("sample %s: unit %q, better %q", s.Name, s.Unit, s.Better)
+			}
+		}
+	})
+}
+
+func FuzzVLLMThroughput(f *testing.F) {
+	fuzzSeeds(f, []string{"vllm_bench_throughput.txt"},
+		"Throughput: 5.35 requests/s, lots of total tokens/s\n",
+		"Throughput: nan requests/s, nan total tokens/s, nan output tokens/s\n",
+		"Total num prompt tokens:  255378\n", `{"tokens_per_second": Infinity}`)
+	f.Fuzz(func(t *testing.T, data []byte) { checkParse(t, "vllm-throughput", data, nil) })
+}

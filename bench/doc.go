@@ -21,6 +21,8 @@
 //	sglang-serving  JSON result keys: "output_throughput" tok/s, "median_ttft_ms" ms, "accept_length"
 //	vllm-serve      JSON result keys: "output_throughput", "p99_itl_ms", "spec_decode_acceptance_length"
 //	sglang-log      "gen_throughput" tok/s, "accept_len", "accept_rate": medians over the log
+//	sglang-one-batch "bs=8/median_decode_latency" s, "bs=8/prefill_throughput" tok/s (result file keys)
+//	vllm-throughput "requests_per_second" req/s, "tokens_per_second", "output_tokens_per_second" tok/s
 //	prometheus      `metric{label="v"}` as written
 //	json, regex     names and units from the options
 //

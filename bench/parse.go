@@ -38,6 +38,8 @@ var formats = []struct {
 	{"nccl-debug", parseNCCLDebug},
 	{"sglang-serving", parseSGLangServing},
 	{"sglang-log", parseSGLangLog},
+	{"sglang-one-batch", parseSGLangOneBatch},
+	{"vllm-throughput", parseVLLMThroughput},
 	{"vllm-serve", parseVLLMServe},
 	{"openai", parseOpenAI},
 	{"prometheus", parsePrometheus},

@@ -76,5 +76,5 @@ func TestParseUnknownFormat(t *testing.T) {
 	for _, f := range Formats() {
 		require.Contains(t, err.Error(), f)
 	}
-	require.Equal(t, []string{"gobench", "nccl-tests", "nccl-debug", "sglang-serving", "sglang-log", "vllm-serve", "openai", "prometheus", "json", "regex"}, Formats())
+	require.Equal(t, []string{"gobench", "nccl-tests", "nccl-debug", "sglang-serving", "sglang-log", "sglang-one-batch", "vllm-throughput", "vllm-serve", "openai", "prometheus", "json", "regex"}, Formats())
 }

@@ -57,6 +57,9 @@ type Config struct {
 	// values are scrubbed from everything stored, rendered or sent.
 	Secrets     []string
 	Fingerprint Fingerprint
+	// Speculative, when set, names the metrics of the speculative-decoding
+	// breakdown.
+	Speculative *Speculative
 }
 
 // Repo is the watched repository.

@@ -198,7 +198,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			yaml: minimal + "bisekt:\n  confidence: 0.9\n",
-			want: "perfbot.yaml:12: bisekt: unknown key (want one of repo, workdir, store, issues_dir, hosts, build, benchmarks, metrics, components, bisect, detect, github, report, schedule, fingerprint, serve, secrets)",
+			want: "perfbot.yaml:12: bisekt: unknown key (want one of repo, workdir, store, issues_dir, hosts, build, benchmarks, metrics, components, bisect, detect, github, report, schedule, fingerprint, serve, secrets, speculative)",
 		},
 		{
 			name: "unknown nested key",
@@ -410,7 +410,7 @@ func TestParseReportsEveryError(t *testing.T) {
 	data := strings.NewReplacer("format: gobench", "format: gobenc", "unit: tok/s", "unit: tok/s\n    colour: red").Replace(minimal)
 	_, err := Parse([]byte(data), "perfbot.yaml")
 	require.EqualError(t, err, `perfbot.yaml:6: benchmarks[0].format: unknown format "gobenc" (want one of `+strings.Join(bench.Formats(), ", ")+`)
-perfbot.yaml:12: metrics[0].colour: unknown key (want one of name, benchmark, select, unit, better, primary)`)
+perfbot.yaml:12: metrics[0].colour: unknown key (want one of name, benchmark, select, unit, better, primary, alert)`)
 
 	var one *Error
 	require.ErrorAs(t, err, &one)

@@ -125,7 +125,7 @@ func at(nodes ...*yaml.Node) *yaml.Node {
 func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	f := d.mapping(root, "", "repo", "workdir", "store", "issues_dir", "hosts", "build",
 		"benchmarks", "metrics", "components", "bisect", "detect", "github", "report",
-		"schedule", "fingerprint", "serve", "secrets")
+		"schedule", "fingerprint", "serve", "secrets", "speculative")
 	c := &Config{Dir: dir}
 	c.Repo = d.repo(f["repo"], root, dir)
 	c.Workdir = d.path(value(f, "workdir"), "workdir", dir, defaultWorkdir)
@@ -138,6 +138,7 @@ func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	c.Benchmarks = d.benchSteps(f["benchmarks"], root, steps)
 	c.Metrics = d.metrics(f["metrics"], root, c.Benchmarks)
 	c.Components = d.components(value(f, "components"))
+	c.Speculative = d.speculative(value(f, "speculative"), c.Metrics)
 
 	c.Bisect = d.bisect(value(f, "bisect"))
 	c.Detect = d.detect(value(f, "detect"))
@@ -409,7 +410,7 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep)
 	primary := -1
 	for i, item := range items {
 		p := fmt.Sprintf("metrics[%d]", i)
-		f := d.mapping(item, p, "name", "benchmark", "select", "unit", "better", "primary")
+		f := d.mapping(item, p, "name", "benchmark", "select", "unit", "better", "primary", "alert")
 		m := record.Metric{
 			Name:      d.str(value(f, "name"), p+".name"),
 			Benchmark: d.str(value(f, "benchmark"), p+".benchmark"),
@@ -454,6 +455,9 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep)
 		default:
 			d.errorf(value(f, "better"), p+".better", "%q is neither higher nor lower", m.Better)
 		}
+		if n := value(f, "alert"); n != nil {
+			m.Quiet = !d.boolean(n, p+".alert")
+		}
 		if n := value(f, "primary"); n != nil && d.boolean(n, p+".primary") {
 			if primary >= 0 {
 				d.errorf(n, p+".primary", "a second primary metric (%s is already primary)", metrics[primary].Name)
@@ -466,6 +470,10 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep)
 	}
 	if primary < 0 {
 		metrics[0].Primary = true
+		primary = 0
+	}
+	if metrics[primary].Quiet {
+		d.errorf(items[primary], fmt.Sprintf("metrics[%d].alert", primary), "the primary metric %s must alert: detection and bisection follow it", metrics[primary].Name)
 	}
 	return metrics
 }

@@ -43,6 +43,10 @@ const (
 	// OutcomeMissingData: the tip measured, but not this metric, for
 	// several nights.
 	OutcomeMissingData Outcome = "missing_data"
+	// OutcomeSpeculationSlower: on the nightly tip, speculative decoding
+	// was slower than plain decoding; Candidates are the nights' tips
+	// since it was first, Speculative the breakdown that shows it.
+	OutcomeSpeculationSlower Outcome = "speculation_slower"
 )
 
 // State is where a finding stands with the tracker.
@@ -186,6 +190,11 @@ type Finding struct {
 	// culprit and its parent failed to show the change again; such a
 	// finding is kept, never filed.
 	Unconfirmed string `json:"unconfirmed,omitempty"`
+
+	// Speculative is the speculative-decoding breakdown at the two ends,
+	// with the change split into its terms when Metric is the speculative
+	// throughput; nil when the configuration has no breakdown.
+	Speculative *SpecAttribution `json:"speculative,omitempty"`
 
 	// PublishConfidence is the cut-off below which the finding is kept
 	// rather than filed; Warnings flags a confidence under it. Zero means

@@ -116,6 +116,9 @@ type Metric struct {
 	Unit      string `json:"unit"`
 	Better    Better `json:"better"`
 	Primary   bool   `json:"primary,omitempty"`
+	// Quiet metrics are measured and kept as evidence (the terms of the
+	// speculative breakdown) but raise no nightly alert of their own.
+	Quiet bool `json:"quiet,omitempty"`
 }
 
 // Spec is how a target is built and benchmarked. Its hash is part of every

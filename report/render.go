@@ -28,19 +28,22 @@ const MaxBodyRunes = 65000
 var templateFS embed.FS
 
 var templates = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num":   formatNum,
-	"pct":   formatPct,
-	"ci":    formatCI,
-	"conf":  formatConfidence,
-	"text":  escapeText,
-	"code":  codeSpan,
-	"cell":  tableCell,
-	"fence": fenced,
-	"date":  formatDate,
-	"spark": sparkline,
-	"lines": hunkLines,
-	"dur":   formatSeconds,
-	"inc":   func(i int) int { return i + 1 },
+	"num":      formatNum,
+	"pct":      formatPct,
+	"ci":       formatCI,
+	"conf":     formatConfidence,
+	"text":     escapeText,
+	"code":     codeSpan,
+	"cell":     tableCell,
+	"fence":    fenced,
+	"date":     formatDate,
+	"spark":    sparkline,
+	"lines":    hunkLines,
+	"dur":      formatSeconds,
+	"inc":      func(i int) int { return i + 1 },
+	"est":      formatEstimate,
+	"specterm": specTermLabel,
+	"specunit": specTermUnit,
 }).ParseFS(templateFS, "templates/*.md.tmpl"))
 
 // Render returns the title and the Markdown body of the issue for f. The
@@ -117,6 +120,10 @@ func validate(f *record.Finding) error {
 		if len(f.Candidates) == 0 {
 			return fmt.Errorf("render finding %s: outcome %q without the nights' tips", f.Fingerprint(), f.Outcome)
 		}
+	case record.OutcomeSpeculationSlower:
+		if f.Speculative == nil || len(f.Candidates) == 0 {
+			return fmt.Errorf("render finding %s: outcome %q without the breakdown or the nights' tips", f.Fingerprint(), f.Outcome)
+		}
 	case record.OutcomeInconclusive, record.OutcomeNotReproduced:
 	default:
 		return fmt.Errorf("render finding %s: unknown outcome %q", f.Fingerprint(), f.Outcome)
@@ -136,6 +143,8 @@ func templateFor(f *record.Finding) string {
 		return "not_reproduced.md.tmpl"
 	case record.OutcomeBuildBroken, record.OutcomeMissingData:
 		return "missing.md.tmpl"
+	case record.OutcomeSpeculationSlower:
+		return "speculation.md.tmpl"
 	default: // candidates, inconclusive
 		return "candidates.md.tmpl"
 	}
@@ -360,6 +369,14 @@ func title(f *record.Finding, deltaPct float64) string {
 		return fmt.Sprintf("%s: build broken since %s", f.Metric, f.Candidates[0].Short())
 	case record.OutcomeMissingData:
 		return fmt.Sprintf("%s: missing data since %s", f.Metric, f.Candidates[0].Short())
+	case record.OutcomeSpeculationSlower:
+		b := f.Speculative.Bad
+		tokens := ""
+		if f.Speculative.Tokens > 0 {
+			tokens = fmt.Sprintf(" of %d tokens", f.Speculative.Tokens)
+		}
+		return fmt.Sprintf("%s: speculation costs %.0f%% at %s: break-even acceptance %s%s, measured %s",
+			f.Metric, b.CostPct(), f.Bad.Commit.Short(), formatNum(b.BreakEven.Median), tokens, formatNum(b.Accept.Median))
 	case record.OutcomeInconclusive:
 		return fmt.Sprintf("%s %s between %s and %s (inconclusive)", f.Metric, formatPct(deltaPct), f.Good.Commit.Short(), f.Bad.Commit.Short())
 	default:

@@ -147,6 +147,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s --direction %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name, rep.Direction),
 		fmt.Sprintf("perfbot hunks %s --metric %s", culprit.Short(), metric.Name),
 	}
+	f.Speculative = b.specEvidence(f)
 	f.ID = f.Fingerprint()
 	return f, nil
 }
@@ -175,6 +176,7 @@ func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record
 	f.EnvGood, f.EnvDiffs = b.envEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
 	f.GoodState, f.BadState, f.StateDiffs = b.stateEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
 	f.Reproduce = []string{fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name)}
+	f.Speculative = b.specEvidence(f)
 	f.ID = f.Fingerprint()
 	if f.Outcome == record.OutcomeNotReproduced {
 		f.ID += "-nr"

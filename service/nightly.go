@@ -27,9 +27,12 @@ type NightReport struct {
 	// Missing lists the findings of metrics without data for too many
 	// nights.
 	Missing []string `json:"missing,omitempty"`
-	Runs    int      `json:"runs"`
-	Builds  int      `json:"builds"`
-	Wall    float64  `json:"wall_seconds"`
+	// Speculation is the finding of a night on which speculative
+	// decoding was slower than plain decoding.
+	Speculation string  `json:"speculation,omitempty"`
+	Runs        int     `json:"runs"`
+	Builds      int     `json:"builds"`
+	Wall        float64 `json:"wall_seconds"`
 }
 
 // AlertNote is one alert of a night and its fate: the job enqueued for it
@@ -63,7 +66,8 @@ type AlertNote struct {
 //     filed culprit is not bisected again, its issue is commented on at
 //     most once;
 //  5. turn a metric without data for Detect.MissingNights nights into a
-//     finding of its own.
+//     finding of its own, and so a tip on which speculative decoding is
+//     slower than plain decoding (once for a run of such nights).
 //
 // A tip that does not build is a night of its own (build_failed), not an
 // error. The cycle is not resumed: one killed before step 3 leaves no
@@ -134,6 +138,9 @@ func (b *Bot) Nightly(ctx context.Context) (*NightReport, error) {
 		if id != "" {
 			rep.Missing = append(rep.Missing, id)
 		}
+	}
+	if rep.Speculation, err = b.speculationFinding(ctx, series); err != nil {
+		return nil, err
 	}
 	rep.Runs, rep.Builds, rep.Wall = meter.read()
 	return rep, nil
@@ -458,6 +465,9 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 	groups := map[string][]int{} // range key → indexes into notes
 	var order []string
 	for _, m := range b.Config.Metrics {
+		if m.Quiet {
+			continue // evidence only (alert: false)
+		}
 		pts, at := series(nights, m.Name)
 		alerts, err := detect.Detect(pts, b.detectConfig(m))
 		if err != nil {

@@ -23,7 +23,7 @@ func historyCmd(g *globals) *cobra.Command {
 	var (
 		metric, since, format string
 		limit                 int
-		asJSON                bool
+		asJSON, speculative   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "history",
@@ -41,11 +41,17 @@ func historyCmd(g *globals) *cobra.Command {
 			default:
 				return usagef("--format %q: want csv or benchstat", format)
 			}
+			if speculative && (metric != "" || format != "") {
+				return usagef("--speculative takes every metric of the breakdown: no --metric or --format")
+			}
 			from, err := parseSince(since, time.Now())
 			if err != nil {
 				return usageError{err}
 			}
 			q := service.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON}
+			if speculative {
+				q.Limit, q.Fingerprints = 0, false // --limit counts commits
+			}
 			var rows []service.HistoryRow
 			bot, err := g.openExistingRecords()
 			if errors.Is(err, service.ErrNoStore) {
@@ -69,6 +75,8 @@ func historyCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(g.stderr, "perfbot: no samples match"+describeQuery(metric, since, limit))
 			}
 			switch {
+			case speculative:
+				return historySpeculative(g, rows, limit, asJSON)
 			case asJSON:
 				return writeJSON(g.stdout, rows)
 			case format == "csv":
@@ -86,6 +94,7 @@ func historyCmd(g *globals) *cobra.Command {
 	f.IntVar(&limit, "limit", 0, "at most N samples (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	f.StringVar(&format, "format", "", "csv or benchstat (Go benchmark format with commit: lines)")
+	f.BoolVar(&speculative, "speculative", false, "the speculative-decoding breakdown of every commit: speed-up over plain decoding, break-even acceptance and the terms (--limit counts commits)")
 	return cmd
 }
 

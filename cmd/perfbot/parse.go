@@ -17,23 +17,38 @@ func parseCmd(g *globals) *cobra.Command {
 	var (
 		format string
 		asJSON bool
+		opts   map[string]string
 	)
+	formats := strings.Join(bench.Formats(), ", ")
 	cmd := &cobra.Command{
 		Use:   "parse --format F FILE",
 		Short: "Parse a benchmark output file into samples",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: "Parse a benchmark output file into samples, as a benchmark step of that format would.\n\n" +
+			"Formats: " + formats + ".\n" +
+			"json and regex take their settings as --option key=value (the benchmark step's options:\n" +
+			"fields for json; pattern, name, unit, better for regex).",
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format == "" {
-				return usagef("parse needs --format (one of %v)", bench.Formats())
+				return usagef("parse needs --format (one of %s)", formats)
+			}
+			if !strings.Contains(", "+formats+", ", ", "+format+", ") {
+				return usagef("--format %q: want one of %s", format, formats)
 			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return inputErr(err)
 			}
 			defer f.Close()
-			samples, err := bench.Parse(format, f, nil)
+			options := map[string]string{"file": args[0]}
+			for k, v := range opts {
+				if k != "file" {
+					options[k] = v
+				}
+			}
+			samples, err := bench.Parse(format, f, options)
 			if err != nil {
-				return inputErr(fmt.Errorf("%s: %w", args[0], err))
+				return inputErr(err)
 			}
 			if asJSON {
 				return writeJSON(g.stdout, samples)
@@ -43,6 +58,7 @@ func parseCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&format, "format", "", "one of: "+strings.Join(bench.Formats(), ", "))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().StringToStringVar(&opts, "option", nil, "a format option, key=value (repeatable)")
 	return cmd
 }
 

@@ -84,6 +84,27 @@ func BenchmarkVerifyStep(b *testing.B) {
 	b.ReportMetric(perStep/step.Seconds(), "tok/s")
 	b.ReportMetric(float64(step)/1e6, "ms/verify")
 	b.ReportMetric(perStep, "tok/verify")
+	b.ReportMetric(float64(draftTime(b, w))/1e6, "ms/draft")
+}
+
+// draftTime replays the draft's part of the last verify cycle as many
+// times as the verify cycles ran and returns its median CPU time per step:
+// the share of ms/verify the draft takes.
+func draftTime(b *testing.B, w *Workload) time.Duration {
+	steps := len(w.emitted)
+	if steps == 0 {
+		return 0
+	}
+	per := make([]time.Duration, max(b.N/CycleSteps, 1))
+	for i := range per {
+		start := cpuTime()
+		if err := w.DraftCycle(); err != nil {
+			b.Fatal(err)
+		}
+		per[i] = (cpuTime() - start) / time.Duration(steps)
+	}
+	slices.Sort(per)
+	return per[len(per)/2]
 }
 
 func BenchmarkDecode(b *testing.B) {

@@ -2,7 +2,8 @@
 //
 // BenchmarkVerifyStep times speculative decoding steps (draft k tokens,
 // verify k+1 in one extend pass, accept) and reports emitted tokens per
-// second and milliseconds per verify step. BenchmarkDecode times plain
+// second, milliseconds per verify step, emitted tokens per step and the
+// milliseconds of a step the draft takes. BenchmarkDecode times plain
 // decode steps of the target. BenchmarkAllReduce times the allreduces of
 // one forward pass over a fixed-size buffer and reports bus bandwidth.
 //
@@ -68,10 +69,15 @@ func Prompt(n, vocab int, seed uint64) []int {
 // the benchmarks replay cycles of steps.
 type Workload struct {
 	target *model.Model
+	draft  *speculative.Draft
 	dec    *speculative.Decoder
 	start  speculative.Checkpoint
 	first  int
 	out    []int
+	// emitted is how many tokens each step of the last VerifyCycle
+	// emitted, which DraftCycle replays.
+	emitted  []int
+	features []float32
 }
 
 // NewWorkload builds the target and its draft and prefills the prompt.
@@ -92,21 +98,49 @@ func NewWorkload(cfg model.Config) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Workload{target: target, dec: dec, start: dec.Mark(), first: first}, nil
+	return &Workload{target: target, draft: draft, dec: dec, start: dec.Mark(), first: first,
+		features: make([]float32, (DraftTokens+1)*cfg.Hidden)}, nil
 }
 
 // VerifyCycle rewinds to the prompt, runs steps speculative steps and
 // returns the number of tokens they emitted.
 func (w *Workload) VerifyCycle(steps int) (int, error) {
 	w.dec.Rewind(w.start)
-	w.out = w.out[:0]
+	w.out, w.emitted = w.out[:0], w.emitted[:0]
 	for range steps {
+		before := len(w.out)
 		var err error
 		if w.out, err = w.dec.Step(w.out); err != nil {
 			return 0, fmt.Errorf("verify step: %w", err)
 		}
+		w.emitted = append(w.emitted, len(w.out)-before)
 	}
 	return len(w.out), nil
+}
+
+// DraftCycle rewinds to the prompt and runs the draft's part of the steps
+// of the last VerifyCycle alone: each step's k-1 draft decode steps, then
+// its draft extend over the tokens that step emitted. The target does not
+// run, so the time it takes is the draft's share of a speculative step.
+func (w *Workload) DraftCycle() error {
+	w.dec.Rewind(w.start)
+	d := w.target.Config().Hidden
+	pos := 0
+	for _, n := range w.emitted {
+		mark := w.draft.Len()
+		tok := w.first
+		for range DraftTokens - 1 {
+			if _, _, err := w.draft.Forward([]int{tok}, w.draft.State()); err != nil {
+				return fmt.Errorf("draft decode: %w", err)
+			}
+		}
+		w.draft.Truncate(mark)
+		if _, _, err := w.draft.Forward(w.out[pos:pos+n], w.features[:n*d]); err != nil {
+			return fmt.Errorf("draft extend: %w", err)
+		}
+		pos += n
+	}
+	return nil
 }
 
 // DecodeCycle rewinds to the prompt and runs steps greedy decode steps of

@@ -9,8 +9,8 @@ import (
 
 // TestCyclesRepeat checks that the verify benchmark measures the same
 // tokens in every cycle and with every allreduce backend, so that a change
-// of backend moves tok/s only through time, and that a decode cycle in
-// between leaves no trace.
+// of backend moves tok/s only through time, and that a decode cycle and
+// a draft cycle in between leave no trace.
 func TestCyclesRepeat(t *testing.T) {
 	var want []int
 	for _, backend := range []string{communicator.Ring, communicator.Tree, communicator.Naive} {
@@ -28,6 +28,9 @@ func TestCyclesRepeat(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := w.DecodeCycle(CycleSteps); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.DraftCycle(); err != nil {
 				t.Fatal(err)
 			}
 			if want == nil {

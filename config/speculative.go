@@ -1,0 +1,92 @@
+package config
+
+import (
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/perfbot/perfbot/record"
+)
+
+// Speculative names the metrics that break a speculative-decoding
+// throughput into its terms (see package specdecode): every measured
+// commit gets the expected speed-up of speculation over plain decoding and
+// the break-even acceptance length, a finding on TokS attributes its
+// change to verify time, draft time and acceptance, and a nightly cycle
+// in which speculation is slower than plain decoding raises a finding of
+// its own.
+type Speculative struct {
+	// TokS is the speculative throughput the breakdown explains.
+	TokS string
+	// VerifyMs is the target's verify pass of one cycle; CycleMs, when a
+	// benchmark times the whole cycle instead (SGLang's step time, the
+	// testbed's ms/verify), is draft and verify together, and the verify
+	// time is CycleMs − DraftMs. Exactly one of the two is set.
+	VerifyMs string
+	CycleMs  string
+	// DraftMs is the drafting of one cycle; empty counts it as zero (a
+	// benchmark that cannot time it apart, or an n-gram proposer).
+	DraftMs string
+	// DecodeMs is one plain decode step of the target, per token.
+	DecodeMs string
+	// AcceptLen is the mean number of tokens a cycle keeps, bonus token
+	// included.
+	AcceptLen string
+	// Tokens is the most a cycle can keep (draft tokens + 1); zero when not
+	// given. Findings say "break-even 2.8 of 4 tokens".
+	Tokens int
+}
+
+// Metrics returns the names of the configured metrics of s, in key order.
+func (s *Speculative) Metrics() []string {
+	var out []string
+	for _, n := range []string{s.TokS, s.VerifyMs, s.CycleMs, s.DraftMs, s.DecodeMs, s.AcceptLen} {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// speculative decodes the speculative block; every name must be a metric.
+func (d *decoder) speculative(n *yaml.Node, metrics []record.Metric) *Speculative {
+	if n == nil || isNull(resolve(n)) {
+		return nil
+	}
+	const p = "speculative"
+	f := d.mapping(n, p, "tok_s", "verify_ms", "cycle_ms", "draft_ms", "decode_ms", "accept_len", "tokens")
+	var names []string
+	for _, m := range metrics {
+		names = append(names, m.Name)
+	}
+	metric := func(key string, required bool) string {
+		v := value(f, key)
+		name := d.str(v, p+"."+key)
+		switch {
+		case name == "" && required:
+			d.errorf(at(v, n), p+"."+key, "missing: the metric that holds it (one of %s)", strings.Join(names, ", "))
+		case name != "" && !slices.Contains(names, name):
+			d.errorf(v, p+"."+key, "unknown metric %q (want one of %s)", name, strings.Join(names, ", "))
+		}
+		return name
+	}
+	s := &Speculative{
+		TokS:      metric("tok_s", true),
+		VerifyMs:  metric("verify_ms", false),
+		CycleMs:   metric("cycle_ms", false),
+		DraftMs:   metric("draft_ms", false),
+		DecodeMs:  metric("decode_ms", true),
+		AcceptLen: metric("accept_len", true),
+	}
+	switch {
+	case s.VerifyMs == "" && s.CycleMs == "":
+		d.errorf(n, p, "needs verify_ms (the verify pass of a cycle) or cycle_ms (draft and verify together)")
+	case s.VerifyMs != "" && s.CycleMs != "":
+		d.errorf(value(f, "cycle_ms"), p+".cycle_ms", "give verify_ms or cycle_ms, not both")
+	}
+	if v := value(f, "tokens"); v != nil {
+		s.Tokens = d.positive(v, p+".tokens")
+	}
+	return s
+}

@@ -1,0 +1,293 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/perfbot/perfbot/config"
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/specdecode"
+	"github.com/perfbot/perfbot/store"
+)
+
+// specConfidence is the coverage of the breakdown's intervals.
+const specConfidence = 0.95
+
+// specCycle takes the breakdown's terms out of one run's metric values;
+// false when the run lacks one of them. With a whole-cycle time, the
+// verify time is the cycle less the draft.
+func specCycle(s *config.Speculative, values map[string]float64) (specdecode.Cycle, bool) {
+	get := func(name string) (float64, bool) {
+		if name == "" {
+			return 0, true // an optional term not configured
+		}
+		v, ok := values[name]
+		return v, ok
+	}
+	var c specdecode.Cycle
+	var okV, okC, okD, okT, okA bool
+	c.VerifyMs, okV = get(s.VerifyMs)
+	cycle, okC := get(s.CycleMs)
+	c.DraftMs, okD = get(s.DraftMs)
+	c.DecodeMs, okT = get(s.DecodeMs)
+	c.Accept, okA = get(s.AcceptLen)
+	if s.CycleMs != "" {
+		c.VerifyMs = cycle - c.DraftMs
+	}
+	return c, okV && okC && okD && okT && okA
+}
+
+// specCycles are the cycles of the runs whose values are given metric by
+// metric, run i of every metric taken together: the runs of one night, in
+// the order they ran. Metrics with a different number of runs (a run
+// that lacked one) cannot be paired, and give no cycles.
+func specCycles(s *config.Speculative, byMetric map[string][]float64) []specdecode.Cycle {
+	n := -1
+	for _, name := range s.Metrics() {
+		if name == s.TokS {
+			continue
+		}
+		if k := len(byMetric[name]); n < 0 || k == n {
+			n = k
+		} else {
+			return nil
+		}
+	}
+	var out []specdecode.Cycle
+	for i := 0; i < n; i++ {
+		values := map[string]float64{}
+		for _, name := range s.Metrics() {
+			if vs := byMetric[name]; i < len(vs) {
+				values[name] = vs[i]
+			}
+		}
+		if c, ok := specCycle(s, values); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// SpecHistoryRow is the speculative-decoding breakdown of one commit, as
+// `perfbot history --speculative` prints it.
+type SpecHistoryRow struct {
+	Commit  string `json:"commit"`
+	Subject string `json:"subject,omitempty"`
+	// Time is the start of the commit's newest run.
+	Time time.Time `json:"time"`
+	// TokS is the speculative throughput over the same runs.
+	TokS      record.SpecEstimate  `json:"tok_s"`
+	Breakdown record.SpecBreakdown `json:"breakdown"`
+	// Slower says that speculation was slower than plain decoding.
+	Slower bool `json:"slower"`
+	// Error says why a commit's runs give no breakdown (a term that is
+	// not a positive number).
+	Error string `json:"error,omitempty"`
+}
+
+// SpeculativeHistory computes the breakdown of every commit in rows (the
+// samples of every metric, as History returns them), newest commit
+// first; a run's terms are taken together. Commits none of whose runs
+// measured every term are left out; limit > 0 keeps that many commits.
+// A configuration without a speculative block is an *InputError.
+func SpeculativeHistory(c *config.Config, rows []HistoryRow, limit int) ([]SpecHistoryRow, error) {
+	s := c.Speculative
+	if s == nil {
+		return nil, &InputError{Err: fmt.Errorf("the configuration has no speculative block naming the breakdown's metrics")}
+	}
+	type run struct {
+		commit, subject string
+		time            time.Time
+		values          map[string]float64
+	}
+	runs := map[uint64]*run{}
+	var order []uint64 // run ids, newest first
+	for _, r := range rows {
+		if r.Status != "" && r.Status != string(record.StatusOK) {
+			continue
+		}
+		x, ok := runs[r.RunID]
+		if !ok {
+			x = &run{commit: r.Commit, subject: r.Subject, time: r.Time, values: map[string]float64{}}
+			runs[r.RunID] = x
+			order = append(order, r.RunID)
+		}
+		x.values[r.Metric] = r.Value
+	}
+	var out []SpecHistoryRow
+	byCommit := map[string]int{}
+	cycles := map[string][]specdecode.Cycle{}
+	tokS := map[string][]float64{}
+	for _, id := range order {
+		x := runs[id]
+		cyc, ok := specCycle(s, x.values)
+		if !ok {
+			continue
+		}
+		if _, seen := byCommit[x.commit]; !seen {
+			byCommit[x.commit] = len(out)
+			out = append(out, SpecHistoryRow{Commit: x.commit, Subject: x.subject, Time: x.time})
+		}
+		cycles[x.commit] = append(cycles[x.commit], cyc)
+		if v, ok := x.values[s.TokS]; ok {
+			tokS[x.commit] = append(tokS[x.commit], v)
+		}
+	}
+	for i := range out {
+		row := &out[i]
+		b, err := specdecode.Summarize(cycles[row.Commit], specConfidence)
+		if err != nil {
+			row.Error = err.Error()
+			continue
+		}
+		row.Breakdown, row.Slower = b, b.Slower()
+		row.TokS = specdecode.Median(tokS[row.Commit], specConfidence)
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// commitCycles are the breakdown's terms of every stored ok run of the
+// commit under the current spec.
+func (b *Bot) commitCycles(commit string) ([]specdecode.Cycle, error) {
+	runs, err := b.Store.Runs(store.RunFilter{TargetKey: record.Target{Commit: commit}.Key(), SpecHash: b.Oracle.SpecHash()})
+	if err != nil {
+		return nil, fmt.Errorf("runs of %s: %w", record.ShortHash(commit), err)
+	}
+	var out []specdecode.Cycle
+	for _, r := range runs {
+		if r.Status != record.StatusOK {
+			continue
+		}
+		if c, ok := specCycle(b.Config.Speculative, r.Values); ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// specEvidence is the breakdown at the finding's two ends from their
+// stored runs and, when the finding is about the speculative throughput,
+// the change split into its terms. It is nil without a speculative
+// block, or when an end has no run that measured every term (the
+// breakdown is evidence; its absence is no error).
+func (b *Bot) specEvidence(f *record.Finding) *record.SpecAttribution {
+	s := b.Config.Speculative
+	if s == nil || f.Good.Commit.Hash == "" || f.Bad.Commit.Hash == "" {
+		return nil
+	}
+	good, err := b.commitCycles(f.Good.Commit.Hash)
+	if err != nil {
+		b.progressf("speculative breakdown: %v", err)
+		return nil
+	}
+	bad, err := b.commitCycles(f.Bad.Commit.Hash)
+	if err != nil {
+		b.progressf("speculative breakdown: %v", err)
+		return nil
+	}
+	a, err := specdecode.Attribute(good, bad, specConfidence)
+	if err != nil {
+		return nil
+	}
+	a.Metric, a.Tokens = s.TokS, s.Tokens
+	if f.Metric != s.TokS {
+		a.Terms, a.ExpectedPct = nil, 0
+	}
+	return &a
+}
+
+// speculationFinding raises a finding when, on the last night, the tip's
+// speculative decoding was slower than plain decoding with the
+// breakdown's confidence. Its id depends on the first night of the
+// stretch since speculation last paid, so a later night that is still
+// slower files nothing again; a night whose interval spans 1 (a noisy
+// host) or that has no breakdown does not end the stretch, only a night
+// on which speculation pays does. It returns the finding's id, or "".
+func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (string, error) {
+	s := b.Config.Speculative
+	if s == nil || len(nights) == 0 {
+		return "", nil
+	}
+	breakdown := func(n record.Night) (record.SpecBreakdown, bool) {
+		byMetric := map[string][]float64{}
+		for _, name := range s.Metrics() {
+			byMetric[name] = n.Metrics[name].Tip
+		}
+		bd, err := specdecode.Summarize(specCycles(s, byMetric), specConfidence)
+		return bd, err == nil
+	}
+	last, ok := breakdown(nights[len(nights)-1])
+	if !ok || !last.Slower() {
+		return "", nil
+	}
+	since := len(nights) - 1 // the first slower night of the stretch
+	earliest := last
+	for i := since - 1; i >= 0; i-- {
+		bd, ok := breakdown(nights[i])
+		if !ok {
+			continue
+		}
+		if bd.SpeedUp.Lo > 1 {
+			break // speculation paid that night
+		}
+		if bd.Slower() {
+			since, earliest = i, bd
+		}
+	}
+	commit := func(h string) record.Commit {
+		c, err := b.Repo.Commit(ctx, h)
+		if err != nil {
+			return record.Commit{Hash: h}
+		}
+		return b.reportCommit(c)
+	}
+	metric, err := b.Config.Metric(s.TokS)
+	if err != nil {
+		return "", err
+	}
+	tip := nights[len(nights)-1]
+	f := &record.Finding{
+		Created: b.now(), Repo: b.Config.Repo.URL, Metric: metric.Name, Unit: metric.Unit,
+		Direction: record.Regression, Outcome: record.OutcomeSpeculationSlower, Confidence: last.Confidence,
+		State: record.StateKept, PublishConfidence: b.Config.Report.PublishConfidence,
+		Good:        record.End{Commit: commit(nights[since].Tip)},
+		Bad:         specEnd(commit(tip.Tip), tip.Metrics[metric.Name].Tip),
+		Speculative: &record.SpecAttribution{Metric: metric.Name, Tokens: s.Tokens, Good: earliest, Bad: last},
+	}
+	if b.Config.GitHub.Repo != "" {
+		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"
+	}
+	for _, n := range nights[since:] {
+		if bd, ok := breakdown(n); !ok || !bd.Slower() {
+			continue
+		}
+		if !slices.ContainsFunc(f.Candidates, func(c record.Commit) bool { return c.Hash == n.Tip }) {
+			f.Candidates = append(f.Candidates, commit(n.Tip))
+		}
+	}
+	f.Reproduce = []string{fmt.Sprintf("perfbot measure %s --repeats 10", record.ShortHash(tip.Tip)), "perfbot history --speculative"}
+	// The id names the first tip of the run of nights only: the nights
+	// after it extend the same finding.
+	first := record.Finding{Metric: metric.Name, Candidates: f.Candidates[:1]}
+	f.ID = first.Fingerprint() + "-" + string(f.Outcome)
+	if _, ok, err := b.Store.Finding(f.ID); err != nil || ok {
+		return f.ID, err
+	}
+	b.progressf("nightly: speculation costs %.0f%% at %s (break-even acceptance %.2f, measured %.2f)",
+		last.CostPct(), record.ShortHash(tip.Tip), last.BreakEven.Median, last.Accept.Median)
+	if err := b.File(ctx, []*record.Finding{f}); err != nil {
+		return "", err
+	}
+	return f.ID, nil
+}
+
+// specEnd summarizes the tip's speculative throughput.
+func specEnd(c record.Commit, values []float64) record.End {
+	e := specdecode.Median(values, specConfidence)
+	return record.End{Commit: c, N: len(values), Median: e.Median, Lo: e.Lo, Hi: e.Hi}
+}
