@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/perfbot/perfbot/internal/num"
+
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 )
@@ -194,16 +196,8 @@ func niceTicks(lo, hi float64, n int) []float64 {
 
 // fmtValue prints a metric's value with four significant digits or so.
 func fmtValue(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
+	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "–"
-	case a >= 1000:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 100:
-		return fmt.Sprintf("%.1f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.2f", v)
 	}
-	return fmt.Sprintf("%.3g", v)
+	return num.Format(v)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/store"
@@ -37,10 +36,6 @@ func (b *Bot) Finding(ctx context.Context, name string) (record.Finding, error) 
 		return record.Finding{}, &InputError{Err: errors.New("no finding named (see perfbot findings)")}
 	}
 	f, ok, err := b.Store.Finding(name)
-	if err == nil && !ok && !strings.HasPrefix(name, record.FindingMarker) {
-		// The short id that views print leaves the marker out.
-		f, ok, err = b.Store.Finding(record.FindingMarker + strings.TrimPrefix(name, "#"))
-	}
 	switch {
 	case errors.Is(err, store.ErrAmbiguous):
 		return record.Finding{}, &InputError{Err: err}

@@ -92,6 +92,10 @@ func getFinding(tx *bolt.Tx, id string) (record.Finding, bool, error) {
 	}
 	b := tx.Bucket(bucketFindings)
 	key, err := uniqueKey(b, []byte(id))
+	if err == nil && key == nil && !strings.HasPrefix(id, record.FindingMarker) {
+		// The short id the views print leaves the marker out.
+		key, err = uniqueKey(b, []byte(record.FindingMarker+id))
+	}
 	if err != nil || key == nil {
 		return f, false, err
 	}

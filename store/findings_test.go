@@ -48,6 +48,8 @@ func TestFindings(t *testing.T) {
 		{name: "ambiguous prefix", id: "perfbotfpa", wantErr: `finding "a": ambiguous id prefix: 2 findings match: perfbotfpaa11, perfbotfpaa22`},
 		{name: "abbreviated with its suffix", id: "perfbotfpcc44-nr", want: "perfbotfpcc44dd55-nr"},
 		{name: "a suffix of no such finding", id: "perfbotfpcc44-xx"},
+		{name: "short, without the marker", id: "cc44-nr", want: "perfbotfpcc44dd55-nr"},
+		{name: "short and ambiguous", id: "a", wantErr: `finding "a": ambiguous id prefix: 2 findings match: perfbotfpaa11, perfbotfpaa22`},
 		{name: "unknown", id: "perfbotfpee"},
 		{name: "empty id", id: "", wantErr: "get finding: empty id"},
 	} {
