@@ -134,14 +134,9 @@ func renderChart(ms service.MetricSeries, l linker) template.HTML {
 	return template.HTML(b.String())
 }
 
-// shortFinding abbreviates a finding's id: its fingerprint prefix and
-// seven hex digits, as a commit's are.
-func shortFinding(id string) string {
-	if len(id) > 16 {
-		return id[:16]
-	}
-	return id
-}
+// shortFinding abbreviates a finding's id as every view does
+// (record.ShortFindingID): the id people type.
+func shortFinding(id string) string { return record.ShortFindingID(id) }
 
 // valueRange is the span of values the chart shows: the nights' values
 // with room around them for their intervals, but not all of a wide
