@@ -205,16 +205,13 @@ var oneBatchKeys = []struct {
 
 // oneBatchJSON reads the result file: one object a configuration.
 func oneBatchJSON(lines []string, file string) ([]record.Sample, error) {
-	docs, err := decodeJSONStream(lines, file)
+	docs, err := decodeJSONObjects(lines, file)
 	if err != nil {
 		return nil, err
 	}
 	var samples []record.Sample
 	for _, d := range docs {
-		obj, ok := d.value.(map[string]any)
-		if !ok {
-			return nil, &OutputError{File: file, Line: d.line, Msg: fmt.Sprintf("expected a JSON object, found %T", d.value), Err: ErrSyntax}
-		}
+		obj := d.obj
 		prefix := ""
 		if bs, ok := jsonNumber(obj["batch_size"]); ok && isFinite(bs) {
 			prefix = fmt.Sprintf("bs=%g/", bs)

@@ -235,16 +235,13 @@ func servingFailed(samples []record.Sample, file string, line int) error {
 // (metadata) are skipped. A number that is NaN or infinite fails the
 // benchmark, unless it is the request rate (a setting).
 func servingJSON(lines []string, file string) ([]record.Sample, error) {
-	docs, err := decodeJSONStream(lines, file)
+	docs, err := decodeJSONObjects(lines, file)
 	if err != nil {
 		return nil, err
 	}
 	var samples []record.Sample
 	for _, d := range docs {
-		obj, ok := d.value.(map[string]any)
-		if !ok {
-			return nil, &OutputError{File: file, Line: d.line, Msg: fmt.Sprintf("expected a JSON object, found %T", d.value), Err: ErrSyntax}
-		}
+		obj := d.obj
 		var rec []record.Sample
 		var nonFinite error
 		for _, k := range sortedKeys(obj) {
@@ -269,6 +266,31 @@ func servingJSON(lines []string, file string) ([]record.Sample, error) {
 		samples = append(samples, rec...)
 	}
 	return samples, nil
+}
+
+// jsonObject is one JSON object of a stream and the line it starts on.
+type jsonObject struct {
+	obj  map[string]any
+	line int
+}
+
+// decodeJSONObjects is decodeJSONStream for results that are objects
+// (one a configuration, or one document): any other value is an error
+// naming its line.
+func decodeJSONObjects(lines []string, file string) ([]jsonObject, error) {
+	docs, err := decodeJSONStream(lines, file)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jsonObject, 0, len(docs))
+	for _, d := range docs {
+		obj, ok := d.value.(map[string]any)
+		if !ok {
+			return nil, &OutputError{File: file, Line: d.line, Msg: fmt.Sprintf("expected a JSON object, found %T", d.value), Err: ErrSyntax}
+		}
+		out = append(out, jsonObject{obj: obj, line: d.line})
+	}
+	return out, nil
 }
 
 // jsonDoc is one JSON value of a stream and the line it starts on.

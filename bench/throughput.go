@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"io"
 	"regexp"
 	"strings"
@@ -94,16 +93,13 @@ func parseVLLMThroughput(r io.Reader, file string, _ Options) ([]record.Sample, 
 }
 
 func vllmThroughputJSON(lines []string, file string) ([]record.Sample, error) {
-	docs, err := decodeJSONStream(lines, file)
+	docs, err := decodeJSONObjects(lines, file)
 	if err != nil {
 		return nil, err
 	}
 	var samples []record.Sample
 	for _, d := range docs {
-		obj, ok := d.value.(map[string]any)
-		if !ok {
-			return nil, &OutputError{File: file, Line: d.line, Msg: fmt.Sprintf("expected a JSON object, found %T", d.value), Err: ErrSyntax}
-		}
+		obj := d.obj
 		for _, k := range vllmThroughputKeys {
 			v, ok := jsonNumber(obj[k.key])
 			if !ok {
