@@ -242,13 +242,8 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if cmd.Dir != "" {
-		if fi, err := os.Stat(cmd.Dir); err != nil || !fi.IsDir() {
-			if err == nil {
-				err = fmt.Errorf("%s is not a directory", cmd.Dir)
-			}
-			return Result{}, l.infra("open working directory", err)
-		}
+	if err := checkDir(cmd.Dir); err != nil {
+		return Result{}, l.infra("open working directory", err)
 	}
 	// Output goes through a pipe into a capture that keeps its head and
 	// tail as it is written: a benchmark printing without end costs
@@ -272,13 +267,7 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 			return Result{}, l.infra("remove old environment dump", err)
 		}
 	}
-	c := exec.Command("/bin/sh", "-c", withEnvDump(cmd.Script, cmd.EnvFile))
-	c.Dir = cmd.Dir
-	c.Env = mergeEnv(withhold(os.Environ(), l.Withheld), cmd.Env)
-	c.Stdout, c.Stderr = pw, pw
-	mark := envRunMark + "=" + newMark()
-	c.Env = append(c.Env, mark)
-	c.SysProcAttr = sysProcAttr()
+	c, mark := l.shell(withEnvDump(cmd.Script, cmd.EnvFile), cmd, pw)
 
 	started := time.Now()
 	if err := c.Start(); err != nil {
@@ -317,6 +306,34 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 		return res, fmt.Errorf("run %q: %w", firstLine(cmd.Script), waitErr)
 	}
 	return res, nil
+}
+
+// checkDir returns why dir cannot be a command's working directory, or
+// nil; an empty dir is the process's own.
+func checkDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err == nil && !fi.IsDir() {
+		err = fmt.Errorf("%s is not a directory", dir)
+	}
+	return err
+}
+
+// shell is the process that runs script for cmd on this machine: sh -c in
+// cmd.Dir, with this machine's environment less the withheld variables and
+// plus cmd.Env, stdout and stderr to out, in a process group of its own,
+// its environment marked (the mark is returned) so that the group can be
+// told apart later from another that reuses its id.
+func (l *Local) shell(script string, cmd Command, out *os.File) (*exec.Cmd, string) {
+	c := exec.Command("/bin/sh", "-c", script)
+	c.Dir = cmd.Dir
+	mark := envRunMark + "=" + newMark()
+	c.Env = append(mergeEnv(withhold(os.Environ(), l.Withheld), cmd.Env), mark)
+	c.Stdout, c.Stderr = out, out
+	c.SysProcAttr = sysProcAttr()
+	return c, mark
 }
 
 // envRunMark marks the environment of every process a command starts, so

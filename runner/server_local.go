@@ -22,25 +22,14 @@ func (l *Local) StartServer(ctx context.Context, slot int, cmd Command, logCap i
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if cmd.Dir != "" {
-		if fi, err := os.Stat(cmd.Dir); err != nil || !fi.IsDir() {
-			if err == nil {
-				err = os.ErrNotExist
-			}
-			return nil, l.infra("open the server's working directory", err)
-		}
+	if err := checkDir(cmd.Dir); err != nil {
+		return nil, l.infra("open the server's working directory", err)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, l.infra("create server output pipe", err)
 	}
-	c := exec.Command("/bin/sh", "-c", cmd.Script)
-	c.Dir = cmd.Dir
-	c.Env = mergeEnv(withhold(os.Environ(), l.Withheld), cmd.Env)
-	c.Stdout, c.Stderr = pw, pw
-	mark := envRunMark + "=" + newMark()
-	c.Env = append(c.Env, mark)
-	c.SysProcAttr = sysProcAttr()
+	c, mark := l.shell(cmd.Script, cmd, pw)
 	started := time.Now()
 	if err := c.Start(); err != nil {
 		pr.Close()

@@ -180,13 +180,8 @@ func (s *Slurm) execJob(ctx context.Context, slot int, cmd Command) (Result, err
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if cmd.Dir != "" {
-		if fi, err := os.Stat(cmd.Dir); err != nil || !fi.IsDir() {
-			if err == nil {
-				err = fmt.Errorf("%s is not a directory", cmd.Dir)
-			}
-			return Result{}, s.infra("open working directory", err)
-		}
+	if err := checkDir(cmd.Dir); err != nil {
+		return Result{}, s.infra("open working directory", err)
 	}
 	name := s.jobName(slot)
 	files, err := s.createJobFiles(cmd.Scratch, name)
