@@ -213,15 +213,7 @@ func (s *srv) enqueue(w http.ResponseWriter, r *http.Request) {
 		badParam(w, "request", err)
 		return
 	}
-	id, err := s.svc.Enqueue(req.Kind, req.Request)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if s.opts.Enqueued != nil {
-		s.opts.Enqueued()
-	}
-	writeJSON(w, http.StatusAccepted, EnqueueResponse{ID: id})
+	s.queue(w, req.Kind, req.Request)
 }
 
 // authorized lets a request through only with one of the tokens.
