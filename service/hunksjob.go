@@ -107,7 +107,7 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		// perfbot's own files, when its configuration sits inside the
 		// working copy, are not the user's changes.
 		store := b.Store.Path()
-		p, head, err := b.Repo.WorkingDiff(ctx, dir, b.Config.Workdir, store, store+".serve", b.Config.IssuesDir, b.Config.Path)
+		p, head, err := b.Repo.WorkingDiff(ctx, dir, b.Config.Workdir, store, EndpointPath(store), b.Config.IssuesDir, b.Config.Path)
 		if err != nil {
 			return nil, &InputError{Err: fmt.Errorf("hunks --worktree: %w", err)}
 		}

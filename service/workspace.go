@@ -36,6 +36,11 @@ func (o *Options) defaults() {
 	}
 }
 
+// EndpointPath is where `perfbot serve` announces itself beside the store
+// at storePath (its address, pid and session token), so that commands on
+// the same store go through it.
+func EndpointPath(storePath string) string { return storePath + ".serve" }
+
 // ErrNoStore is returned by OpenRecords with Options.Existing when the
 // store file does not exist yet: nothing was ever recorded.
 var ErrNoStore = errors.New("no store yet")

@@ -100,7 +100,7 @@ type endpoint struct {
 	Token string `json:"token"`
 }
 
-func endpointPath(storePath string) string { return storePath + ".serve" }
+func endpointPath(storePath string) string { return service.EndpointPath(storePath) }
 
 func writeEndpoint(path string, e endpoint) error {
 	data, err := json.Marshal(e)
