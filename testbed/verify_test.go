@@ -6,10 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,7 +45,10 @@ func (f *fakeMeasurer) Measure(ctx context.Context, commit string, repeats int) 
 	}
 	drift := 1 + 0.0005*float64(len(f.calls))
 	out := map[string][]float64{}
-	for metric, v := range f.base {
+	// In a fixed order, so that the seeded noise falls the same way on
+	// every run of the test (map order would vary it).
+	for _, metric := range slices.Sorted(maps.Keys(f.base)) {
+		v := f.base[metric]
 		for range repeats {
 			scale := 1 + f.effects[commit][metric]/100
 			out[metric] = append(out[metric], v*scale*drift*(1+f.noise*f.rng.NormFloat64()))
