@@ -103,6 +103,9 @@ func TestKilledPerfbotServerHelper(t *testing.T) {
 	script := "sleep 1000 & echo $! > " + shellQuote(pids) + "\necho $$ >> " + shellQuote(pids) + "\nwait"
 	_, err = l.StartServer(ctx, 0, Command{Dir: ws.Dir, Script: script, Scratch: ws.Scratch}, 0)
 	require.NoError(t, err)
+	// StartServer has recorded the server's group: perfbot killed from
+	// now on leaves what the next process needs to reap it.
+	require.NoError(t, os.WriteFile(pids+".started", nil, 0o644))
 	select {} // killed here
 }
 
@@ -120,6 +123,9 @@ func TestKilledPerfbotLeavesNoServer(t *testing.T) {
 	require.Eventually(t, func() bool {
 		data, err := os.ReadFile(pids)
 		if err != nil || strings.Count(string(data), "\n") < 2 {
+			return false
+		}
+		if _, err := os.Stat(pids + ".started"); err != nil {
 			return false
 		}
 		running = readPids(t, pids)
