@@ -385,7 +385,9 @@ func TestSSHHostGoesAwayMidJob(t *testing.T) {
 if [ $n -eq 2 ]; then touch "$READY"; sleep 60; fi
 echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
 	r := &Runner{Spec: spec}
+	killed := make(chan struct{})
 	go func() {
+		defer close(killed)
 		assert.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, time.Minute, 10*time.Millisecond)
 		srv.Kill()
 	}()
@@ -401,6 +403,9 @@ echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
 	assert.Contains(t, runs[1].Error, "host gpu1")
 	t.Logf("the measurement failed with: %v", err)
 
+	// The host comes back once it is wholly gone: an sshd still dying
+	// would hold the port the new one binds.
+	<-killed
 	srv.Restart(t)
 	runs, err = measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: commits[1]}}, 1)
 	require.NoError(t, err)
