@@ -19,8 +19,8 @@ import (
 //	a  a commit touching five files whose one harmful hunk keeps the verify
 //	   (extend) step out of its CUDA graph (verify about 2.5x slower)
 //	b  a hunk that sends extend attention to SDPA's math backend
-//	c  a small verify-path regression (3-6%): dense copies of the query,
-//	   the mask and the output in every layer's extend attention
+//	c  a small verify-path regression (3-6%): every layer copies an
+//	   extend batch's q, k and v out of the projection's output
 //	d  an improvement: queries and keys rotated in one call
 //	e  a commit that fails the import check, followed by its fix
 //
