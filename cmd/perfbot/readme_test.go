@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/configs"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
@@ -253,4 +254,47 @@ func TestREADMESGLangNamesItsConfigsMetrics(t *testing.T) {
 		}
 	}
 	require.Positive(t, named)
+}
+
+// readmeSection returns the text of README.md from the heading line to
+// the next heading of the same or a higher level.
+func readmeSection(t *testing.T, heading string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(data), "\n"+heading+"\n")
+	require.True(t, ok, "README.md has no heading %q", heading)
+	level := strings.Repeat("#", strings.Index(heading, " "))
+	for i, line := range strings.Split(after, "\n") {
+		if strings.HasPrefix(line, "#") && strings.HasPrefix(level, strings.SplitN(line, " ", 2)[0]) {
+			return strings.Join(strings.Split(after, "\n")[:i], "\n")
+		}
+	}
+	return after
+}
+
+// TestREADMEListsEveryFormat: the README's table of benchmark formats has
+// one row per format bench parses, and no other.
+func TestREADMEListsEveryFormat(t *testing.T) {
+	section := readmeSection(t, "### Benchmark formats and their options")
+	var rows []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\|").FindAllStringSubmatch(section, -1) {
+		rows = append(rows, m[1])
+	}
+	require.ElementsMatch(t, bench.Formats(), rows)
+}
+
+// TestREADMEListsEveryCommand: the README's command list names every
+// command perfbot has.
+func TestREADMEListsEveryCommand(t *testing.T) {
+	section := readmeSection(t, "## Commands")
+	root := perfbotTree()
+	for _, path := range commandPaths(t)[1:] {
+		cmd, _, err := root.Find(path)
+		require.NoError(t, err)
+		if cmd.HasSubCommands() {
+			continue // a group: its commands are listed
+		}
+		require.Regexp(t, `(?m)^perfbot `+regexp.QuoteMeta(strings.Join(path, " "))+`\b`, section, "README.md's command list lacks perfbot %s", strings.Join(path, " "))
+	}
 }

@@ -80,9 +80,10 @@ change of a metric to the culprit commit under noise, narrows the culprit
 down to the diff hunks that cause it and files an issue with the evidence.
 
 The commands that measure or read the store (measure, history, bisect,
-hunks, envbisect, findings, report, triage, nightly, serve, testbed verify)
-read --config (default perfbot.yaml in the current directory) and take
---store; demo, parse, loadgen and testbed init read no configuration.
+hunks, envbisect, findings, report, triage, nightly, serve) read --config
+(default perfbot.yaml in the current directory) and take --store, as does
+testbed verify, with the testbed's embedded configuration; demo, parse,
+loadgen and testbed init read neither.
 --json prints one JSON document on stdout and nothing else; progress goes
 to stderr. Exit status: 0 done, whatever the verdict; 1 bad usage, input
 or configuration; 2 an infrastructure failure; 3 a bug in perfbot; 4
