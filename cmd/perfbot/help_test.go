@@ -90,10 +90,11 @@ func TestFlagRules(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{"bisect without --bad", []string{"bisect", "--good", "HEAD~5"}, `perfbot: bisect: required flag(s) "bad" not set (see perfbot bisect --help)`},
-		{"bisect without ends", []string{"bisect"}, `required flag(s) "bad", "good" not set`},
-		{"envbisect without its files", []string{"envbisect", "--rev", "HEAD"}, `perfbot: envbisect: required flag(s) "bad-env", "good-env" not set`},
-		{"parse without --format", []string{"parse", "out.txt"}, `perfbot: parse: required flag(s) "format" not set`},
+		{"bisect without --bad", []string{"bisect", "--good", "HEAD~5"}, "perfbot: bisect needs --bad (see perfbot bisect --help)"},
+		{"bisect without ends", []string{"bisect"}, "perfbot: bisect needs --bad and --good"},
+		{"envbisect without its files", []string{"envbisect", "--rev", "HEAD"}, "perfbot: envbisect needs --bad-env and --good-env"},
+		{"parse without --format", []string{"parse", "out.txt"}, "perfbot: parse needs --format"},
+		{"testbed init's flags are checked too", []string{"testbed", "init", "x", "--seed", "y"}, `invalid argument "y" for "--seed"`},
 		{"history --json with --format", []string{"history", "--json", "--format", "csv"}, "perfbot: history: if any flags in the group [json format] are set none of the others can be"},
 		{"history --speculative with --metric", []string{"history", "--speculative", "--metric", "x"}, "group [speculative metric]"},
 		{"history --speculative with --format", []string{"history", "--speculative", "--format", "csv"}, "group [speculative format]"},

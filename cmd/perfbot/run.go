@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
@@ -129,16 +130,23 @@ func markRequired(cmd *cobra.Command, names ...string) {
 	}
 }
 
-// checkFlags runs cobra's checks of required flags and of flag groups
-// (MarkFlagsMutuallyExclusive and the like) and makes their errors usage
-// errors that point to the command's help.
+// checkFlags reports the required flags that are missing (as cobra
+// would, naming them as they are typed) and runs cobra's checks of flag
+// groups (MarkFlagsMutuallyExclusive and the like), as usage errors that
+// point to the command's help.
 func checkFlags(cmd *cobra.Command, _ []string) error {
-	err := cmd.ValidateRequiredFlags()
-	if err == nil {
-		err = cmd.ValidateFlagGroups()
+	name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	var missing []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if req := f.Annotations[cobra.BashCompOneRequiredFlag]; len(req) > 0 && req[0] == "true" && !f.Changed {
+			missing = append(missing, "--"+f.Name)
+		}
+	})
+	if len(missing) > 0 {
+		return usagef("%s needs %s (see %s --help)", name, strings.Join(missing, " and "), cmd.CommandPath())
 	}
-	if err != nil {
-		return usagef("%s: %v (see %s --help)", strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), err, cmd.CommandPath())
+	if err := cmd.ValidateFlagGroups(); err != nil {
+		return usagef("%s: %v (see %s --help)", name, err, cmd.CommandPath())
 	}
 	return nil
 }
