@@ -254,6 +254,19 @@ func TestREADMESGLangNamesItsConfigsMetrics(t *testing.T) {
 		}
 	}
 	require.Positive(t, named)
+
+	// The prose beside the block lists the configuration's metrics.
+	listed := regexp.MustCompile(`(?s)Its metrics are\s(.*?)\.\n`).FindStringSubmatch(readmeSection(t, "## Against SGLang"))
+	require.NotNil(t, listed, "README.md's SGLang section says which metrics its configuration has")
+	var names []string
+	for _, m := range regexp.MustCompile("`([a-z0-9_]+)`").FindAllStringSubmatch(listed[1], -1) {
+		names = append(names, m[1])
+	}
+	var want []string
+	for _, m := range cfg.Metrics {
+		want = append(want, m.Name)
+	}
+	require.ElementsMatch(t, want, names, "README.md's SGLang section lists %s's metrics", cp[1])
 }
 
 // readmeSection returns the text of README.md from the heading line to
