@@ -85,6 +85,7 @@ hunks, envbisect, findings, report, triage, nightly, serve) read --config
 (default perfbot.yaml in the current directory) and take --store, as does
 testbed verify, with the testbed's embedded configuration; demo, parse,
 loadgen and testbed init read neither.
+
 --json prints one JSON document on stdout and nothing else; progress goes
 to stderr. Exit status: 0 done, whatever the verdict; 1 bad usage, input
 or configuration; 2 an infrastructure failure; 3 a bug in perfbot; 4
