@@ -218,6 +218,28 @@ func TestREADMEQuickStart(t *testing.T) {
 	require.Empty(t, want, "commands this test expects that README.md's quick start no longer has")
 }
 
+// TestREADMEInstall checks README.md's install block: its go install
+// line names this module's command (the one line a test cannot run
+// offline), and every other line runs with perfbot on PATH and prints
+// perfbot's version.
+func TestREADMEInstall(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	require.NoError(t, err)
+	module := regexp.MustCompile(`(?m)^module (\S+)$`).FindSubmatch(mod)
+	require.NotNil(t, module)
+	cmds := readmeCommands(readmeBlock(t, "install"))
+	require.Equal(t, "go install "+string(module[1])+"/cmd/perfbot@latest", cmds[0])
+	bin := perfbotOnPath(t)
+	for _, line := range cmds[1:] {
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s: %s", line, out)
+		require.Regexp(t, `^perfbot \S+`, string(out), line)
+	}
+}
+
 // perfbotOnPath returns a directory holding an executable "perfbot" that
 // runs this test binary as perfbot (TestMain).
 func perfbotOnPath(t *testing.T) string {
