@@ -121,13 +121,14 @@ bisect --fail-on-culprit found a confirmed regression; 130 interrupted.`,
 	return root
 }
 
-// markRequired declares flags a command cannot run without; checkFlags
-// reports a missing one.
+// markRequired declares flags a command cannot run without, and says so
+// in their help; checkFlags reports a missing one.
 func markRequired(cmd *cobra.Command, names ...string) {
 	for _, name := range names {
 		if err := cmd.MarkFlagRequired(name); err != nil {
 			panic(fmt.Sprintf("%s: %v", cmd.Name(), err)) // a flag that was never declared: a bug
 		}
+		cmd.Flags().Lookup(name).Usage += " (required)"
 	}
 }
 
