@@ -2,8 +2,8 @@
 //
 // One place parses benchmark output: Go benchmark format (through
 // golang.org/x/perf/benchfmt), nccl-tests, NCCL_DEBUG=INFO lines (also
-// read into a run's fingerprint by NCCLDebug), SGLang, vLLM, Prometheus text,
-// JSON and regular expressions. Parsers never return a silent zero or an
+// read into a run's fingerprint by NCCLDebug), SGLang, vLLM, Prometheus text
+// (through prometheus/common's expfmt), JSON and regular expressions. Parsers never return a silent zero or an
 // empty success: output that holds no result, or a line that cannot be
 // read, is an error that quotes the offending line (*OutputError, which
 // wraps ErrNoResults, ErrBenchmarkFailed or ErrSyntax). Nor do they return
@@ -23,7 +23,7 @@
 //	sglang-log      "gen_throughput" tok/s, "accept_len", "accept_rate": medians over the log
 //	sglang-one-batch "bs=8/median_decode_latency" s, "bs=8/prefill_throughput" tok/s (result file keys)
 //	vllm-throughput "requests_per_second" req/s, "tokens_per_second", "output_tokens_per_second" tok/s
-//	prometheus      `metric{label="v"}` as written
+//	prometheus      `metric{label="v"}` as written (le, quantile last), by metric name
 //	json, regex     names and units from the options
 //
 // Dimensionless values (counts, accept length) have the unit "value".

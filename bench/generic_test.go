@@ -35,8 +35,8 @@ func TestPrometheus(t *testing.T) {
 	require.ErrorContains(t, err, "ambiguous")
 
 	runErrorCases(t, []errorCase{
-		{name: "value missing", format: "prometheus", input: "up\n", is: ErrSyntax, mention: []string{"<input>:1:", "no value"}},
-		{name: "unterminated labels", format: "prometheus", input: `up{job="x 1` + "\n", is: ErrSyntax, mention: []string{"unterminated"}},
+		{name: "value missing", format: "prometheus", input: "up\n", is: ErrSyntax, mention: []string{"<input>:1:", "expected float as value"}},
+		{name: "unterminated labels", format: "prometheus", input: `up{job="x 1` + "\n", is: ErrSyntax, mention: []string{"<input>:1:", "unescaped new-line"}},
 		{name: "not a number", format: "prometheus", input: "up yes\n", is: ErrSyntax, mention: []string{`"yes"`}},
 		{name: "HTML error page", format: "prometheus", input: "<html>\n", is: ErrSyntax},
 		{name: "only comments", format: "prometheus", input: "# HELP x y\n", is: ErrNoResults},

@@ -57,7 +57,8 @@ func Formats() []string {
 }
 
 // Parse reads benchmark output in the named format from r and returns
-// every value it holds, in the order they appear. Output that holds no
+// every value it holds, in the order they appear (Prometheus text: by
+// metric name, each metric's series in their order). Output that holds no
 // result, or that reports a failed benchmark, is an error; Parse never
 // returns an empty slice with a nil error, nor a value that is NaN or
 // infinite.

@@ -24,11 +24,26 @@ func bisectCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bisect --good REV --bad REV",
 		Short: "Find the commit that changed a metric, noise-aware, with a calibrated confidence",
-		Args:  usageArgs(cobra.NoArgs),
+		Long: `bisect finds the commit between --good and --bad (first-parent history)
+that changed the metric (the primary one unless --metric). It measures both
+ends again first, interleaved: ends that do not differ in --direction by
+bisect.min_effect are not_reproduced, and nothing is searched. Otherwise a
+noise-aware Bayesian search probes commits until one is the culprit with
+bisect.confidence, and confirms it with fresh interleaved runs of parent and
+culprit before it is reported; commits that do not build are skipped.
+--hunks continues from each culprit into the diff hunks that explain it.
+
+Every run is stored and reused: a second bisect over the same range, or a
+measure of the same commits, runs only what is missing. The verdict is
+printed on stdout (or one JSON document with --json); progress goes to
+stderr. The exit status is 0 whatever the verdict, unless
+--fail-on-culprit and a confirmed regression.`,
+		Example: `  perfbot bisect --good v0.4.6 --bad main
+  perfbot bisect --good HEAD~20 --bad HEAD --hunks --file-issue
+  perfbot bisect --good HEAD~200 --bad HEAD --scan 20 --metric decode_tok_s
+  perfbot bisect --good "$BASE" --bad HEAD --fail-on-culprit --json > bisect.json`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if req.Good == "" || req.Bad == "" {
-				return usagef("bisect needs --good and --bad")
-			}
 			if req.Scan < 0 {
 				return usagef("--scan %d: want a number of commits (0: no survey)", req.Scan)
 			}
@@ -98,6 +113,7 @@ func bisectCmd(g *globals) *cobra.Command {
 	f.BoolVar(&fileIssue, "file-issue", false, "file an issue per culprit (GitHub, or the issues directory)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	f.BoolVar(&failOnCul, "fail-on-culprit", false, fmt.Sprintf("exit with status %d when a confirmed culprit of a regression is found (for CI)", exitCulprit))
+	markRequired(cmd, "good", "bad")
 	return cmd
 }
 

@@ -21,7 +21,17 @@ func demoCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole cycle on the bundled testbed and compare the findings with its ground truth",
-		Args:  cobra.NoArgs,
+		Long: `demo runs perfbot's service cycle on the bundled testbed, with the embedded
+testbed configuration (it reads no perfbot.yaml): it generates the testbed
+repository of a small Go inference engine with known injected changes in
+--dir, replays its history as nights (measure the tip beside the reference,
+detect, bisect each alert, localize its hunks, write one Markdown issue per
+regression under DIR/issues) and prints each injected change beside what
+was found. The store is DIR/perfbot.db; a second run reuses both.
+--serve keeps serving the dashboard of that store, read-only, afterwards.`,
+		Example: `  perfbot demo
+  perfbot demo --dir /tmp/demo --serve --listen 127.0.0.1:8080`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sum, err := demo.Run(cmd.Context(), demo.Options{Dir: dir, Seed: seed, Progress: g.stderr, Logger: g.logger()})
 			if err != nil {

@@ -16,7 +16,13 @@ func findingsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "findings",
 		Short: "List localized regressions and the issues filed for them",
-		Args:  usageArgs(cobra.NoArgs),
+		Long: `findings lists what bisections and nightly cycles found, one line each: the
+short id (report and triage take it, or any unique prefix of it), the
+outcome, the metric, the first culprit and its effect, the confidence, the
+components, the triage state and the issue it was filed as.`,
+		Example: `  perfbot findings
+  perfbot findings --json`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bot, err := g.openRecords()
 			if err != nil {
@@ -64,11 +70,21 @@ func reportCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report FINDING | --retry-unfiled",
 		Short: "Render a finding as Markdown, file it, or retry the findings whose filing failed",
-		Args:  usageArgs(cobra.MaximumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		Long: `report prints a finding (named by a unique prefix of its id, see perfbot
+findings) as the issue it is filed as: title, then the Markdown body.
+--file-issue files it: on GitHub when github.repo is set, else as a Markdown
+file in issues_dir; a finding filed before gets a comment, not a second
+issue. --retry-unfiled files every finding whose filing failed.`,
+		Example: `  perfbot report 3f2a9c1
+  perfbot report 3f2a --file-issue
+  perfbot report --retry-unfiled`,
+		Args: usageArgs(func(cmd *cobra.Command, args []string) error {
 			if retry == (len(args) == 1) {
-				return usagef("give either FINDING or --retry-unfiled")
+				return fmt.Errorf("give either FINDING or --retry-unfiled")
 			}
+			return cobra.MaximumNArgs(1)(cmd, args)
+		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			bot, err := g.openRecords()
 			if err != nil {
@@ -91,6 +107,7 @@ func reportCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&fileIssue, "file-issue", false, "file the finding (GitHub, or the issues directory)")
 	cmd.Flags().BoolVar(&retry, "retry-unfiled", false, "file every finding whose filing failed before")
+	cmd.MarkFlagsMutuallyExclusive("file-issue", "retry-unfiled")
 	return cmd
 }
 

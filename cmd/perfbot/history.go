@@ -28,11 +28,20 @@ func historyCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Query the stored samples, newest first",
-		Args:  usageArgs(cobra.NoArgs),
+		Long: `history prints the stored samples, newest first: time, commit, metric,
+value, host, status and subject, one run a line. It reads the store and
+measures nothing; before anything was measured it says so and creates no
+store. While perfbot serve holds the store, it reads through its API.
+
+--format csv prints the same rows as CSV; --format benchstat prints them in
+the Go benchmark format with commit: lines, oldest commit first, for
+benchstat -col commit. --speculative prints, per commit, the speculative
+decoding breakdown of the configuration's speculative: block.`,
+		Example: `  perfbot history --metric decode_tok_s --since 72h
+  perfbot history --metric decode_tok_s --format benchstat > h.txt && benchstat -col commit h.txt
+  perfbot history --speculative --limit 10`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if asJSON && format != "" {
-				return usagef("--json and --format are exclusive")
-			}
 			if limit < 0 {
 				return usagef("--limit %d: want a number of samples (0: all)", limit)
 			}
@@ -40,9 +49,6 @@ func historyCmd(g *globals) *cobra.Command {
 			case "", "csv", "benchstat":
 			default:
 				return usagef("--format %q: want csv or benchstat", format)
-			}
-			if speculative && (metric != "" || format != "") {
-				return usagef("--speculative takes every metric of the breakdown: no --metric or --format")
 			}
 			from, err := parseSince(since, time.Now())
 			if err != nil {
@@ -95,6 +101,10 @@ func historyCmd(g *globals) *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	f.StringVar(&format, "format", "", "csv or benchstat (Go benchmark format with commit: lines)")
 	f.BoolVar(&speculative, "speculative", false, "the speculative-decoding breakdown of every commit: speed-up over plain decoding, break-even acceptance and the terms (--limit counts commits)")
+	cmd.MarkFlagsMutuallyExclusive("json", "format")
+	// --speculative takes every metric of the breakdown.
+	cmd.MarkFlagsMutuallyExclusive("speculative", "metric")
+	cmd.MarkFlagsMutuallyExclusive("speculative", "format")
 	return cmd
 }
 

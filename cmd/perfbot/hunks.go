@@ -18,14 +18,32 @@ func hunksCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hunks REV | --worktree",
 		Short: "Find the diff hunks of a commit (or of uncommitted changes) that cause its effect",
-		Args:  usageArgs(cobra.MaximumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		Long: `hunks splits the diff of REV against its first parent into hunks (one line of
+context) and finds the fewest hunks that explain the change of the metric
+(the primary one unless --metric): files first, then hunks inside them,
+applied to the parent and reverted from REV, each configuration built and
+measured. A configuration that does not apply or build is unresolved, never
+good. Each hunk is printed with its file, function and component, and the
+effect of the explaining hunks applied alone and reverted alone.
+
+With --worktree it searches the uncommitted changes of the working copy at
+repo.url instead (tracked changes, staged or not, and untracked files git
+does not ignore), applied to its HEAD. perfbot's own files there (the
+configuration, the workdir, the store, the issues directory) are left out.`,
+		Example: `  perfbot hunks 3f2a9c1
+  perfbot hunks --worktree
+  perfbot hunks HEAD --metric verify_tok_s --json`,
+		Args: usageArgs(func(cmd *cobra.Command, args []string) error {
 			switch {
 			case req.Worktree && len(args) > 0:
-				return usagef("give either REV or --worktree, not both")
+				return fmt.Errorf("give either REV or --worktree, not both")
 			case !req.Worktree && len(args) == 0:
-				return usagef("hunks needs REV or --worktree")
-			case len(args) == 1:
+				return fmt.Errorf("hunks needs REV or --worktree")
+			}
+			return cobra.MaximumNArgs(1)(cmd, args)
+		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
 				req.Rev = args[0]
 			}
 			bot, err := g.open(cmd.Context())
@@ -91,11 +109,22 @@ func envbisectCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "envbisect --rev REV --good-env A.env --bad-env B.env",
 		Short: "Find the environment variables whose difference explains a change",
-		Args:  usageArgs(cobra.NoArgs),
+		Long: `envbisect measures REV's benchmarks in two environments and finds the fewest
+variables whose difference explains the change of the metric (the primary
+one unless --metric). Each file holds NAME=VALUE lines: blank lines and
+lines starting with # are skipped, an "export " prefix and one pair of
+matching quotes around the value are removed; a name given twice, or one
+that is not a variable name, is an error naming the file and line.
+
+The variables are set over each benchmark step's own env (the build is the
+same for both). A variable that one file sets and the other does not is
+left, on that other side, as the step and the host give it. Variables with
+the same value in both files are not searched.`,
+		Example: `  printf 'NCCL_PROTO=LL\nNCCL_ALGO=Ring\n' > good.env
+  printf 'NCCL_PROTO=Simple\nNCCL_ALGO=Tree\n' > bad.env
+  perfbot envbisect --rev HEAD --good-env good.env --bad-env bad.env`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if req.Rev == "" || req.GoodEnv == "" || req.BadEnv == "" {
-				return usagef("envbisect needs --rev, --good-env and --bad-env")
-			}
 			bot, err := g.open(cmd.Context())
 			if err != nil {
 				return err
@@ -117,6 +146,7 @@ func envbisectCmd(g *globals) *cobra.Command {
 	f.StringVar(&req.BadEnv, "bad-env", "", "file of NAME=VALUE lines: the bad environment")
 	f.StringVar(&req.Metric, "metric", "", "metric to follow (default: the primary)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	markRequired(cmd, "rev", "good-env", "bad-env")
 	return cmd
 }
 

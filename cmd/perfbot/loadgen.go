@@ -32,6 +32,8 @@ counters' increases over the load, scaled.
 
 A summary goes to stderr, and one line of JSON to stdout: a benchmark step
 that runs "perfbot loadgen …" reads it with format: openai.`,
+		Example: `  perfbot loadgen http://127.0.0.1:30000 --concurrency 1 --requests 64 --warmup 4
+  perfbot loadgen http://127.0.0.1:8000 --rate 8 --burstiness 1 --duration 2m --prompt-tokens 1024 --output-tokens 256 --seed 1`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c.URL = args[0]

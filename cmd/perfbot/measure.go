@@ -22,7 +22,15 @@ func measureCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "measure REV...",
 		Short: "Measure revisions and store their samples (runs only what the store lacks)",
-		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		Long: `measure builds and benchmarks each revision until it has --repeats ok runs of
+every metric, the revisions' runs interleaved, and prints each revision's
+status and, per metric, the median with its interval. Runs already in the
+store count: measuring again runs only what is missing. A revision that
+does not build or whose benchmark fails is a status (build_failed,
+bench_failed), not an error.`,
+		Example: `  perfbot measure HEAD~1 HEAD --repeats 5
+  perfbot measure v0.4.6 main --json`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repeats < 1 {
 				return usagef("--repeats must be at least 1, got %d", repeats)

@@ -28,6 +28,8 @@ func nightlyCmd(g *globals) *cobra.Command {
 branch, measures its tip interleaved with the reference commit, records the
 night, runs change detection on every metric and queues one job per new
 change, which it then runs (bisect, hunks, file the issue) unless --no-work.`,
+		Example: `  perfbot nightly
+  perfbot nightly --no-work --json`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bot, err := g.open(cmd.Context())

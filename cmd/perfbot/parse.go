@@ -25,13 +25,14 @@ func parseCmd(g *globals) *cobra.Command {
 		Short: "Parse a benchmark output file into samples",
 		Long: "Parse a benchmark output file into samples, as a benchmark step of that format would.\n\n" +
 			"Formats: " + formats + ".\n" +
-			"json and regex take their settings as --option key=value (the benchmark step's options:\n" +
-			"fields for json; pattern, name, unit, better for regex).",
+			"json, regex and openai take their settings as --option key=value (the benchmark step's\n" +
+			"options: fields, unit, better for json; pattern, name, unit, better for regex;\n" +
+			"allow_failed for openai).",
+		Example: `  perfbot parse --format gobench bench.txt
+  perfbot parse --format nccl-tests all_reduce.log --json
+  perfbot parse --format regex --option 'pattern=(?m)^Decode\.\s+median latency: (?P<value>[0-9.]+) s' --option unit=s run.log`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format == "" {
-				return usagef("parse needs --format (one of %s)", formats)
-			}
 			if !strings.Contains(", "+formats+", ", ", "+format+", ") {
 				return usagef("--format %q: want one of %s", format, formats)
 			}
@@ -59,6 +60,7 @@ func parseCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "", "one of: "+strings.Join(bench.Formats(), ", "))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	cmd.Flags().StringToStringVar(&opts, "option", nil, "a format option, key=value (repeatable)")
+	markRequired(cmd, "format")
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
@@ -60,17 +61,50 @@ type globals struct {
 // returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g := &globals{stdout: stdout, stderr: stderr}
+	root := newRoot(g)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	return reportError(stderr, err)
+}
+
+// newRoot returns perfbot's command tree, writing to g's stdout and
+// stderr.
+func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "perfbot",
-		Short:         "Find inference performance regressions and prove where they come from",
+		Use:   "perfbot",
+		Short: "Find inference performance regressions and prove where they come from",
+		Long: `perfbot measures the commits of a repository with its benchmarks, bisects a
+change of a metric to the culprit commit under noise, narrows the culprit
+down to the diff hunks that cause it and files an issue with the evidence.
+
+The commands that measure or read the store (measure, history, bisect,
+hunks, envbisect, findings, report, triage, nightly, serve) read --config
+(default perfbot.yaml in the current directory) and take --store, as does
+testbed verify, with the testbed's embedded configuration; demo, parse,
+loadgen and testbed init read neither.
+
+--json prints one JSON document on stdout and nothing else; progress goes
+to stderr. Exit status: 0 done, whatever the verdict; 1 bad usage, input
+or configuration; 2 an infrastructure failure; 3 a bug in perfbot; 4
+bisect --fail-on-culprit found a confirmed regression; 130 interrupted.`,
+		Example: `  perfbot measure HEAD~1 HEAD --repeats 5
+  perfbot bisect --good HEAD~5 --bad HEAD --hunks
+  perfbot hunks --worktree
+  perfbot --config configs/sglang.yaml history --metric output_tok_s`,
 		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Required flags and flag groups are checked here, before cobra
+		// checks them again, so that a missing or conflicting flag is a
+		// usage error (exit status 1) like any other.
+		PersistentPreRunE: checkFlags,
 	}
 	root.SetVersionTemplate("perfbot {{.Version}}\n")
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(g.stdout)
+	root.SetErr(g.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.config, "config", "", "configuration file (default perfbot.yaml in the current directory)")
@@ -84,11 +118,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		triageCmd(g),
 	)
 	requireSubcommands(root)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
+	return root
+}
+
+// markRequired declares flags a command cannot run without, and says so
+// in their help; checkFlags reports a missing one.
+func markRequired(cmd *cobra.Command, names ...string) {
+	for _, name := range names {
+		if err := cmd.MarkFlagRequired(name); err != nil {
+			panic(fmt.Sprintf("%s: %v", cmd.Name(), err)) // a flag that was never declared: a bug
+		}
+		cmd.Flags().Lookup(name).Usage += " (required)"
 	}
-	return reportError(stderr, err)
+}
+
+// checkFlags reports the required flags that are missing (as cobra
+// would, naming them as they are typed) and runs cobra's checks of flag
+// groups (MarkFlagsMutuallyExclusive and the like), as usage errors that
+// point to the command's help.
+func checkFlags(cmd *cobra.Command, _ []string) error {
+	name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	var missing []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if req := f.Annotations[cobra.BashCompOneRequiredFlag]; len(req) > 0 && req[0] == "true" && !f.Changed {
+			missing = append(missing, "--"+f.Name)
+		}
+	})
+	if len(missing) > 0 {
+		return usagef("%s needs %s (see %s --help)", name, strings.Join(missing, " and "), cmd.CommandPath())
+	}
+	if err := cmd.ValidateFlagGroups(); err != nil {
+		return usagef("%s: %v (see %s --help)", name, err, cmd.CommandPath())
+	}
+	return nil
 }
 
 // requireSubcommands makes every command that only groups others (perfbot

@@ -32,6 +32,8 @@ While it runs it holds the store; the other commands on the same store go
 through it: history reads through the API, bisect submits a job and
 follows its trace. On SIGTERM the run under way finishes and is recorded,
 and the interrupted job resumes on the next start.`,
+		Example: `  perfbot serve
+  PERFBOT_API_TOKEN=secret perfbot serve --listen 127.0.0.1:9090`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()

@@ -86,5 +86,5 @@ func TestHistorySpeculativeUsage(t *testing.T) {
 	dir := t.TempDir()
 	_, errOut, code := perfbot(t, dir, "history", "--speculative", "--metric", "verify_tok_s")
 	require.Equal(t, exitInput, code)
-	require.Contains(t, errOut, "--speculative takes every metric")
+	require.Contains(t, errOut, "group [speculative metric] are set none of the others can be")
 }

@@ -15,6 +15,11 @@ func testbedCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "testbed",
 		Short: "The bundled testbeds: a small Go inference engine, or with --gpu a PyTorch one, with a history of known changes",
+		Long: `testbed generates the bundled testbeds (init) and checks that their injected
+changes measure as intended (verify). The Go engine is what perfbot demo
+runs on; the PyTorch one (init --gpu) is measured by configs/gpu-testbed.yaml.`,
+		Example: `  perfbot testbed init /tmp/tb/testbed
+  perfbot testbed verify /tmp/tb/testbed --repeats 10`,
 	}
 	cmd.AddCommand(testbedInitCmd(g), testbedVerifyCmd(g))
 	return cmd
@@ -28,7 +33,13 @@ func testbedInitCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init DIR",
 		Short: "Generate the testbed repository in DIR and its ground-truth manifest beside it",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: `init generates the testbed repository in DIR (a git repository with a history
+of known changes, the same for the same --seed) and its ground truth in
+DIR.manifest.json: each injected change with its commit, kind and intended
+effect. --gpu generates the PyTorch testbed instead of the Go engine.`,
+		Example: `  perfbot testbed init /tmp/tb/testbed --seed 1
+  perfbot testbed init --gpu /tmp/gt/gpu-testbed`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
 			generate := testbed.Generate
@@ -57,7 +68,11 @@ func testbedVerifyCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify DIR",
 		Short: "Measure every ground-truth change against its parent and print measured beside intended effects",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: `verify measures each change of DIR's manifest (DIR.manifest.json) against its
+parent, --repeats runs each, interleaved, with the testbed's embedded
+configuration, and prints the measured effect beside the intended one.`,
+		Example: `  perfbot testbed verify /tmp/tb/testbed --repeats 10`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repeats < 2 {
 				return usagef("--repeats must be at least 2, got %d", repeats)

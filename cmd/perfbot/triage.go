@@ -29,6 +29,8 @@ nightly baseline: the culprit becomes the reference later nights are
 measured beside, at the level its nights have shown, so the new level
 raises no further alert. The dashboard's precision counts the invalid
 ones. While perfbot serve holds the store, the decision goes through it.`,
+		Example: `  perfbot triage 3f2a9c1 acknowledged --note "intended: the new sampler"
+  perfbot triage 3f2a invalid --note "a neighbour's job on the host"`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := service.TriageRequest{State: record.Triage(args[1]), Note: note}
