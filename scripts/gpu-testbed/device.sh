@@ -11,6 +11,9 @@
 #   measure    perfbot measure the root and the head, $REPEATS runs each
 #   bisect     perfbot bisect --hunks from the root to the head; stopped at
 #              $LIMIT seconds, the same call goes on from the store
+#   changes    perfbot bisect --hunks of each injected change in its own
+#              range ($PARTS, default "c b d a": root..b~1, c..d~1,
+#              b..a~1 as an improvement, d..HEAD), $LIMIT seconds each
 #   envbisect  perfbot envbisect at change a's parent between
 #              TESTBED_CUDA_GRAPHS=1 and =0 (and two variables that do not matter)
 #
@@ -59,6 +62,22 @@ measure)
 bisect)
 	cd "$W" && timeout -s TERM "$LIMIT" "$P" bisect --good "$(root)" --bad HEAD --hunks 2>&1 | keep bisect.txt
 	;;
+changes)
+	cd "$W"
+	for part in ${PARTS:-c b d a}; do
+		dir=regression
+		case $part in
+		c) good=$(root) bad="$(change b commit)~1" ;;
+		b) good=$(change c commit) bad="$(change d commit)~1" ;;
+		d) good=$(change b commit) bad="$(change a commit)~1" dir=improvement ;;
+		a) good=$(change d commit) bad=HEAD ;;
+		*) echo "device.sh: no change $part" >&2; exit 2 ;;
+		esac
+		bad=$(git -C "$W/gpu-testbed" rev-parse "$bad")
+		echo "== $part: $good..$bad ($dir)"
+		timeout -s TERM "$LIMIT" "$P" bisect --good "$good" --bad "$bad" --direction "$dir" --hunks 2>&1 | keep "bisect-$part.txt" || true
+	done
+	;;
 envbisect)
 	cd "$W"
 	printf 'TESTBED_CUDA_GRAPHS=1\nNCCL_PROTO=Simple\nTESTBED_WARMUP=20\n' > good.env
@@ -66,7 +85,7 @@ envbisect)
 	timeout -s TERM "$LIMIT" "$P" envbisect --rev "$(change a parent)" --good-env good.env --bad-env bad.env 2>&1 | keep envbisect.txt
 	;;
 *)
-	sed -n '2,17p' "$0" >&2
+	sed -n '2,20p' "$0" >&2
 	exit 2
 	;;
 esac
