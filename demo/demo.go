@@ -287,6 +287,10 @@ func compareWithManifest(m *testbed.Manifest, findings []*record.Finding) []Row 
 		if f, ok := byCommit[ch.Commit]; ok {
 			matched[ch.Commit] = true
 			fillFound(&row, f)
+			if pct, ok := ch.Effects[f.Metric]; ok {
+				// The intended effect on the metric the change was found by.
+				row.IntendedPct = pct
+			}
 			row.CommitMatch = true
 			row.HunkMatch = ch.Hunk != nil && hunkMatches(ch.Hunk, f.Hunks())
 		}

@@ -31,6 +31,11 @@ const (
 	VerifyTokS    = "verify_tok_s"
 	DecodeTokS    = "decode_tok_s"
 	AllReduceGBps = "allreduce_gbps"
+	// VerifyCost is the Go testbed's speculative step in plain decode
+	// steps of the target, each measured right after the other in one
+	// process (lower is better): it holds still where tok/s follows the
+	// host's speed.
+	VerifyCost = "verify_cost"
 	// VerifyMs is the GPU testbed's verify-step latency (lower is better).
 	VerifyMs = "verify_ms"
 )

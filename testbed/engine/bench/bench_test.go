@@ -46,7 +46,20 @@ func workload(b *testing.B) *Workload {
 // the median CPU time per step of the full cycles (or of all steps when
 // there is no full cycle).
 func cycles(b *testing.B, f func(steps int) error) time.Duration {
+	step, _ := pairedCycles(b, f, nil)
+	return step
+}
+
+// pairedCycles is cycles with a reference: after each cycle of f it runs
+// ref over as many steps and times it too, and it also returns the median
+// over the full cycles of f's time per step in ref's steps. Both halves of
+// a pair run within milliseconds of each other in one process, so a
+// machine whose speed flips between runs, or between the benchmarks of one
+// run, moves both alike and the ratio stays put. With a nil ref the ratio
+// is 0.
+func pairedCycles(b *testing.B, f, ref func(steps int) error) (time.Duration, float64) {
 	var per []time.Duration
+	var rel []float64
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		n := min(CycleSteps, b.N-done)
@@ -54,26 +67,46 @@ func cycles(b *testing.B, f func(steps int) error) time.Duration {
 		if err := f(n); err != nil {
 			b.Fatal(err)
 		}
+		took := cpuTime() - start
 		if n == CycleSteps || len(per) == 0 {
-			per = append(per, (cpuTime()-start)/time.Duration(n))
+			per = append(per, took/time.Duration(n))
+		}
+		if ref != nil {
+			b.StopTimer()
+			start := cpuTime()
+			if err := ref(n); err != nil {
+				b.Fatal(err)
+			}
+			if r := cpuTime() - start; r > 0 && (n == CycleSteps || len(rel) == 0) {
+				rel = append(rel, float64(took)/float64(r))
+			}
+			b.StartTimer()
 		}
 		done += n
 	}
 	b.StopTimer()
 	slices.Sort(per)
-	return per[len(per)/2]
+	if len(rel) == 0 {
+		return per[len(per)/2], 0
+	}
+	slices.Sort(rel)
+	return per[len(per)/2], rel[len(rel)/2]
 }
 
+// BenchmarkVerifyStep reports, beside the speculative step's own rate and
+// times, its cost in plain decode steps of the target (decode-steps/verify):
+// each cycle of verify steps is followed by as many decode steps, timed
+// apart from the benchmark's clock.
 func BenchmarkVerifyStep(b *testing.B) {
 	w := workload(b)
 	tokens := 0
-	step := cycles(b, func(n int) error {
+	step, rel := pairedCycles(b, func(n int) error {
 		emitted, err := w.VerifyCycle(n)
 		if n == CycleSteps {
 			tokens = emitted
 		}
 		return err
-	})
+	}, w.DecodeCycle)
 	if tokens == 0 {
 		// No full cycle: report the one partial cycle.
 		tokens = len(w.out) * CycleSteps / max(b.N, 1)
@@ -84,6 +117,7 @@ func BenchmarkVerifyStep(b *testing.B) {
 	b.ReportMetric(perStep/step.Seconds(), "tok/s")
 	b.ReportMetric(float64(step)/1e6, "ms/verify")
 	b.ReportMetric(perStep, "tok/verify")
+	b.ReportMetric(rel, "decode-steps/verify")
 	b.ReportMetric(float64(draftTime(b, w))/1e6, "ms/draft")
 }
 
