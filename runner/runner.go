@@ -103,7 +103,8 @@ type Effort struct {
 // its retries (TimeoutRetries) timed out too. An infrastructure failure
 // records a run with StatusInfraError and returns the *record.InfraError.
 // When ctx ends, the run in flight is not recorded and ctx's error is
-// returned.
+// returned. The lease hears how the host did (Lease.Report), so that a
+// host that keeps failing leaves the pool.
 //
 // Every run verifies that the tree it ran in still is the target
 // (Host.Verify) before it is recorded: a tree that changed under it
@@ -127,6 +128,9 @@ func (r *Runner) Measure(ctx context.Context, lease *Lease, src Source, repeats 
 		log:       r.logger().With("target", t.Short(), "host", host.Name(), "slot", lease.Slot()),
 	}
 	err := m.run(ctx, repeats)
+	if ctx.Err() == nil {
+		lease.Report(hostFailure(err))
+	}
 	if err != nil || !m.ok {
 		lease.forget()
 	} else {
@@ -136,6 +140,16 @@ func (r *Runner) Measure(ctx context.Context, lease *Lease, src Source, repeats 
 		return m.effort, fmt.Errorf("measure %s: %w", t.Short(), err)
 	}
 	return m.effort, nil
+}
+
+// hostFailure is what a measurement that ended with err says of its
+// host: err when it is an infrastructure failure, else nil (the host ran
+// what it was given, whatever the target made of it).
+func hostFailure(err error) error {
+	if record.IsInfra(err) {
+		return err
+	}
+	return nil
 }
 
 func (r *Runner) logger() *slog.Logger {
