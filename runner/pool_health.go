@@ -167,6 +167,19 @@ func (p *Pool) Retry() {
 	p.wakeLocked()
 }
 
+// HasOther reports whether a host other than the named one is in the
+// pool: whether a measurement that failed there can go on elsewhere.
+func (p *Pool) HasOther(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, h := range p.hosts {
+		if h.host.Name() != name && !h.health.out {
+			return true
+		}
+	}
+	return false
+}
+
 func (h *poolHost) state() HostState {
 	s := HostState{Name: h.host.Name(), Failures: h.health.failures, Out: h.health.out,
 		Left: h.health.left, Retry: h.health.retry}
@@ -205,7 +218,7 @@ func (p *Pool) unavailable(hosts []*poolHost) error {
 	}
 	if len(hosts) == 1 {
 		return &record.InfraError{Host: hosts[0].host.Name(), Op: "lease a slot",
-			Err: fmt.Errorf("%w: %s", ErrOutOfPool, strings.TrimPrefix(why[0], "host "+hosts[0].host.Name()+" left the pool "))}
+			Err: fmt.Errorf("%w %s", ErrOutOfPool, strings.TrimPrefix(why[0], "host "+hosts[0].host.Name()+" left the pool "))}
 	}
 	return &record.InfraError{Op: "lease a slot",
 		Err: fmt.Errorf("no host is left in the pool (%w): %s", ErrOutOfPool, strings.Join(why, "; "))}
