@@ -97,6 +97,10 @@ func TestBisectHostLeavesThePool(t *testing.T) {
 	assert.Equal(t, 3, st[1].Failures)
 	assert.Contains(t, st[1].Error, "no route to host")
 
+	v, err := b.NewVitalsReader().Read(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, st, v.Hosts, "/metrics shows the hosts' health")
+
 	_, trace := jobTrace(t, b)
 	assert.Contains(t, trace, "host b left the pool at")
 	assert.Contains(t, trace, "after 3 failures in a row (collect host facts: dial tcp 10.0.0.6:22: connect: no route to host)")
