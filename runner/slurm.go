@@ -119,7 +119,12 @@ func (s *Slurm) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 		}
 		if attempt > s.retries() {
 			jf.attempts = attempt
-			return res, &record.InfraError{Host: s.Name(), Op: jf.op(), Err: jf}
+			var err error = jf
+			if jf.id == "" {
+				// No job started at all: the cluster is what fails.
+				err = HostDown(jf)
+			}
+			return res, &record.InfraError{Host: s.Name(), Op: jf.op(), Err: err}
 		}
 		s.logger().Warn("slurm job failed; submitting it again", "host", s.Name(), "job", jf.id, "name", jf.name, "error", jf.reason, "attempt", attempt)
 		select {
