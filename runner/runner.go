@@ -395,7 +395,8 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 	m.log.Debug("step", "phase", phase, "step", s.Name)
 	script := s.Run
 	var sampling *gpuSampling
-	if phase == PhaseBench && len(m.facts.GPUs) > 0 {
+	_, cluster := m.lease.Host().(NodeDescriber)
+	if phase == PhaseBench && (len(m.facts.GPUs) > 0 || cluster) {
 		g := newGPUSampling(m.ws.Scratch, s.Name, m.r.needTopology(m.lease.Host().Name()))
 		sampling, script = &g, g.wrap(script)
 	}
@@ -416,6 +417,7 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 	p.Logs = append(p.Logs, record.Log{Step: s.Name, Output: out, Truncated: truncated || res.Truncated, ExitCode: res.ExitCode})
 	p.addNode(phase, res.Node)
 	if phase == PhaseBench {
+		m.describeNode(ctx, p, res.Node)
 		m.addEnv(p, s, res.Env, override)
 		m.addNCCL(p, s.Name, res.Output)
 		if sampling != nil {
@@ -441,6 +443,22 @@ func (p *pending) addNode(phase, node string) {
 	case !p.benchNode:
 		p.Node = node
 	}
+}
+
+// describeNode records what the cluster says of the node of the run's
+// first benchmark step. A node the cluster does not describe costs the
+// run nothing but the description.
+func (m *measurement) describeNode(ctx context.Context, p *pending, node string) {
+	d, ok := m.lease.Host().(NodeDescriber)
+	if !ok || node == "" || p.Fingerprint.ClusterNode != nil {
+		return
+	}
+	n, err := d.DescribeNode(ctx, node)
+	if err != nil {
+		m.log.Warn("the cluster does not describe the node", "node", node, "error", err)
+		return
+	}
+	p.Fingerprint.ClusterNode = &n
 }
 
 // addEnv records the variables a benchmark step's process received. When
