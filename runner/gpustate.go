@@ -371,6 +371,9 @@ func (m *measurement) sampleGPU(ctx context.Context, p *pending, step string, g 
 	rb := parseReadback(res.Output)
 	if rb.topology != "" {
 		m.r.topology.Store(host.Name(), rb.topology)
+		if p.Fingerprint.GPUTopology == "" {
+			p.Fingerprint.GPUTopology = rb.topology
+		}
 	}
 	if t, ok := m.r.topology.Load(host.Name()); ok && p.Fingerprint.GPUTopology == "" {
 		p.Fingerprint.GPUTopology = t.(string)
@@ -399,9 +402,14 @@ func (m *measurement) sampleGPU(ctx context.Context, p *pending, step string, g 
 	return nil
 }
 
-// needTopology reports whether the host's topology is still to be read.
-func (r *Runner) needTopology(host string) bool {
-	_, ok := r.topology.Load(host)
+// needTopology reports whether the topology of host h is still to be
+// read: once per host, and at every step on a cluster, whose steps run on
+// nodes that may differ.
+func (r *Runner) needTopology(h Host) bool {
+	if _, cluster := h.(NodeDescriber); cluster {
+		return true
+	}
+	_, ok := r.topology.Load(h.Name())
 	return !ok
 }
 

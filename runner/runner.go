@@ -397,7 +397,7 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 	var sampling *gpuSampling
 	_, cluster := m.lease.Host().(NodeDescriber)
 	if phase == PhaseBench && (len(m.facts.GPUs) > 0 || cluster) {
-		g := newGPUSampling(m.ws.Scratch, s.Name, m.r.needTopology(m.lease.Host().Name()))
+		g := newGPUSampling(m.ws.Scratch, s.Name, m.r.needTopology(m.lease.Host()))
 		sampling, script = &g, g.wrap(script)
 	}
 	res, err := m.lease.Host().Exec(ctx, m.lease.Slot(), Command{

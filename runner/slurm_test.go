@@ -318,19 +318,19 @@ func TestKilledPerfbotLeavesNoSlurmJob(t *testing.T) {
 }
 
 // The node of a run on Slurm is in its fingerprint as Slurm describes it
-// (the test node's CPUs, memory and its two GPUs), and the GPU state is
-// sampled on the node, inside the step's job, by the nvidia-smi there (a
-// stand-in on PATH, which the job inherits).
+// (the test node's CPUs, memory and its two GPUs), and the GPU state and
+// topology are read on the node, inside each step's job, by the
+// nvidia-smi there (a stand-in on PATH, which the job inherits).
 func TestSlurmRunRecordsItsNode(t *testing.T) {
 	gpu := useFakeGPU(t, "samples_busy.csv")
 	s, commits := newSlurm(t, 1, 2)
 	pool, err := NewPool(s)
 	require.NoError(t, err)
 	r := &Runner{Spec: gpuSpec(awaitSampled+`printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`, nil)}
-	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: commits[1]}}, 1)
+	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: commits[1]}}, 2)
 	require.NoError(t, err)
-	require.Len(t, runs, 1)
-	run := runs[0]
+	require.Len(t, runs, 2)
+	run := runs[1]
 	require.Equal(t, record.StatusOK, run.Status, run.Error)
 	assert.Equal(t, slurmtest.Node, run.Node)
 	node := run.Fingerprint.ClusterNode
@@ -343,7 +343,10 @@ func TestSlurmRunRecordsItsNode(t *testing.T) {
 	assert.Equal(t, slurmtest.Partition, node.Partitions)
 	require.Len(t, run.Fingerprint.GPUState, 2, "sampled on the node during the step")
 	assert.Equal(t, 1980.0, run.Fingerprint.GPUState[0].SMClockMHz.Median)
-	assert.Contains(t, strings.Join(gpu.calls(t), "\n"), "--query-gpu=")
+	calls := strings.Join(gpu.calls(t), "\n")
+	assert.Contains(t, calls, "--query-gpu=")
+	assert.NotEmpty(t, run.Fingerprint.GPUTopology)
+	assert.Equal(t, 2, strings.Count(calls, "topo -m"), "a cluster's steps may run on different nodes: each reads its node's topology")
 }
 
 func TestParseSlurmNode(t *testing.T) {
