@@ -47,8 +47,9 @@ const PhaseReadback = "readback"
 // The GPU state of a step is sampled on the host itself, by the step's own
 // shell, so that it works on every host that can run a command: the
 // step's script is prefixed with a prologue that reads the NCCL
-// configuration files (and, once per host, nvidia-smi topo -m) into the
-// step's sampling directory and starts nvidia-smi's sampling loop there.
+// configuration files (and nvidia-smi topo -m: once per host, at every
+// step on a cluster) into the step's sampling directory and starts
+// nvidia-smi's sampling loop there.
 // The loop is started twice removed (not a job of the script's shell, so a
 // script's bare `wait` does not wait for it) and stops when the shell is
 // gone (its pid outlives an `exec`), or when the host kills the step's

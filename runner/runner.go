@@ -64,7 +64,8 @@ type Runner struct {
 	// before its group is killed; ServerStopGrace when zero.
 	ServerGrace time.Duration
 
-	// topology holds nvidia-smi topo -m by host name, read once per host.
+	// topology holds nvidia-smi topo -m by host name, read once per host
+	// (a cluster's at every step: its nodes may differ).
 	topology sync.Map
 }
 
