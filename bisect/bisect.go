@@ -742,20 +742,32 @@ func (s *search) measureRequests(ctx context.Context, phase string, reqs []reque
 		})
 	}
 	wg.Wait()
+	// A host that left the pool leaves the search's placement, and its
+	// answers count for no commit.
+	done := map[int]bool{}
+	for j, r := range reqs {
+		if err := answers[j].err; errors.Is(err, ErrHostGone) {
+			if r.host == "" {
+				return infraError(s.chain[r.i], err)
+			}
+			s.dropHost(r.host, err)
+			done[j] = true
+		}
+	}
 	// The answers of one commit are merged: each holds the runs recorded
 	// when it returned, the last one every fresh run of the round.
 	var first error
-	done := map[int]bool{}
+	merged := map[int]bool{}
 	for j, r := range reqs {
-		if done[r.i] {
+		if merged[r.i] {
 			continue
 		}
-		done[r.i] = true
+		merged[r.i] = true
 		var runs []Run
 		var failed []error
 		fresh := 0
 		for k := j; k < len(reqs); k++ {
-			if reqs[k].i != r.i {
+			if reqs[k].i != r.i || done[k] {
 				continue
 			}
 			if a := answers[k]; a.err != nil {
@@ -768,14 +780,17 @@ func (s *search) measureRequests(ctx context.Context, phase string, reqs []reque
 			}
 		}
 		var err error
-		if fresh > 0 {
+		switch {
+		case fresh == 0 && len(failed) == 0:
+			continue // asked only of hosts that left
+		case fresh > 0:
 			s.tryFailed(r.i, len(failed))
 			if len(runs) < len(s.commits[r.i].runs)+fresh {
 				err = s.recordErr(ctx, phase, r.i, fresh, infraError(s.chain[r.i], fmt.Errorf("asked for %d runs, got %d", len(s.commits[r.i].runs)+fresh, len(runs))))
 			} else {
 				err = s.recordRuns(phase, r.i, fresh, runs)
 			}
-		} else {
+		default:
 			err = s.recordErr(ctx, phase, r.i, len(failed), failed[0])
 		}
 		if err != nil && first == nil {
@@ -848,7 +863,7 @@ func (s *search) recordErr(ctx context.Context, phase string, i, tries int, err 
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("bisect: measure %s: %w", s.chain[i], ctx.Err())
-	case !record.IsInfra(err):
+	case errors.Is(err, ErrHostGone), !record.IsInfra(err):
 		return infraError(s.chain[i], err)
 	}
 	c.tries += tries

@@ -141,8 +141,10 @@
 // Result.SkippedInfra (and Skipped) with record.WarnSkippedInfra. An end
 // that fails so ends the search. A change between a measured commit and
 // the next one after a block of skipped commits is reported as
-// record.OutcomeCandidates. Any other oracle error is a
-// *record.InfraError and ends the search. When
+// record.OutcomeCandidates. An error wrapping ErrHostGone (the host left
+// the pool) counts against no commit: the host leaves the search's
+// placement, and with no host left the search ends. Any other oracle
+// error is a *record.InfraError and ends the search. When
 // MaxRuns is spent first, the verdict is record.OutcomeInconclusive (or the
 // culprits found so far, with a warning).
 //

@@ -1,6 +1,8 @@
 package bisect
 
 import (
+	"context"
+	"errors"
 	"math"
 	"slices"
 )
@@ -27,6 +29,17 @@ import (
 //
 // Confirm pairs only runs of one machine, and takes its fresh pairs on
 // one host.
+//
+// A host can leave while a search runs (the host pool takes out a machine
+// that keeps failing): an oracle's error wrapping ErrHostGone for a run
+// placed on a host takes that host out of the search's placement, counts
+// against no commit, and the search goes on with the other hosts; for a
+// run placed on no host (every host left) it ends the search with an
+// infrastructure error.
+
+// ErrHostGone is wrapped by an oracle's error for a host that left the
+// pool: the search places no more runs there.
+var ErrHostGone = errors.New("the host left the pool")
 
 // hostFitRounds bounds the alternating fit of levels and offsets; it
 // converges in a few rounds when the ends link every machine, as they do.
@@ -183,6 +196,38 @@ func (s *search) endsRound(t endsTest) []request {
 		}
 	}
 	return out
+}
+
+// dropHost takes host, which left the pool with err, out of the search's
+// placement.
+func (s *search) dropHost(host string, err error) {
+	if !slices.Contains(s.opts.Hosts, host) {
+		return
+	}
+	s.opts.Hosts = slices.DeleteFunc(slices.Clone(s.opts.Hosts), func(h string) bool { return h == host })
+	s.opts.Parallel = max(1, len(s.opts.Hosts))
+	s.log.Info("host left the pool; its runs go to the other hosts", "host", host, "hosts", s.opts.Hosts, "err", err)
+}
+
+// confirmOnHosts confirms commit against parent on the first of hosts
+// (on no host in particular when there are none), and on the next one
+// while the host it was given left the pool.
+func confirmOnHosts(ctx context.Context, o Oracle, parent, commit string, hosts []string, opts ConfirmOptions) (Confirmation, error) {
+	var tried []string
+	for {
+		opts.Host = ""
+		for _, h := range hosts {
+			if !slices.Contains(tried, h) {
+				opts.Host = h
+				break
+			}
+		}
+		conf, err := Confirm(ctx, o, parent, commit, opts)
+		if opts.Host == "" || !errors.Is(err, ErrHostGone) {
+			return conf, err
+		}
+		tried = append(tried, opts.Host)
+	}
 }
 
 // runsOn counts the runs of commit i made on host, on any of its nodes.

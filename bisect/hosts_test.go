@@ -181,3 +181,72 @@ func (g *gatedOracle) SamplesOn(ctx context.Context, commit, host string, n int)
 	}
 	return g.Oracle.SamplesOn(ctx, commit, host, n)
 }
+
+// TestBisectHostLeaves: one of three hosts leaves the pool after its first
+// few runs (the oracle answers ErrHostGone for it from then on). The
+// search places nothing more there, skips no commit for it, and names the
+// culprit with the other hosts; when Locate confirms it, the confirmation
+// moves to a host that is left. When every host leaves, the search ends
+// with an infrastructure error.
+func TestBisectHostLeaves(t *testing.T) {
+	h := &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(40, 0.95)}, Hosts: []float64{1, 0.97, 1.02}}
+	t.Run("one host leaves", func(t *testing.T) {
+		for seed := range 5 {
+			g := &goneOracle{Oracle: h.Oracle(int64(seed) + 1), gone: map[string]int{"h0": 2}}
+			res, err := bisect.Locate(context.Background(), h.Chain(), g, bisect.Options{Hosts: []string{"h0", "h1", "h2"}})
+			require.NoError(t, err)
+			assert.Equal(t, []int{40}, culpritIndices(res), "seed %d", seed)
+			assert.Empty(t, res.Skipped, "seed %d", seed)
+			assert.Equal(t, 2, g.refusedAfter["h0"], "seed %d: after it left, h0 is asked once by the search and once by the confirmation, then never", seed)
+			require.NotNil(t, res.Culprits[0].Confirmation)
+			assert.True(t, res.Culprits[0].Confirmation.Confirmed, "seed %d", seed)
+		}
+	})
+	t.Run("every host leaves", func(t *testing.T) {
+		g := &goneOracle{Oracle: h.Oracle(1), gone: map[string]int{"h0": 2, "h1": 3, "h2": 4, "": 0}}
+		_, err := bisect.Locate(context.Background(), h.Chain(), g, bisect.Options{Hosts: []string{"h0", "h1", "h2"}})
+		require.Error(t, err)
+		assert.True(t, record.IsInfra(err), "%v", err)
+		assert.ErrorIs(t, err, bisect.ErrHostGone)
+	})
+}
+
+// goneOracle answers ErrHostGone for a host of gone once it made that
+// many runs there ("" for runs placed on no host).
+type goneOracle struct {
+	*bisecttest.Oracle
+	gone map[string]int
+
+	mu           sync.Mutex
+	made         map[string]int
+	refusedAfter map[string]int
+}
+
+func (g *goneOracle) left(host string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.made == nil {
+		g.made, g.refusedAfter = map[string]int{}, map[string]int{}
+	}
+	limit, ok := g.gone[host]
+	if ok && g.made[host] >= limit {
+		g.refusedAfter[host]++
+		return &record.InfraError{Host: host, Op: "lease a slot", Err: bisect.ErrHostGone}
+	}
+	g.made[host]++
+	return nil
+}
+
+func (g *goneOracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Run, error) {
+	if err := g.left(""); err != nil {
+		return nil, err
+	}
+	return g.Oracle.Samples(ctx, commit, n)
+}
+
+func (g *goneOracle) SamplesOn(ctx context.Context, commit, host string, n int) ([]bisect.Run, error) {
+	if err := g.left(host); err != nil {
+		return nil, err
+	}
+	return g.Oracle.SamplesOn(ctx, commit, host, n)
+}

@@ -72,17 +72,12 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 					// are. Runs of several machines count in pairs only.
 					recent = res.Since
 				}
-				var host string
-				if len(checked.Hosts) > 0 {
-					host = checked.Hosts[0]
-				}
-				conf, err = Confirm(ctx, o, chain[c.Index-1], c.Commit, ConfirmOptions{
+				conf, err = confirmOnHosts(ctx, o, chain[c.Index-1], c.Commit, checked.Hosts, ConfirmOptions{
 					Better:    checked.Better,
 					Direction: c.Direction,
 					MaxPairs:  opts.ConfirmPairs,
 					After:     since,
 					Recent:    recent,
-					Host:      host,
 					OnProbe:   confirmEvents(opts.OnProbe, index, &samples),
 				})
 				if err != nil {

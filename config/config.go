@@ -60,6 +60,8 @@ type Config struct {
 	// Speculative, when set, names the metrics of the speculative-decoding
 	// breakdown.
 	Speculative *Speculative
+	// Pool is how the host pool treats a host that keeps failing.
+	Pool Pool
 }
 
 // Repo is the watched repository.

@@ -198,7 +198,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			yaml: minimal + "bisekt:\n  confidence: 0.9\n",
-			want: "perfbot.yaml:12: bisekt: unknown key (want one of repo, workdir, store, issues_dir, hosts, build, benchmarks, metrics, components, bisect, detect, github, report, schedule, fingerprint, serve, secrets, speculative)",
+			want: "perfbot.yaml:12: bisekt: unknown key (want one of repo, workdir, store, issues_dir, hosts, build, benchmarks, metrics, components, bisect, detect, github, report, schedule, fingerprint, serve, secrets, speculative, pool)",
 		},
 		{
 			name: "unknown nested key",

@@ -125,13 +125,15 @@ func at(nodes ...*yaml.Node) *yaml.Node {
 func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	f := d.mapping(root, "", "repo", "workdir", "store", "issues_dir", "hosts", "build",
 		"benchmarks", "metrics", "components", "bisect", "detect", "github", "report",
-		"schedule", "fingerprint", "serve", "secrets", "speculative")
+		"schedule", "fingerprint", "serve", "secrets", "speculative",
+		"pool")
 	c := &Config{Dir: dir}
 	c.Repo = d.repo(f["repo"], root, dir)
 	c.Workdir = d.path(value(f, "workdir"), "workdir", dir, defaultWorkdir)
 	c.Store = d.path(value(f, "store"), "store", dir, defaultStore)
 	c.IssuesDir = d.path(value(f, "issues_dir"), "issues_dir", dir, defaultIssuesDir)
 	c.Hosts = d.hosts(value(f, "hosts"), dir)
+	c.Pool = d.pool(value(f, "pool"))
 
 	steps := map[string]int{} // step name → line, unique across build and benchmarks
 	c.Build = d.buildSteps(value(f, "build"), steps)

@@ -2,6 +2,7 @@ package configs_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,4 +22,5 @@ func TestSSHExample(t *testing.T) {
 	assert.NotEmpty(t, h.KnownHosts)
 	assert.False(t, h.InsecureIgnoreHostKey)
 	assert.Equal(t, "LL", c.Benchmarks[0].Env["NCCL_PROTO"])
+	assert.Equal(t, config.Pool{MaxFailures: 3, Cooldown: 30 * time.Minute}, c.Pool)
 }

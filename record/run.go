@@ -82,6 +82,9 @@ type Fingerprint struct {
 	// NCCL is what the NCCL_DEBUG=INFO lines of the benchmark's output
 	// say; nil when it printed none.
 	NCCL *NCCLInfo `json:"nccl,omitempty"`
+	// ClusterNode is the cluster node the run's benchmark ran on, as the
+	// cluster reports it; nil on a host that is one machine.
+	ClusterNode *ClusterNode `json:"cluster_node,omitempty"`
 }
 
 // GPU is what nvidia-smi reported about one device during a run.

@@ -20,6 +20,12 @@
 // its target before it is recorded: a mismatch is an infrastructure
 // failure, never a sample.
 //
+// A host that keeps failing leaves the pool: after Policy.MaxFailures
+// failures of its own in a row (unreachable, key refused, connection
+// dropped: ErrHostDown) it gets no lease until a cool-down has passed or
+// Pool.Retry, and when no host is left a lease fails naming every host
+// and why (pool_health.go).
+//
 // How: a Runner runs a Spec's build steps and benchmark steps on a lease,
 // with timeouts that kill whole process groups, captured logs capped to
 // their head and tail, and the environment fingerprint of every run. On a
@@ -29,7 +35,9 @@
 // run records each GPU as the step found it, a summary of its samples
 // (clocks, temperature, power, utilization, throttle reasons), the
 // topology, the NCCL configuration files and what NCCL_DEBUG=INFO lines of
-// the output say (gpustate.go). A benchmark step may declare a server
+// the output say (gpustate.go); on a cluster (a NodeDescriber) every
+// benchmark step is sampled so, on its node, and the run records what the
+// cluster says of that node. A benchmark step may declare a server
 // (record.Server), which the Runner starts on a host that can run one
 // (ServerHost), waits for, and stops with its whole process group after
 // the step, checking its port free. A host that cannot do its part fails

@@ -52,6 +52,7 @@ type Fake struct {
 	Hold chan struct{}
 
 	mu        sync.Mutex
+	down      error // SetDown's
 	calls     []FakeCall
 	trees     []FakeTree
 	runs      map[string]int // benchmark invocations per script key and step
@@ -59,6 +60,24 @@ type Fake struct {
 	active    int            // benchmark steps in flight
 	maxActive int
 	changed   chan struct{} // closed and replaced whenever active changes
+}
+
+// SetDown makes every later call of the host fail as a host that cannot
+// be reached does: a *record.InfraError wrapping err and ErrHostDown.
+// SetDown(nil) brings it back.
+func (f *Fake) SetDown(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = err
+}
+
+// downErr is the error of a host that is down, nil when it is up. The
+// caller holds f.mu.
+func (f *Fake) downErr(op string) error {
+	if f.down == nil {
+		return nil
+	}
+	return &record.InfraError{Host: f.Name(), Op: op, Err: HostDown(f.down)}
 }
 
 // FakeTree is one tree a Fake materialized.
@@ -146,6 +165,9 @@ func (f *Fake) Materialize(ctx context.Context, slot, tree int, src Source) (Wor
 	t := src.Target
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.downErr("fake checkout"); err != nil {
+		return Workspace{}, err
+	}
 	_, script, ok := f.script(FakeCall{Commit: t.Commit, Target: t.Key()})
 	switch {
 	case !ok:
@@ -204,6 +226,12 @@ func (f *Fake) unscripted(commit, target string) error {
 
 // Facts returns Machine.
 func (f *Fake) Facts(ctx context.Context) (record.Fingerprint, error) {
+	f.mu.Lock()
+	err := f.downErr("collect host facts")
+	f.mu.Unlock()
+	if err != nil {
+		return record.Fingerprint{}, err
+	}
 	if f.FactsErr != nil {
 		return record.Fingerprint{}, &record.InfraError{Host: f.Name(), Op: "collect host facts", Err: f.FactsErr}
 	}
@@ -235,6 +263,9 @@ func (f *Fake) Exec(ctx context.Context, slot int, cmd Command) (Result, error) 
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.downErr("fake exec"); err != nil {
+		return Result{}, err
+	}
 	f.calls = append(f.calls, call)
 
 	key, script, ok := f.script(call)

@@ -47,8 +47,9 @@ const PhaseReadback = "readback"
 // The GPU state of a step is sampled on the host itself, by the step's own
 // shell, so that it works on every host that can run a command: the
 // step's script is prefixed with a prologue that reads the NCCL
-// configuration files (and, once per host, nvidia-smi topo -m) into the
-// step's sampling directory and starts nvidia-smi's sampling loop there.
+// configuration files (and nvidia-smi topo -m: once per host, at every
+// step on a cluster) into the step's sampling directory and starts
+// nvidia-smi's sampling loop there.
 // The loop is started twice removed (not a job of the script's shell, so a
 // script's bare `wait` does not wait for it) and stops when the shell is
 // gone (its pid outlives an `exec`), or when the host kills the step's
@@ -371,6 +372,9 @@ func (m *measurement) sampleGPU(ctx context.Context, p *pending, step string, g 
 	rb := parseReadback(res.Output)
 	if rb.topology != "" {
 		m.r.topology.Store(host.Name(), rb.topology)
+		if p.Fingerprint.GPUTopology == "" {
+			p.Fingerprint.GPUTopology = rb.topology
+		}
 	}
 	if t, ok := m.r.topology.Load(host.Name()); ok && p.Fingerprint.GPUTopology == "" {
 		p.Fingerprint.GPUTopology = t.(string)
@@ -399,9 +403,14 @@ func (m *measurement) sampleGPU(ctx context.Context, p *pending, step string, g 
 	return nil
 }
 
-// needTopology reports whether the host's topology is still to be read.
-func (r *Runner) needTopology(host string) bool {
-	_, ok := r.topology.Load(host)
+// needTopology reports whether the topology of host h is still to be
+// read: once per host, and at every step on a cluster, whose steps run on
+// nodes that may differ.
+func (r *Runner) needTopology(h Host) bool {
+	if _, cluster := h.(NodeDescriber); cluster {
+		return true
+	}
+	_, ok := r.topology.Load(h.Name())
 	return !ok
 }
 

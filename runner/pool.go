@@ -22,20 +22,25 @@ import (
 // recently, which is materialized anew. A pool serves one Spec: what it
 // remembers as built was built by the one Runner measuring on it, and
 // another process on the same host may have changed the tree since, so
-// the Runner verifies a built tree before it trusts it. Pool is safe for
+// the Runner verifies a built tree before it trusts it. A host that keeps
+// failing leaves the pool for a while (see Policy). Pool is safe for
 // concurrent use.
 type Pool struct {
-	mu    sync.Mutex
-	hosts []*poolHost
-	size  int
-	clock uint64        // ticks at every release, for least-recently-used
-	wake  chan struct{} // closed and replaced at every release
+	mu       sync.Mutex
+	hosts    []*poolHost
+	size     int
+	clock    uint64        // ticks at every release, for least-recently-used
+	wake     chan struct{} // closed and replaced at every release and change of health
+	policy   Policy
+	watchers map[int]func(HostState)
+	watchN   int
 }
 
 type poolHost struct {
-	host  Host
-	slots []*poolSlot
-	busy  int
+	host   Host
+	slots  []*poolSlot
+	busy   int
+	health health
 }
 
 type poolSlot struct {
@@ -62,6 +67,7 @@ func NewPool(hosts ...Host) (*Pool, error) {
 		return nil, errors.New("host pool: no hosts")
 	}
 	p := &Pool{wake: make(chan struct{})}
+	p.SetPolicy(Policy{})
 	names := map[string]bool{}
 	for _, h := range hosts {
 		lay := h.Layout()
@@ -102,11 +108,13 @@ func (p *Pool) Hosts() []Host {
 }
 
 // Acquire leases a slot for measuring t, waiting while every slot is
-// busy. It returns ctx's error when ctx ends first. The lease's tree is
-// locked on its host (Host.Lock), so that another perfbot process sharing
-// the host's workdir never measures in it at the same time; a tree that
-// stays locked by another process is the host's *record.InfraError. The
-// lease must be released.
+// busy. It returns ctx's error when ctx ends first, and a
+// *record.InfraError wrapping ErrOutOfPool, naming every host and why,
+// when every host left the pool. The lease's tree is locked on its host
+// (Host.Lock), so that another perfbot process sharing the host's workdir
+// never measures in it at the same time; a tree that stays locked by
+// another process is the host's *record.InfraError. The lease must be
+// released.
 func (p *Pool) Acquire(ctx context.Context, t record.Target) (*Lease, error) {
 	return p.acquire(ctx, t, nil)
 }
@@ -115,7 +123,8 @@ func (p *Pool) Acquire(ctx context.Context, t record.Target) (*Lease, error) {
 // only, the one whose tree holds t built when that slot is free, waiting
 // while all its slots are busy. A search that compares runs of one host
 // places them so (the ends of a bisection on every host that measures a
-// probe). A name the pool does not hold is an error.
+// probe). A name the pool does not hold is an error, and so is a host
+// that left the pool: a *record.InfraError wrapping ErrOutOfPool.
 func (p *Pool) AcquireOn(ctx context.Context, t record.Target, host string) (*Lease, error) {
 	for _, h := range p.hosts {
 		if h.host.Name() == host {
@@ -147,10 +156,24 @@ func (p *Pool) acquire(ctx context.Context, t record.Target, only *poolHost) (*L
 		p.mu.Lock()
 		l := p.take(key, only)
 		wake := p.wake
+		var gone error
+		if l == nil {
+			hosts := p.hosts
+			if only != nil {
+				hosts = []*poolHost{only}
+			}
+			gone = p.unavailable(hosts)
+		}
 		p.mu.Unlock()
+		if gone != nil {
+			return nil, gone
+		}
 		if l != nil {
 			unlock, err := l.host.host.Lock(ctx, l.slot.n, l.tree.n)
 			if err != nil {
+				if ctx.Err() == nil {
+					l.Report(err)
+				}
 				l.Release()
 				return nil, err
 			}
@@ -172,6 +195,9 @@ func (p *Pool) take(key string, only *poolHost) *Lease {
 		hosts = []*poolHost{only}
 	}
 	for _, h := range hosts {
+		if !p.usable(h) {
+			continue
+		}
 		for _, s := range h.slots {
 			if s.busy {
 				continue
@@ -185,7 +211,10 @@ func (p *Pool) take(key string, only *poolHost) *Lease {
 	}
 	var host *poolHost
 	for _, h := range hosts {
-		if h.busy < len(h.slots) && (host == nil || h.busy < host.busy) {
+		if !p.usable(h) || h.busy == len(h.slots) {
+			continue
+		}
+		if host == nil || h.busy < host.busy || (h.busy == host.busy && h.health.failures < host.health.failures) {
 			host = h
 		}
 	}
@@ -210,7 +239,9 @@ func (p *Pool) take(key string, only *poolHost) *Lease {
 func (p *Pool) lease(h *poolHost, s *poolSlot, t *poolTree, key string) *Lease {
 	s.busy = true
 	h.busy++
-	return &Lease{pool: p, host: h, slot: s, tree: t, key: key}
+	trial := h.health.out
+	h.leased()
+	return &Lease{pool: p, host: h, slot: s, tree: t, key: key, trial: trial}
 }
 
 // Lease is one slot of one host, held for measuring one target, with the
@@ -225,6 +256,24 @@ type Lease struct {
 	key      string
 	unlock   func() // the host's lock of the tree
 	released bool
+	trial    bool // the host's one lease while it is out of the pool
+	reported bool
+}
+
+// Report tells the pool how the lease's measurement went for its host:
+// err nil when the host worked (whatever the target did), else the
+// failure. Failures wrapping ErrHostDown count against the host (see
+// Policy); a Runner reports every measurement it makes. Only the first
+// report of a lease counts.
+func (l *Lease) Report(err error) {
+	l.pool.mu.Lock()
+	if l.reported || l.released {
+		l.pool.mu.Unlock()
+		return
+	}
+	l.reported = true
+	l.pool.mu.Unlock()
+	l.pool.reportHost(l.host, err, l.trial)
 }
 
 // Host is the leased host.
@@ -306,6 +355,14 @@ func (l *Lease) Release() {
 	p.clock++
 	l.slot.busy, l.slot.used, l.tree.used = false, p.clock, p.clock
 	l.host.busy--
+	if l.trial && !l.reported {
+		l.host.health.trial = false
+	}
+	p.wakeLocked()
+}
+
+// wakeLocked wakes every Acquire that waits. The caller holds p.mu.
+func (p *Pool) wakeLocked() {
 	close(p.wake)
 	p.wake = make(chan struct{})
 }

@@ -64,7 +64,8 @@ type Runner struct {
 	// before its group is killed; ServerStopGrace when zero.
 	ServerGrace time.Duration
 
-	// topology holds nvidia-smi topo -m by host name, read once per host.
+	// topology holds nvidia-smi topo -m by host name, read once per host
+	// (a cluster's at every step: its nodes may differ).
 	topology sync.Map
 }
 
@@ -103,7 +104,8 @@ type Effort struct {
 // its retries (TimeoutRetries) timed out too. An infrastructure failure
 // records a run with StatusInfraError and returns the *record.InfraError.
 // When ctx ends, the run in flight is not recorded and ctx's error is
-// returned.
+// returned. The lease hears how the host did (Lease.Report), so that a
+// host that keeps failing leaves the pool.
 //
 // Every run verifies that the tree it ran in still is the target
 // (Host.Verify) before it is recorded: a tree that changed under it
@@ -127,6 +129,9 @@ func (r *Runner) Measure(ctx context.Context, lease *Lease, src Source, repeats 
 		log:       r.logger().With("target", t.Short(), "host", host.Name(), "slot", lease.Slot()),
 	}
 	err := m.run(ctx, repeats)
+	if ctx.Err() == nil {
+		lease.Report(hostFailure(err))
+	}
 	if err != nil || !m.ok {
 		lease.forget()
 	} else {
@@ -136,6 +141,16 @@ func (r *Runner) Measure(ctx context.Context, lease *Lease, src Source, repeats 
 		return m.effort, fmt.Errorf("measure %s: %w", t.Short(), err)
 	}
 	return m.effort, nil
+}
+
+// hostFailure is what a measurement that ended with err says of its
+// host: err when it is an infrastructure failure, else nil (the host ran
+// what it was given, whatever the target made of it).
+func hostFailure(err error) error {
+	if record.IsInfra(err) {
+		return err
+	}
+	return nil
 }
 
 func (r *Runner) logger() *slog.Logger {
@@ -381,8 +396,9 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 	m.log.Debug("step", "phase", phase, "step", s.Name)
 	script := s.Run
 	var sampling *gpuSampling
-	if phase == PhaseBench && len(m.facts.GPUs) > 0 {
-		g := newGPUSampling(m.ws.Scratch, s.Name, m.r.needTopology(m.lease.Host().Name()))
+	_, cluster := m.lease.Host().(NodeDescriber)
+	if phase == PhaseBench && (len(m.facts.GPUs) > 0 || cluster) {
+		g := newGPUSampling(m.ws.Scratch, s.Name, m.r.needTopology(m.lease.Host()))
 		sampling, script = &g, g.wrap(script)
 	}
 	res, err := m.lease.Host().Exec(ctx, m.lease.Slot(), Command{
@@ -402,6 +418,7 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 	p.Logs = append(p.Logs, record.Log{Step: s.Name, Output: out, Truncated: truncated || res.Truncated, ExitCode: res.ExitCode})
 	p.addNode(phase, res.Node)
 	if phase == PhaseBench {
+		m.describeNode(ctx, p, res.Node)
 		m.addEnv(p, s, res.Env, override)
 		m.addNCCL(p, s.Name, res.Output)
 		if sampling != nil {
@@ -427,6 +444,22 @@ func (p *pending) addNode(phase, node string) {
 	case !p.benchNode:
 		p.Node = node
 	}
+}
+
+// describeNode records what the cluster says of the node of the run's
+// first benchmark step. A node the cluster does not describe costs the
+// run nothing but the description.
+func (m *measurement) describeNode(ctx context.Context, p *pending, node string) {
+	d, ok := m.lease.Host().(NodeDescriber)
+	if !ok || node == "" || p.Fingerprint.ClusterNode != nil {
+		return
+	}
+	n, err := d.DescribeNode(ctx, node)
+	if err != nil {
+		m.log.Warn("the cluster does not describe the node", "node", node, "error", err)
+		return
+	}
+	p.Fingerprint.ClusterNode = &n
 }
 
 // addEnv records the variables a benchmark step's process received. When

@@ -25,7 +25,10 @@ import (
 // and benchmark step of a target, is a Slurm job of its own, started with
 // srun on one node (--nodes=1 --ntasks=1) with the configured partition,
 // generic resources, time limit and exclusivity; Slots targets are
-// measured at once, as that many jobs.
+// measured at once, as that many jobs. Each run records the node its
+// benchmark ran on and what Slurm says of it (DescribeNode: CPUs, memory,
+// Gres, CfgTRES), and its GPU state is sampled on the node, inside the
+// step's job, where nvidia-smi is installed there.
 //
 // srun rather than sbatch --wait: srun streams the job's output back
 // through its own stdout, so the output is captured and capped as it is
@@ -84,6 +87,7 @@ type Slurm struct {
 	RetryWait time.Duration
 
 	cloneMu sync.Mutex // held while the clone is opened
+	nodes   sync.Map   // record.ClusterNode by node name (DescribeNode)
 }
 
 var _ Host = (*Slurm)(nil)
@@ -105,8 +109,14 @@ const cancelWait = 2 * time.Minute
 var slurmJobVars = []string{"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_STEP_ID", "SLURM_STEPID"}
 
 // Exec runs cmd as a Slurm job in slot, and again while the cluster fails
-// it, up to Retries times.
+// it, up to Retries times. The read-back of what a benchmark step
+// recorded on its node (PhaseReadback) runs on this machine instead: it
+// only reads the step's scratch files, which lie on the shared workdir,
+// and a job of its own would cost a second allocation per step.
 func (s *Slurm) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
+	if cmd.Env[EnvPhase] == PhaseReadback {
+		return s.Local.Exec(ctx, slot, cmd)
+	}
 	wait := s.RetryWait
 	if wait <= 0 {
 		wait = DefaultSlurmRetryWait
@@ -119,7 +129,12 @@ func (s *Slurm) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 		}
 		if attempt > s.retries() {
 			jf.attempts = attempt
-			return res, &record.InfraError{Host: s.Name(), Op: jf.op(), Err: jf}
+			var err error = jf
+			if jf.id == "" {
+				// No job started at all: the cluster is what fails.
+				err = HostDown(jf)
+			}
+			return res, &record.InfraError{Host: s.Name(), Op: jf.op(), Err: err}
 		}
 		s.logger().Warn("slurm job failed; submitting it again", "host", s.Name(), "job", jf.id, "name", jf.name, "error", jf.reason, "attempt", attempt)
 		select {
@@ -597,7 +612,8 @@ func (s *Slurm) Materialize(ctx context.Context, slot, tree int, src Source) (Wo
 }
 
 // Facts names the host. The machines are the cluster's nodes, which each
-// run records (Run.Node); what each node is is not collected yet.
+// run records (Run.Node), with what Slurm says of the node
+// (DescribeNode) and the GPU state sampled on it during each step.
 func (s *Slurm) Facts(ctx context.Context) (record.Fingerprint, error) {
 	fp := record.Fingerprint{Host: s.Name(), OS: "slurm"}
 	if s.Partition != "" {

@@ -316,3 +316,78 @@ func TestKilledPerfbotLeavesNoSlurmJob(t *testing.T) {
 		return err == nil && len(queue) == 0
 	}, time.Minute, 50*time.Millisecond, "Slurm ends the job of a dead perfbot")
 }
+
+// The node of a run on Slurm is in its fingerprint as Slurm describes it
+// (the test node's CPUs, memory and its two GPUs), and the GPU state and
+// topology are read on the node, inside each step's job, by the
+// nvidia-smi there (a stand-in on PATH, which the job inherits).
+func TestSlurmRunRecordsItsNode(t *testing.T) {
+	gpu := useFakeGPU(t, "samples_busy.csv")
+	s, commits := newSlurm(t, 1, 2)
+	pool, err := NewPool(s)
+	require.NoError(t, err)
+	r := &Runner{Spec: gpuSpec(awaitSampled+`printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`, nil)}
+	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: commits[1]}}, 2)
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	run := runs[1]
+	require.Equal(t, record.StatusOK, run.Status, run.Error)
+	assert.Equal(t, slurmtest.Node, run.Node)
+	node := run.Fingerprint.ClusterNode
+	require.NotNil(t, node)
+	assert.Equal(t, slurmtest.Node, node.Name)
+	assert.Equal(t, slurmtest.Gres, node.Gres)
+	assert.Equal(t, slurmtest.Start(t).CPUs, node.CPUs)
+	assert.Equal(t, 1, node.RealMemoryMB, "the test node declares no memory: Slurm counts 1 MB")
+	assert.Contains(t, node.CfgTRES, "cpu=")
+	assert.Equal(t, slurmtest.Partition, node.Partitions)
+	require.Len(t, run.Fingerprint.GPUState, 2, "sampled on the node during the step")
+	assert.Equal(t, 1980.0, run.Fingerprint.GPUState[0].SMClockMHz.Median)
+	calls := strings.Join(gpu.calls(t), "\n")
+	assert.Contains(t, calls, "--query-gpu=")
+	assert.NotEmpty(t, run.Fingerprint.GPUTopology)
+	assert.Equal(t, 2, strings.Count(calls, "topo -m"), "a cluster's steps may run on different nodes: each reads its node's topology")
+}
+
+func TestParseSlurmNode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		out  string
+		want record.ClusterNode
+		err  string
+	}{
+		{
+			// As the test cluster's Slurm 22.05 printed its node.
+			name: "the test node",
+			out: "NodeName=localhost Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 CPULoad=11.56 AvailableFeatures=(null) ActiveFeatures=(null) " +
+				"Gres=gpu:fake:2 NodeAddr=127.0.0.1 NodeHostName=localhost Version=22.05.8 OS=Linux 6.18.44-fc-v1045 #1 SMP PREEMPT_DYNAMIC @0  RealMemory=1 AllocMem=0 FreeMem=19061 " +
+				"Sockets=2 Boards=1 State=IDLE ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=debug  BootTime=2026-12-01T10:36:29 " +
+				"SlurmdStartTime=2026-12-01T18:54:02 LastBusyTime=2026-12-01T18:54:03 CfgTRES=cpu=2,mem=1M,billing=2 AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s\n",
+			want: record.ClusterNode{Name: "localhost", Arch: "x86_64", OS: "Linux 6.18.44-fc-v1045 #1 SMP PREEMPT_DYNAMIC @0", CPUs: 2, RealMemoryMB: 1,
+				Gres: "gpu:fake:2", CfgTRES: "cpu=2,mem=1M,billing=2", Partitions: "debug"},
+		},
+		{
+			// Shaped as Slurm prints a node of eight GPUs with features
+			// and accounting of GPUs (not a recording).
+			name: "a GPU node",
+			out: "NodeName=gpu-a01 Arch=x86_64 CoresPerSocket=56 CPUAlloc=0 CPUEfctv=224 CPUTot=224 CPULoad=0.41 AvailableFeatures=h200,nvlink ActiveFeatures=h200,nvlink " +
+				"Gres=gpu:h200:8(S:0-1) NodeAddr=gpu-a01 NodeHostName=gpu-a01 Version=23.11.4 OS=Linux 5.15.0-119-generic #129-Ubuntu SMP Fri Aug 2 19:25:20 UTC 2024 " +
+				"RealMemory=2063000 AllocMem=0 FreeMem=1990000 Sockets=2 Boards=1 State=IDLE ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=h200,all " +
+				"CfgTRES=cpu=224,mem=2063000M,billing=224,gres/gpu=8,gres/gpu:h200=8 AllocTRES= CapWatts=n/a",
+			want: record.ClusterNode{Name: "gpu-a01", Arch: "x86_64", OS: "Linux 5.15.0-119-generic #129-Ubuntu SMP Fri Aug 2 19:25:20 UTC 2024", CPUs: 224, RealMemoryMB: 2063000,
+				Gres: "gpu:h200:8(S:0-1)", CfgTRES: "cpu=224,mem=2063000M,billing=224,gres/gpu=8,gres/gpu:h200=8", Features: "h200,nvlink", Partitions: "h200,all"},
+		},
+		{name: "no node", out: "Node gpu-x not found\n", err: `no NodeName in "Node gpu-x not found"`},
+		{name: "CPUs not a number", out: "NodeName=n1 CPUTot=many", err: `scontrol show node n1: CPUTot="many" is not a number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseSlurmNode(tc.out)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

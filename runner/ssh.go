@@ -228,7 +228,7 @@ func (s *SSH) session(ctx context.Context) (sess *ssh.Session, done func(), err 
 			return nil, nil, ctx.Err()
 		}
 	}
-	return nil, nil, s.infra("open session", errors.New("the host refuses new sessions"))
+	return nil, nil, s.infra("open session", HostDown(errors.New("the host refuses new sessions")))
 }
 
 func (s *SSH) leave(c *sshConn) {
@@ -303,12 +303,13 @@ func (s *SSH) watch(c *sshConn) {
 	}
 }
 
-// dial connects, retrying with backoff what may pass.
+// dial connects, retrying with backoff what may pass. Its failures are
+// the host's (ErrHostDown): the pool counts them.
 func (s *SSH) dial(ctx context.Context) (*ssh.Client, error) {
 	op := "connect to " + s.addr()
 	cfg, err := s.clientConfig()
 	if err != nil {
-		return nil, s.infra(op, err)
+		return nil, s.infra(op, HostDown(err))
 	}
 	attempts := s.ConnectAttempts
 	if attempts <= 0 {
@@ -327,10 +328,10 @@ func (s *SSH) dial(ctx context.Context) (*ssh.Client, error) {
 			return nil, ctx.Err()
 		}
 		if final(err) {
-			return nil, s.infra(op, err)
+			return nil, s.infra(op, HostDown(err))
 		}
 		if attempt >= attempts {
-			return nil, s.infra(op, fmt.Errorf("%w (tried %d times)", err, attempt))
+			return nil, s.infra(op, HostDown(fmt.Errorf("%w (tried %d times)", err, attempt)))
 		}
 		s.logger().Warn("cannot connect to host; trying again", "host", s.Name(), "attempt", attempt, "wait", backoff, "error", err)
 		select {
@@ -556,7 +557,8 @@ func withOp(err error, op string) error {
 }
 
 // scriptError says why a remote script failed: its exit status and
-// standard error, or a connection that ended without one.
+// standard error, or a connection that ended without one (the host's
+// failure, ErrHostDown).
 func scriptError(err error, stderr []byte) error {
 	msg := clip(strings.TrimSpace(strings.ToValidUTF8(string(stderr), "\uFFFD")), 500)
 	var exit *ssh.ExitError
@@ -567,7 +569,7 @@ func scriptError(err error, stderr []byte) error {
 	case errors.As(err, &exit):
 		return fmt.Errorf("exit status %d", exit.ExitStatus())
 	case errors.As(err, &missing), errors.Is(err, io.EOF):
-		return errors.New("the connection dropped")
+		return HostDown(errors.New("the connection dropped"))
 	}
 	return err
 }

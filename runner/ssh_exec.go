@@ -111,7 +111,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	default:
 		// The wrapper was killed or its connection dropped.
 		return res, s.infra(fmt.Sprintf("run %q", firstLine(cmd.Script)),
-			fmt.Errorf("the command ended without its exit status (the host or its sshd went away): %w", scriptError(waitErr, []byte(other))))
+			HostDown(fmt.Errorf("the command ended without its exit status (the host or its sshd went away): %w", scriptError(waitErr, []byte(other)))))
 	}
 	if cmd.EnvFile != "" {
 		res.Env = proto.envDump()

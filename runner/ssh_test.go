@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -411,6 +412,85 @@ echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	assert.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
+}
+
+// An ssh host whose sshd is stopped in the middle of a measurement, and
+// stays away, leaves the pool after three failures in a row (the dropped
+// connection, then two tries to connect, each retried by the host), with a
+// state and an error that name it and say why; the other host of the
+// pool measures meanwhile. Once sshd is back and the cool-down is over,
+// one lease tries the host and it is in the pool again.
+func TestSSHHostLeavesThePool(t *testing.T) {
+	srv := sshdtest.Start(t)
+	ctx := context.Background()
+	src, commits := gitopstest.NewRepo(t, 2)
+	repo, err := gitops.Open(ctx, src, t.TempDir())
+	require.NoError(t, err)
+	h := sshHost(t, srv, repo)
+	spare := &Fake{HostName: "spare", Default: &FakeCommit{Outputs: []string{"BenchmarkVerifyStep 1 7 tok/s\n"}}}
+	pool, err := NewPool(h, spare)
+	require.NoError(t, err)
+	clock := &fakeClock{now: time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC)}
+	pool.SetPolicy(Policy{MaxFailures: 3, Cooldown: time.Hour, Now: clock.Now})
+	var heard []HostState
+	var mu sync.Mutex
+	defer pool.Watch(func(s HostState) { mu.Lock(); heard = append(heard, s); mu.Unlock() })()
+
+	state := t.TempDir()
+	ready := filepath.Join(state, "first run started")
+	spec := counterSpec
+	spec.Benchmarks = []record.BenchStep{spec.Benchmarks[0]}
+	spec.Benchmarks[0].Env = map[string]string{"READY": ready}
+	spec.Benchmarks[0].Run = `if [ ! -e "$READY" ]; then touch "$READY"; sleep 60; fi
+echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
+	r := &Runner{Spec: spec}
+	target := record.Target{Commit: commits[1]}
+	onGPU1 := func() error {
+		l, err := pool.AcquireOn(ctx, target, "gpu1")
+		if err != nil {
+			return err
+		}
+		defer l.Release()
+		_, err = r.Measure(ctx, l, Source{Target: target}, 1, func(record.Run) error { return nil })
+		return err
+	}
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		assert.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, time.Minute, 10*time.Millisecond)
+		srv.Kill()
+	}()
+	err = onGPU1()
+	require.ErrorIs(t, err, ErrHostDown, "the dropped connection is the host's failure")
+	<-killed
+	for range 2 {
+		err := onGPU1()
+		require.ErrorIs(t, err, ErrHostDown)
+		assert.Contains(t, err.Error(), "connection refused")
+	}
+	st := pool.States()[0]
+	assert.True(t, st.Out)
+	assert.Equal(t, 3, st.Failures)
+	assert.Contains(t, st.Error, "connect to "+srv.Addr)
+	mu.Lock()
+	require.Len(t, heard, 1)
+	assert.Equal(t, "gpu1", heard[0].Name)
+	mu.Unlock()
+	t.Logf("%s", st)
+
+	err = onGPU1()
+	require.ErrorIs(t, err, ErrOutOfPool)
+	assert.Contains(t, err.Error(), "host gpu1: lease a slot: the host left the pool at 19:00:00 after 3 failures in a row (")
+	runs, err := measureIn(t, ctx, pool, r, Source{Target: target}, 2)
+	require.NoError(t, err)
+	for _, run := range runs {
+		assert.Equal(t, "spare", run.Host, "the other host measures")
+	}
+
+	srv.Restart(t)
+	clock.add(time.Hour)
+	require.NoError(t, onGPU1(), "the trial after the cool-down")
+	assert.Equal(t, HostState{Name: "gpu1"}, pool.States()[0])
 }
 
 // When perfbot's connection goes away under a running command (perfbot

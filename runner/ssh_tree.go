@@ -407,7 +407,7 @@ func (s *SSH) Verify(ctx context.Context, slot, tree int, ws Workspace, src Sour
 	op := "verify tree of " + t.Short()
 	n := s.treeNumber(slot, tree)
 	if s.lockLost(n) {
-		return s.infra(op, fmt.Errorf("the lock of tree %d ended with its connection", n))
+		return s.infra(op, HostDown(fmt.Errorf("the lock of tree %d ended with its connection", n)))
 	}
 	want, err := s.Repo.Resolve(ctx, t.Commit)
 	if err != nil {

@@ -27,6 +27,8 @@ var _ VitalsReader = (*service.VitalsReader)(nil)
 //	perfbot_run_seconds_total{host,status}       counter: their wall time
 //	perfbot_findings{state}                      gauge: findings by triage state
 //	perfbot_last_successful_cycle_timestamp_seconds  gauge: the newest night's time
+//	perfbot_host_in_pool{host}                   gauge: 1 while the host is in the pool, 0 once it left
+//	perfbot_host_failures{host}                  gauge: the host's failures in a row
 //
 // beside the Go runtime's and the process's own.
 var (
@@ -36,6 +38,10 @@ var (
 	descFindings  = prometheus.NewDesc("perfbot_findings", "Findings by triage state.", []string{"state"}, nil)
 	descLastCycle = prometheus.NewDesc("perfbot_last_successful_cycle_timestamp_seconds",
 		"Time of the last nightly cycle that recorded its night, in Unix seconds (absent before the first).", nil, nil)
+	descHostIn = prometheus.NewDesc("perfbot_host_in_pool",
+		"1 while the host gets leases, 0 once it left the pool after failing too many times in a row.", []string{"host"}, nil)
+	descHostFailures = prometheus.NewDesc("perfbot_host_failures",
+		"The host's failures in a row (unreachable, key refused, connection dropped) since it last worked.", []string{"host"}, nil)
 )
 
 // vitalsCollector is a prometheus.Collector over a VitalsReader.
@@ -44,7 +50,7 @@ type vitalsCollector struct {
 }
 
 func (c vitalsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descJobs, descRuns, descRunSecs, descFindings, descLastCycle} {
+	for _, d := range []*prometheus.Desc{descJobs, descRuns, descRunSecs, descFindings, descLastCycle, descHostIn, descHostFailures} {
 		ch <- d
 	}
 }
@@ -71,6 +77,14 @@ func (c vitalsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if !v.LastCycle.IsZero() {
 		ch <- prometheus.MustNewConstMetric(descLastCycle, prometheus.GaugeValue, float64(v.LastCycle.UnixNano())/1e9)
+	}
+	for _, h := range v.Hosts {
+		in := 1.0
+		if h.Out {
+			in = 0
+		}
+		ch <- prometheus.MustNewConstMetric(descHostIn, prometheus.GaugeValue, in, h.Name)
+		ch <- prometheus.MustNewConstMetric(descHostFailures, prometheus.GaugeValue, float64(h.Failures), h.Name)
 	}
 }
 

@@ -2,12 +2,14 @@ package service
 
 import (
 	"context"
+	"errors"
 	"sort"
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
 )
 
 // commitOracle measures plain commits for the commit bisection and its
@@ -27,7 +29,7 @@ var _ bisect.HostOracle = commitOracle{}
 func (c commitOracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Run, error) {
 	t := record.Target{Commit: commit}
 	if err := c.o.Ensure(ctx, t, n); err != nil {
-		return nil, err
+		return nil, hostGone(err)
 	}
 	return c.runs(t)
 }
@@ -38,10 +40,26 @@ func (c commitOracle) Samples(ctx context.Context, commit string, n int) ([]bise
 func (c commitOracle) SamplesOn(ctx context.Context, commit, host string, n int) ([]bisect.Run, error) {
 	t := record.Target{Commit: commit}
 	if err := c.o.EnsureOn(ctx, t, host, n); err != nil {
-		return nil, err
+		return nil, hostGone(err)
 	}
 	return c.runs(t)
 }
+
+// hostGone marks the error of a host that left the pool (or of a pool
+// that no host is left in) as bisect.ErrHostGone, for the search to place
+// no more runs there; its message stays err's.
+func hostGone(err error) error {
+	if errors.Is(err, runner.ErrOutOfPool) {
+		return &hostGoneError{err}
+	}
+	return err
+}
+
+type hostGoneError struct{ err error }
+
+func (e *hostGoneError) Error() string        { return e.err.Error() }
+func (e *hostGoneError) Unwrap() error        { return e.err }
+func (e *hostGoneError) Is(target error) bool { return target == bisect.ErrHostGone }
 
 // runs returns the recorded runs of t with the metric, each with its
 // place in time and the host that ran it.

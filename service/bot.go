@@ -54,6 +54,8 @@ type Options struct {
 	Existing bool
 	// Host overrides the configured hosts (tests pass a fake).
 	Host runner.Host
+	// Hosts, when Host is nil, override the configured hosts too.
+	Hosts []runner.Host
 	// Clock tells the time of job records, traces, findings and costs;
 	// nil is time.Now.
 	Clock func() time.Time
@@ -74,7 +76,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 		return nil, fmt.Errorf("open repository %s: %w", cfg.Repo.URL, err)
 	}
 	hosts := []runner.Host{opts.Host}
-	if opts.Host == nil {
+	switch {
+	case opts.Host == nil && len(opts.Hosts) > 0:
+		hosts = opts.Hosts
+	case opts.Host == nil:
 		hosts, err = newHosts(cfg, repo, opts.Logger)
 	}
 	var pool *runner.Pool
@@ -85,6 +90,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 		db.Close()
 		return nil, err
 	}
+	pool.SetPolicy(runner.Policy{MaxFailures: cfg.Pool.MaxFailures, Cooldown: cfg.Pool.Cooldown, Now: opts.Clock})
 	r := &runner.Runner{Spec: cfg.Spec(), Logger: opts.Logger, EnvKeep: cfg.Fingerprint.Env, Secrets: secretValues(cfg)}
 	return &Bot{
 		Config:   cfg,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -128,6 +129,13 @@ func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, loa
 	}
 	jb := *b
 	jb.job = &jobRun{rec: rec, parent: parent}
+	if b.Oracle != nil {
+		if parent == nil {
+			// A new job tries the hosts that left the pool during the last.
+			b.Oracle.pool.Retry()
+		}
+		defer b.Oracle.watchHosts(func(s runner.HostState) { jb.progressf("%s", s) })()
+	}
 	if found {
 		// A job with a trace ran before; one the queue just took has none.
 		if tr, err := b.Store.Trace(id); err == nil && len(tr) > 0 {

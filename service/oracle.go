@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -33,6 +34,7 @@ type Oracle struct {
 	log    *slog.Logger
 
 	mu      sync.Mutex
+	onHost  func(runner.HostState) // hears of a host that left the pool or came back
 	patches map[string]*gitops.Patch
 	pending map[string]*sync.Mutex // one measurement at a time per target
 	runs    int
@@ -72,7 +74,7 @@ func NewOracle(db *store.DB, pool *runner.Pool, r *runner.Runner, opts OracleOpt
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Oracle{
+	o := &Oracle{
 		store:   db,
 		pool:    pool,
 		runner:  r,
@@ -81,7 +83,39 @@ func NewOracle(db *store.DB, pool *runner.Pool, r *runner.Runner, opts OracleOpt
 		patches: map[string]*gitops.Patch{},
 		pending: map[string]*sync.Mutex{},
 	}
+	pool.Watch(o.hostChanged)
+	return o
 }
+
+// hostChanged tells whoever watches (the running job's trace) that a host
+// left the pool or came back; with no watcher, the log.
+func (o *Oracle) hostChanged(s runner.HostState) {
+	o.mu.Lock()
+	fn := o.onHost
+	o.mu.Unlock()
+	if fn == nil {
+		o.log.Warn(s.String())
+		return
+	}
+	fn(s)
+}
+
+// watchHosts makes fn hear of the hosts that leave the pool or come back
+// until restore is called, which gives them back to the watcher before.
+func (o *Oracle) watchHosts(fn func(runner.HostState)) (restore func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	prev := o.onHost
+	o.onHost = fn
+	return func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.onHost = prev
+	}
+}
+
+// HostStates is the health of every host of the pool (see runner.Policy).
+func (o *Oracle) HostStates() []runner.HostState { return o.pool.States() }
 
 // Parallel is the number of targets the Oracle measures at once: the
 // size of its host pool.
@@ -137,12 +171,30 @@ func (o *Oracle) EnsureOn(ctx context.Context, t record.Target, host string, n i
 }
 
 // ensure measures t until it has n ok runs, of host when host is set.
+// Where no host is named, a measurement that its host failed (the host
+// down: unreachable, its connection dropped) goes on on another lease
+// while another host is in the pool: the other hosts carry on, and the
+// failing one leaves the pool after its failures in a row. A named host's
+// failure, and the last host's, is the caller's.
 func (o *Oracle) ensure(ctx context.Context, t record.Target, host string, n int) error {
-	key := t.Key()
-	lock := o.targetLock(key + "\x00" + host)
+	lock := o.targetLock(t.Key() + "\x00" + host)
 	lock.Lock()
 	defer lock.Unlock()
+	for {
+		err := o.ensureOnce(ctx, t, host, n)
+		var ie *record.InfraError
+		if host != "" || !errors.Is(err, runner.ErrHostDown) || ctx.Err() != nil ||
+			!errors.As(err, &ie) || !o.pool.HasOther(ie.Host) {
+			return err
+		}
+		o.log.Info("host failed; measuring on another lease", "target", t.Short(), "err", err)
+	}
+}
 
+// ensureOnce measures what t lacks of n ok runs on one lease. The caller
+// holds the target's lock.
+func (o *Oracle) ensureOnce(ctx context.Context, t record.Target, host string, n int) error {
+	key := t.Key()
 	entry, err := o.store.Cached(o.spec, key)
 	if err != nil {
 		return fmt.Errorf("read cache of %s: %w", t.Short(), err)

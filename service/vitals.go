@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -19,6 +20,9 @@ type Vitals struct {
 	Runs      map[store.RunKey]store.RunTotal
 	Findings  map[record.Triage]int
 	LastCycle time.Time
+	// Hosts is the health of the pool's hosts; nil for a Bot that only
+	// reads records.
+	Hosts []runner.HostState
 }
 
 // VitalsReader reads Vitals, counting each run of the store once: it
@@ -61,6 +65,9 @@ func (r *VitalsReader) Read(ctx context.Context) (*Vitals, error) {
 	}
 	if len(nights) > 0 {
 		v.LastCycle = nights[len(nights)-1].Time
+	}
+	if r.b.Oracle != nil {
+		v.Hosts = r.b.Oracle.HostStates()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
 )
@@ -38,6 +39,7 @@ func TestExitCode(t *testing.T) {
 		{"infrastructure deep down", fmt.Errorf("bisect: %w", fmt.Errorf("measure 3f2a: %w", infra)), exitInfra},
 		{"infrastructure among others", errors.Join(errors.New("record run: disk full"), infra), exitInfra},
 		{"store held by another process", fmt.Errorf("open: %w", store.ErrLocked), exitInfra},
+		{"every host left the pool", fmt.Errorf("bisect: measure 3f2a: %w", noHostLeft(t)), exitInfra},
 		{"a deadline", fmt.Errorf("github: %w", context.DeadlineExceeded), exitInfra},
 		{"interrupted", fmt.Errorf("bisect: measure 3f2a: %w", context.Canceled), exitInterrupted},
 		{"interrupted while a host worked", &record.InfraError{Host: "local", Op: "check out 3f2a", Err: context.Canceled}, exitInterrupted},
@@ -50,6 +52,22 @@ func TestExitCode(t *testing.T) {
 			assert.Equal(t, tt.want, exitCode(tt.err))
 		})
 	}
+}
+
+// noHostLeft is the error of a pool whose one host left it.
+func noHostLeft(t *testing.T) error {
+	t.Helper()
+	pool, err := runner.NewPool(&runner.Fake{HostName: "gpu1"})
+	require.NoError(t, err)
+	pool.SetPolicy(runner.Policy{MaxFailures: 1})
+	target := record.Target{Commit: "3f2a"}
+	lease, err := pool.Acquire(context.Background(), target)
+	require.NoError(t, err)
+	lease.Report(&record.InfraError{Host: "gpu1", Op: "connect", Err: runner.HostDown(errors.New("connection refused"))})
+	lease.Release()
+	_, err = pool.Acquire(context.Background(), target)
+	require.ErrorIs(t, err, runner.ErrOutOfPool)
+	return err
 }
 
 func TestReportError(t *testing.T) {

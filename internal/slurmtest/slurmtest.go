@@ -1,6 +1,8 @@
 // Package slurmtest starts a real single-node Slurm cluster for tests:
 // munged, slurmctld and slurmd (Debian's munge and slurm-wlm) on this
-// machine, with a minimal slurm.conf in a temporary directory, its own
+// machine, with a minimal slurm.conf (its node declares two GPUs, Gres,
+// whose device files are empty files: Slurm counts and reports them, and
+// no job needs them) in a temporary directory, its own
 // munge key and socket, and free ports, so that test binaries of several
 // packages can run their clusters at once. The cluster starts on the first
 // Start of a test binary and stops when its TestMain's Main returns; the
@@ -35,6 +37,10 @@ const Node = "localhost"
 
 // Partition is the cluster's one partition, the default.
 const Partition = "debug"
+
+// Gres are the generic resources of the node as slurm.conf declares
+// them: two GPUs of a made-up type, which no job needs to ask for.
+const Gres = "gpu:fake:2"
 
 // Cluster is a running single-node Slurm.
 type Cluster struct {
@@ -129,6 +135,17 @@ func (c *Cluster) boot() error {
 	if err := os.WriteFile(c.Conf, []byte(c.config(ports[0], ports[1])), 0o644); err != nil {
 		return err
 	}
+	// The node's GPUs are empty files: Slurm schedules and reports them,
+	// and with task/none nothing binds to them.
+	for _, f := range []string{"gpu0", "gpu1"} {
+		if err := os.WriteFile(filepath.Join(c.Dir, f), nil, 0o644); err != nil {
+			return err
+		}
+	}
+	gres := "NodeName=" + Node + " Name=gpu Type=fake File=" + filepath.Join(c.Dir, "gpu[0-1]") + "\n"
+	if err := os.WriteFile(filepath.Join(c.Dir, "gres.conf"), []byte(gres), 0o644); err != nil {
+		return err
+	}
 	os.Setenv("SLURM_CONF", c.Conf)
 
 	p := func(name string) string { return filepath.Join(c.Dir, name) }
@@ -151,8 +168,8 @@ func (c *Cluster) boot() error {
 	return nil
 }
 
-// config is a minimal slurm.conf: one node of this machine's CPUs, one
-// default partition, no accounting, no cgroups.
+// config is a minimal slurm.conf: one node of this machine's CPUs and
+// the GPUs of Gres, one default partition, no accounting, no cgroups.
 func (c *Cluster) config(ctldPort, slurmdPort int) string {
 	p := func(name string) string { return filepath.Join(c.Dir, name) }
 	return strings.Join([]string{
@@ -182,7 +199,8 @@ func (c *Cluster) config(ctldPort, slurmdPort int) string {
 		"JobAcctGatherType=jobacct_gather/none",
 		"AccountingStorageType=accounting_storage/none",
 		"KillWait=1",
-		fmt.Sprintf("NodeName=%s NodeAddr=127.0.0.1 CPUs=%d State=UNKNOWN", Node, c.CPUs),
+		"GresTypes=gpu",
+		fmt.Sprintf("NodeName=%s NodeAddr=127.0.0.1 CPUs=%d Gres=%s State=UNKNOWN", Node, c.CPUs, Gres),
 		fmt.Sprintf("PartitionName=%s Default=YES Nodes=%s MaxTime=INFINITE State=UP", Partition, Node),
 		"",
 	}, "\n")

@@ -26,4 +26,11 @@ func TestClusterRunsAJob(t *testing.T) {
 		assert.Regexp(t, `^\d+ hello COMPLETING$`, job)
 	}
 	assert.Same(t, c, Start(t), "one cluster per test binary")
+
+	node, err := exec.Command("scontrol", "--oneliner", "show", "node", Node).CombinedOutput()
+	require.NoError(t, err, "%s", node)
+	assert.Contains(t, string(node), " Gres="+Gres+" ", "the node reports its GPUs")
+	out, err = exec.Command("srun", "--quiet", "--gres=gpu:fake:1", "/bin/sh", "-c", "echo ran").CombinedOutput()
+	require.NoError(t, err, "a job may ask for one of them: %s", out)
+	assert.Equal(t, "ran", strings.TrimSpace(string(out)))
 }
