@@ -16,10 +16,12 @@
 // (its token is not emitted). On a shared host the CPU time of one and the
 // same step swings by a third between states that last seconds, but a
 // verify step and the decode step just after it see the same state: the
-// ratio of the two, summed over the steps (testbed:verify_decode_steps),
-// gives the speed-up of speculation over plain decoding that a load of a
-// few seconds measures to within a few percent where the tok/s and the
-// CPU times vary by a third. -reference=false turns the reference off.
+// ratio of the two, summed over the steps (testbed:verify_decode_steps,
+// and the draft's and the verify pass's parts), gives the speed-up of
+// speculation over plain decoding and its terms in units of the plain
+// decode step, which a load of a few seconds measures to within a few
+// percent where the tok/s and the CPU times vary by a third.
+// -reference=false turns the reference off.
 //
 // Words of the prompt are its tokens (each hashed into the vocabulary);
 // max_tokens tokens are generated whatever they are (the engine has no
@@ -151,9 +153,10 @@ type counters struct {
 	draftCPU, targetVerifyCPU float64
 	// The reference decode steps, and the verify steps' CPU time each in
 	// units of the reference step after it.
-	referenceSteps    int64
-	referenceCPU      float64
-	verifyDecodeSteps float64
+	referenceSteps                      int64
+	referenceCPU                        float64
+	verifyDecodeSteps                   float64
+	draftDecodeSteps, targetDecodeSteps float64
 }
 
 func newEngine(cfg model.Config, spec bool, k, maxContext int) (*engine, error) {
@@ -387,6 +390,8 @@ func (e *engine) generate(ctx context.Context, prompt []int, n int, emit func([]
 					c.referenceSteps++
 					c.referenceCPU += ref
 					c.verifyDecodeSteps += cpu / ref
+					c.draftDecodeSteps += phases.Draft.Seconds() / ref
+					c.targetDecodeSteps += phases.Verify.Seconds() / ref
 				}
 			})
 		} else {
@@ -472,6 +477,8 @@ func (e *engine) metrics(w http.ResponseWriter, _ *http.Request) {
 		{"testbed:reference_decode_steps", "Reference decode steps of the target, one after each speculative step (not emitted).", float64(c.referenceSteps)},
 		{"testbed:reference_decode_cpu_seconds", "CPU time of the reference decode steps.", c.referenceCPU},
 		{"testbed:verify_decode_steps", "CPU time of speculative steps, each in units of the reference decode step after it.", c.verifyDecodeSteps},
+		{"testbed:draft_decode_steps", "CPU time of the draft's part of speculative steps, in units of the reference decode step after each.", c.draftDecodeSteps},
+		{"testbed:target_verify_decode_steps", "CPU time of the target's verify passes, in units of the reference decode step after each.", c.targetDecodeSteps},
 		{"testbed:prefills", "Prefills.", float64(c.prefills)},
 		{"testbed:prefill_seconds", "Time in prefills.", c.prefillSeconds},
 	} {

@@ -158,6 +158,9 @@ func TestServeMetrics(t *testing.T) {
 	if c["testbed:draft_cpu_seconds_total"]+c["testbed:target_verify_cpu_seconds_total"] > c["testbed:verify_cpu_seconds_total"]*1.0001 {
 		t.Errorf("the draft's and the verify pass's CPU times exceed the steps': %v", c)
 	}
+	if c["testbed:draft_decode_steps_total"]+c["testbed:target_verify_decode_steps_total"] > c["testbed:verify_decode_steps_total"]*1.0001 {
+		t.Errorf("the draft's and the verify pass's parts in decode steps exceed the steps': %v", c)
+	}
 }
 
 // Without speculation there are no verify steps, so no reference steps.
