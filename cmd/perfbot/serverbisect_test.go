@@ -96,7 +96,10 @@ func TestServerBisectVerifyRegression(t *testing.T) {
 			// drafted and accepted.
 			assert.InDelta(t, 0, term.EffectPct, 0.5, "acceptance is unchanged")
 		case record.SpecTermDraft:
-			assert.Less(t, 2*abs(term.EffectPct), abs(lead.EffectPct), "the draft's share is small beside the verify's")
+			// The draft's own extend runs the slowed path too, but it is
+			// one layer against the target's four: its effect was about
+			// a third of the verify's (−2.3% against −7.5%).
+			assert.Less(t, 1.5*abs(term.EffectPct), abs(lead.EffectPct), "the draft's share is small beside the verify's")
 		}
 	}
 
