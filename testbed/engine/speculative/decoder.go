@@ -22,6 +22,7 @@ package speculative
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/perfbot/perfbot/testbed/engine/model"
 	"github.com/perfbot/perfbot/testbed/engine/model/kernels"
@@ -33,6 +34,8 @@ type Decoder struct {
 	draft  *Draft
 	k      int
 	state  Checkpoint
+	clock  func() time.Duration
+	times  StepTimes
 
 	verify []int
 	hidden []float32
@@ -83,6 +86,33 @@ func (dc *Decoder) Prefill(prompt []int) (int, error) {
 	return first, nil
 }
 
+// StepTimes is how the time of one step divides, by the clock SetClock
+// gave the decoder.
+type StepTimes struct {
+	// Draft is the draft's part: its proposals and its extend over the
+	// tokens the step emitted.
+	Draft time.Duration
+	// Verify is the target's verify pass and the acceptance of the
+	// proposals.
+	Verify time.Duration
+}
+
+// SetClock makes every step read clock around its phases (a server
+// passes the process's CPU time), and LastStep return what it read. A nil
+// clock times nothing.
+func (dc *Decoder) SetClock(clock func() time.Duration) { dc.clock = clock }
+
+// LastStep returns the phase times of the last step that succeeded; zero
+// without a clock.
+func (dc *Decoder) LastStep() StepTimes { return dc.times }
+
+func (dc *Decoder) now() time.Duration {
+	if dc.clock == nil {
+		return 0
+	}
+	return dc.clock()
+}
+
 // Mark returns the current checkpoint.
 func (dc *Decoder) Mark() Checkpoint { return dc.state }
 
@@ -98,10 +128,12 @@ func (dc *Decoder) Rewind(cp Checkpoint) {
 // (the accepted proposals and the bonus token) to emitted.
 func (dc *Decoder) Step(emitted []int) ([]int, error) {
 	d := dc.target.Config().Hidden
+	start := dc.now()
 	proposals, err := dc.propose()
 	if err != nil {
 		return emitted, err
 	}
+	proposed := dc.now()
 	dc.verify = append(append(dc.verify[:0], dc.state.pending), proposals...)
 	out, err := dc.target.Forward(dc.verify, len(dc.verify))
 	if err != nil {
@@ -115,6 +147,7 @@ func (dc *Decoder) Step(emitted []int) ([]int, error) {
 		bonus = kernels.Argmax(out.Logits[accepted*v : (accepted+1)*v])
 	}
 	emitted = append(append(emitted, proposals[:accepted]...), bonus)
+	verified := dc.now()
 
 	// Keep the pending token and the accepted proposals.
 	base := dc.state.targetLen
@@ -132,6 +165,8 @@ func (dc *Decoder) Step(emitted []int) ([]int, error) {
 		pending:   bonus,
 		proposal:  kernels.Argmax(logits),
 	}
+	end := dc.now()
+	dc.times = StepTimes{Draft: proposed - start + end - verified, Verify: verified - proposed}
 	return emitted, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/perfbot/perfbot/testbed/engine/attention"
 	"github.com/perfbot/perfbot/testbed/engine/communicator"
@@ -132,5 +133,57 @@ func TestDecoderRejects(t *testing.T) {
 	}
 	if _, err := dec.Prefill(nil); err == nil {
 		t.Error("Prefill of an empty prompt succeeded")
+	}
+}
+
+// TestStepClock checks that a step reads its clock at the phase
+// boundaries (before the proposals, after them, after the acceptance,
+// after the draft extend) and that timing changes nothing it emits.
+func TestStepClock(t *testing.T) {
+	cfg := config(attention.Tiled, communicator.Ring)
+	steps := func(clock func() time.Duration) ([]int, []StepTimes) {
+		target, err := model.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		draft, err := NewDraft(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := NewDecoder(target, draft, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec.SetClock(clock)
+		if _, err := dec.Prefill(prompt(50, cfg.Vocab)); err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		var times []StepTimes
+		for range 4 {
+			if out, err = dec.Step(out); err != nil {
+				t.Fatal(err)
+			}
+			times = append(times, dec.LastStep())
+		}
+		return out, times
+	}
+	// Each reading is one tick later than the one before.
+	var ticks time.Duration
+	timed, times := steps(func() time.Duration { ticks++; return ticks })
+	plain, none := steps(nil)
+	if !slices.Equal(timed, plain) {
+		t.Errorf("timed steps emitted %v, untimed %v", timed, plain)
+	}
+	for i, st := range times {
+		if st != (StepTimes{Draft: 2, Verify: 1}) {
+			t.Errorf("step %d: %+v, want the draft's two phases and the verify's one", i, st)
+		}
+		if none[i] != (StepTimes{}) {
+			t.Errorf("step %d without a clock: %+v, want zero", i, none[i])
+		}
+	}
+	if ticks != 16 {
+		t.Errorf("%d clock readings for 4 steps, want 16", ticks)
 	}
 }

@@ -7,8 +7,21 @@
 // loaded, and GET /metrics serves Prometheus counters: vLLM's
 // speculative-decoding counters (vllm:spec_decode_num_drafts_total,
 // ..._num_draft_tokens_total, ..._num_accepted_tokens_total), token counts,
-// and the engine's own time in verify steps (draft, verify and accept),
-// decode steps and prefills, wall and CPU.
+// and the engine's own time in verify steps (draft, verify and accept, and
+// the draft's and the target's verify pass's parts of them), decode steps
+// and prefills, wall and CPU.
+//
+// With -spec, each verify step is followed by a reference decode step: one
+// plain decode step of the target at the same position, timed and undone
+// (its token is not emitted). On a shared host the CPU time of one and the
+// same step swings by a third between states that last seconds, but a
+// verify step and the decode step just after it see the same state: the
+// ratio of the two, summed over the steps (testbed:verify_decode_steps,
+// and the draft's and the verify pass's parts), gives the speed-up of
+// speculation over plain decoding and its terms in units of the plain
+// decode step, which a load of a few seconds measures to within a few
+// percent where the tok/s and the CPU times vary by a third.
+// -reference=false turns the reference off.
 //
 // Words of the prompt are its tokens (each hashed into the vocabulary);
 // max_tokens tokens are generated whatever they are (the engine has no
@@ -54,6 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on")
 	spec := fs.Bool("spec", true, "speculative decoding (false: plain decode steps of the target)")
+	reference := fs.Bool("reference", true, "with -spec, time a reference decode step of the target after each verify step (not emitted)")
 	k := fs.Int("k", bench.DraftTokens, "draft tokens per verify step")
 	maxContext := fs.Int("max-context", 1024, "longest prompt plus output served")
 	attn := fs.String("attention", "", "attention backend: tiled or naive")
@@ -77,6 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "serve:", err)
 		return 1
 	}
+	eng.reference = *spec && *reference
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "serve:", err)
@@ -113,6 +128,7 @@ type engine struct {
 	draft      *speculative.Draft
 	dec        *speculative.Decoder
 	spec       bool
+	reference  bool
 	k          int
 	maxContext int
 	stopping   chan struct{}
@@ -130,6 +146,17 @@ type counters struct {
 	verifySeconds, decodeSeconds             float64
 	verifyCPU, decodeCPU                     float64
 	prefillSeconds                           float64
+	// Of the verify steps: the tokens they emitted before max_tokens cut
+	// a request's last step, and the CPU time of their draft's part and of
+	// the target's verify pass.
+	verifyTokens              int64
+	draftCPU, targetVerifyCPU float64
+	// The reference decode steps, and the verify steps' CPU time each in
+	// units of the reference step after it.
+	referenceSteps                      int64
+	referenceCPU                        float64
+	verifyDecodeSteps                   float64
+	draftDecodeSteps, targetDecodeSteps float64
 }
 
 func newEngine(cfg model.Config, spec bool, k, maxContext int) (*engine, error) {
@@ -145,6 +172,7 @@ func newEngine(cfg model.Config, spec bool, k, maxContext int) (*engine, error) 
 	if err != nil {
 		return nil, err
 	}
+	dec.SetClock(cpuTime)
 	return &engine{target: target, draft: draft, dec: dec, spec: spec, k: k, maxContext: maxContext, stopping: make(chan struct{})}, nil
 }
 
@@ -341,6 +369,13 @@ func (e *engine) generate(ctx context.Context, prompt []int, n int, emit func([]
 				return generated, err
 			}
 			elapsed, cpu := time.Since(step).Seconds(), (cpuTime() - stepCPU).Seconds()
+			phases := e.dec.LastStep()
+			var ref float64
+			if e.reference {
+				if ref, err = e.referenceStep(emitted[len(emitted)-1]); err != nil {
+					return generated, err
+				}
+			}
 			e.count(func(c *counters) {
 				c.verifySteps++
 				c.verifySeconds += elapsed
@@ -348,6 +383,16 @@ func (e *engine) generate(ctx context.Context, prompt []int, n int, emit func([]
 				c.drafts++
 				c.draftTokens += int64(e.k)
 				c.acceptedTokens += int64(len(emitted) - 1)
+				c.verifyTokens += int64(len(emitted))
+				c.draftCPU += phases.Draft.Seconds()
+				c.targetVerifyCPU += phases.Verify.Seconds()
+				if ref > 0 {
+					c.referenceSteps++
+					c.referenceCPU += ref
+					c.verifyDecodeSteps += cpu / ref
+					c.draftDecodeSteps += phases.Draft.Seconds() / ref
+					c.targetDecodeSteps += phases.Verify.Seconds() / ref
+				}
 			})
 		} else {
 			o, err := e.target.Forward([]int{tok}, 1)
@@ -371,6 +416,21 @@ func (e *engine) generate(ctx context.Context, prompt []int, n int, emit func([]
 		}
 	}
 	return generated, nil
+}
+
+// referenceStep runs one plain decode step of the target on tok at the
+// next position, undoes it, and returns its CPU time in seconds (0 when
+// the clock did not move).
+func (e *engine) referenceStep(tok int) (float64, error) {
+	n := e.target.Len()
+	start := cpuTime()
+	_, err := e.target.Forward([]int{tok}, 1)
+	cpu := (cpuTime() - start).Seconds()
+	e.target.Truncate(n)
+	if err != nil {
+		return 0, fmt.Errorf("reference decode step: %w", err)
+	}
+	return cpu, nil
 }
 
 func (e *engine) count(f func(*counters)) {
@@ -411,6 +471,14 @@ func (e *engine) metrics(w http.ResponseWriter, _ *http.Request) {
 		{"testbed:decode_steps", "Plain decode steps of the target.", float64(c.decodeSteps)},
 		{"testbed:decode_seconds", "Time in plain decode steps.", c.decodeSeconds},
 		{"testbed:decode_cpu_seconds", "CPU time of plain decode steps.", c.decodeCPU},
+		{"testbed:verify_tokens", "Tokens the speculative steps emitted (accepted and bonus), before max_tokens cut a request's last.", float64(c.verifyTokens)},
+		{"testbed:draft_cpu_seconds", "CPU time of the draft's part of speculative steps (its proposals and its extend).", c.draftCPU},
+		{"testbed:target_verify_cpu_seconds", "CPU time of the target's verify passes and acceptance in speculative steps.", c.targetVerifyCPU},
+		{"testbed:reference_decode_steps", "Reference decode steps of the target, one after each speculative step (not emitted).", float64(c.referenceSteps)},
+		{"testbed:reference_decode_cpu_seconds", "CPU time of the reference decode steps.", c.referenceCPU},
+		{"testbed:verify_decode_steps", "CPU time of speculative steps, each in units of the reference decode step after it.", c.verifyDecodeSteps},
+		{"testbed:draft_decode_steps", "CPU time of the draft's part of speculative steps, in units of the reference decode step after each.", c.draftDecodeSteps},
+		{"testbed:target_verify_decode_steps", "CPU time of the target's verify passes, in units of the reference decode step after each.", c.targetDecodeSteps},
 		{"testbed:prefills", "Prefills.", float64(c.prefills)},
 		{"testbed:prefill_seconds", "Time in prefills.", c.prefillSeconds},
 	} {

@@ -6,13 +6,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/perfbot/perfbot/testbed/engine/bench"
 )
 
-// newServer serves an engine with speculation on or off.
+// newServer serves an engine with speculation on or off; with it on, a
+// reference decode step follows each verify step, as serve runs it.
 func newServer(t *testing.T, spec bool) *httptest.Server {
 	t.Helper()
 	cfg, err := bench.Config()
@@ -23,6 +25,7 @@ func newServer(t *testing.T, spec bool) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	eng.reference = spec
 	srv := httptest.NewServer(eng.mux())
 	t.Cleanup(srv.Close)
 	return srv
@@ -86,7 +89,8 @@ func generated(t *testing.T, events []string) (text string, chunks, usage int) {
 }
 
 // Speculative decoding emits the tokens plain decoding emits, in fewer
-// chunks (one per verify step), and both count them in usage.
+// chunks (one per verify step), and both count them in usage; the
+// reference decode steps, undone, change nothing emitted.
 func TestServeSpeculativeMatchesPlain(t *testing.T) {
 	body := `{"prompt": "a b c d e f g h", "max_tokens": 24, "stream": true, "stream_options": {"include_usage": true}}`
 	var texts []string
@@ -133,7 +137,8 @@ func TestServeMetrics(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{"vllm:spec_decode_num_drafts_total ", "vllm:generation_tokens_total 12\n", "vllm:prompt_tokens_total 3\n", "testbed:verify_seconds_total ", "testbed:verify_cpu_seconds_total "} {
+	for _, want := range []string{"vllm:spec_decode_num_drafts_total ", "vllm:generation_tokens_total 12\n", "vllm:prompt_tokens_total 3\n", "testbed:verify_seconds_total ", "testbed:verify_cpu_seconds_total ",
+		"testbed:draft_cpu_seconds_total ", "testbed:target_verify_cpu_seconds_total ", "testbed:verify_decode_steps_total "} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("metrics lack %q:\n%s", want, data)
 		}
@@ -141,6 +146,55 @@ func TestServeMetrics(t *testing.T) {
 	if strings.Contains(string(data), "vllm:spec_decode_num_drafts_total 0\n") {
 		t.Errorf("no drafts counted:\n%s", data)
 	}
+	c := counterValues(t, string(data))
+	// Every verify step is followed by one reference decode step, and
+	// emits its accepted tokens and the bonus token.
+	if c["testbed:reference_decode_steps_total"] != c["testbed:verify_steps_total"] || c["testbed:verify_steps_total"] == 0 {
+		t.Errorf("%v reference decode steps for %v verify steps", c["testbed:reference_decode_steps_total"], c["testbed:verify_steps_total"])
+	}
+	if got, want := c["testbed:verify_tokens_total"], c["testbed:verify_steps_total"]+c["vllm:spec_decode_num_accepted_tokens_total"]; got != want {
+		t.Errorf("verify tokens %v, want steps plus accepted, %v", got, want)
+	}
+	if c["testbed:draft_cpu_seconds_total"]+c["testbed:target_verify_cpu_seconds_total"] > c["testbed:verify_cpu_seconds_total"]*1.0001 {
+		t.Errorf("the draft's and the verify pass's CPU times exceed the steps': %v", c)
+	}
+	if c["testbed:draft_decode_steps_total"]+c["testbed:target_verify_decode_steps_total"] > c["testbed:verify_decode_steps_total"]*1.0001 {
+		t.Errorf("the draft's and the verify pass's parts in decode steps exceed the steps': %v", c)
+	}
+}
+
+// Without speculation there are no verify steps, so no reference steps.
+func TestServeMetricsPlain(t *testing.T) {
+	srv := newServer(t, false)
+	stream(t, srv, "/v1/completions", `{"prompt": "a b c", "max_tokens": 6, "stream": true}`)
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	c := counterValues(t, string(data))
+	if c["testbed:decode_steps_total"] != 5 || c["testbed:reference_decode_steps_total"] != 0 || c["testbed:verify_decode_steps_total"] != 0 {
+		t.Errorf("plain decoding: %v", c)
+	}
+}
+
+// counterValues reads the sample lines of a metrics page.
+func counterValues(t *testing.T, page string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, line := range strings.Split(page, "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		out[name] = v
+	}
+	return out
 }
 
 func TestServeBadRequests(t *testing.T) {
