@@ -57,11 +57,11 @@ func groundTruth() []anchor {
 	return []anchor{
 		{30, []step{changeA()}},
 		{40, changeE()},
-		{48, []step{changeD()}},
+		{48, []step{changeB()}},
 		{56, []step{changeG()}},
-		{66, []step{changeB()}},
-		{76, []step{changeF()}},
-		{90, []step{changeC()}},
+		{72, []step{changeD()}},
+		{84, []step{changeF()}},
+		{100, []step{changeC()}},
 	}
 }
 
