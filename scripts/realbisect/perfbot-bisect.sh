@@ -7,9 +7,12 @@
 #   $PERFBOT bisect --good GOOD --bad BAD --direction $RB_DIRECTION --json
 # (RB_DIRECTION defaults to improvement: the case's change raises MB/s).
 # Every benchmark run appends "perfbot" to COUNTER (default
-# $RB_TMP/runs.txt). The JSON report is kept in $RB_TMP/run-perfbot/report.json.
-# Prints one summary line:
-#   perfbot runs=N reported_runs=R builds=B wall=S culprit=SHA subject=SUBJECT verdict=V confidence=C
+# $RB_TMP/runs.txt). The JSON report is kept in $RB_TMP/run-perfbot/report.json
+# and perfbot's debug log (-v) in stderr.log beside it. Prints one summary
+# line:
+#   perfbot runs=N reported_runs=R builds=B wall=S culprit=SHA subject=SUBJECT verdict=V confidence=C ... phases=... build_s=X bench_s=Y
+# where phases, build_s and bench_s say where the runs and the wall time
+# went (trace.awk).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/case.sh"
@@ -34,7 +37,7 @@ rm -rf "$work"
 mkdir -p "$work"
 sed -e "s|@REPO@|$repo|g" -e "s|@COUNTER@|$counter|g" "$here/perfbot.yaml" > "$work/perfbot.yaml"
 runs_before=$(wc -l < "$counter")
-if ! "$PERFBOT" bisect --config "$work/perfbot.yaml" --good "$good" --bad "$bad" \
+if ! "$PERFBOT" -v bisect --config "$work/perfbot.yaml" --good "$good" --bad "$bad" \
 	--direction "$RB_DIRECTION" --json > "$work/report.json" 2> "$work/stderr.log"; then
 	tail -n 30 "$work/stderr.log" >&2
 	echo "perfbot-bisect: perfbot bisect failed" >&2
@@ -43,6 +46,7 @@ fi
 end=$(rb_now)
 runs=$(($(wc -l < "$counter") - runs_before))
 wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
-jq -r --arg runs "$runs" --arg wall "$wall" '
-	"perfbot runs=\($runs) reported_runs=\(.runs) builds=\(.builds) wall=\($wall)s culprit=\(.culprits[0].commit // "none") subject=\(.culprits[0].subject // "-") verdict=\(.verdict) confidence=\(.culprits[0].confidence // 0) good=\(.good.median) bad=\(.bad.median)"
+trace=$(awk -v runs="$runs" -f "$here/trace.awk" "$work/stderr.log")
+jq -r --arg runs "$runs" --arg wall "$wall" --arg trace "$trace" '
+	"perfbot runs=\($runs) reported_runs=\(.runs) builds=\(.builds) wall=\($wall)s culprit=\(.culprits[0].commit // "none") subject=\(.culprits[0].subject // "-") verdict=\(.verdict) confidence=\(.culprits[0].confidence // 0) good=\(.good.median) bad=\(.bad.median) \($trace)"
 ' "$work/report.json"
