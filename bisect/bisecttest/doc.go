@@ -7,7 +7,9 @@
 // runs, a host whose speed wanders or jumps, and several hosts of
 // different speeds; History.Oracle turns it into a bisect.HostOracle that
 // draws log-normal values on the host it is told and counts the runs and
-// builds (once per host) a search costs. SetWorld does the
+// builds (once per host) a search costs; with History.Trees a host keeps
+// only that many built trees, as a pool slot does, and TreeBuilds counts
+// the rebuilds of commits whose trees were given up too. SetWorld does the
 // same for the set searches (hunks and environment variables).
 //
 // Every fake is deterministic for a seed: a commit's values come from its

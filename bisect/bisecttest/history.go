@@ -81,6 +81,11 @@ type History struct {
 	// another, with no run of another commit between them, long before
 	// the search's own runs.
 	Cached []Cached
+	// Trees is the number of built trees a host keeps, as a pool slot
+	// keeps runner.DefaultTrees: a commit measured again after Trees
+	// others were built since is built again (Oracle.TreeBuilds counts
+	// those builds too). 0 keeps every build.
+	Trees int
 }
 
 // FlakyInfra makes Fail of every Of tries at measuring commit At fail on
@@ -203,9 +208,11 @@ type Oracle struct {
 	mu      sync.Mutex
 	values  map[int][]bisect.Run
 	streams map[uint64]*rand.Rand
-	built   map[built]bool // the commits built, on each host
-	tries   map[int]int    // calls that had runs to make, per commit
-	fresh   map[int]int    // runs made of each commit
+	built   map[built]bool   // the commits built, on each host
+	trees   map[string][]int // per host, the commits whose trees are kept, latest last
+	rebuilt int              // builds of a commit whose tree had been given up
+	tries   map[int]int      // calls that had runs to make, per commit
+	fresh   map[int]int      // runs made of each commit
 	runs    int
 	seq     uint64     // the oracle's clock: the Seq of the latest run
 	drift   float64    // current log drift of the host
@@ -269,6 +276,7 @@ func (o *Oracle) samples(ctx context.Context, commit, host string, speed float64
 	if o.infraFails(i, try) {
 		return nil, &record.InfraError{Host: host, Op: "measure " + commit, Err: ErrInfra}
 	}
+	o.keepTree(i, host, o.built[built{i, host}])
 	o.built[built{i, host}] = true
 	if o.h.IsBroken(i) {
 		return nil, fmt.Errorf("build %s: %w", commit, bisect.ErrBroken)
@@ -352,6 +360,29 @@ func (o *Oracle) hostLevel() float64 {
 	return o.h.HostLevels[o.runs/o.h.HostEvery%len(o.h.HostLevels)]
 }
 
+// keepTree notes a measurement of commit i on host, built there before
+// or not: its tree becomes the latest kept, and a commit built before
+// whose tree was given up since is built again.
+func (o *Oracle) keepTree(i int, host string, builtBefore bool) {
+	if o.h.Trees <= 0 {
+		return
+	}
+	if o.trees == nil {
+		o.trees = make(map[string][]int)
+	}
+	kept := o.trees[host]
+	if at := slices.Index(kept, i); at >= 0 {
+		kept = slices.Delete(kept, at, at+1)
+	} else if builtBefore {
+		o.rebuilt++
+	}
+	kept = append(kept, i)
+	if len(kept) > o.h.Trees {
+		kept = kept[len(kept)-o.h.Trees:]
+	}
+	o.trees[host] = kept
+}
+
 // Record stores values for a commit as if measured before at an unknown
 // time (Seq 0: a cache without timestamps); they do not count as runs.
 func (o *Oracle) Record(commit string, values ...float64) error {
@@ -380,6 +411,16 @@ func (o *Oracle) Builds() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return len(o.built)
+}
+
+// TreeBuilds returns the builds the oracle has made when every host keeps
+// History.Trees trees: Builds, and once more for every measurement of a
+// commit whose tree had been given up for others since it was built. With
+// Trees 0 it is Builds.
+func (o *Oracle) TreeBuilds() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.built) + o.rebuilt
 }
 
 // index parses a commit identifier of the history.

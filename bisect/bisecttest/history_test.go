@@ -156,3 +156,37 @@ func TestHistoryOracleHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryTrees checks the builds of a host that keeps a few trees: a
+// commit measured again while its tree is kept costs no build, one whose
+// tree was given up for others is built again.
+func TestHistoryTrees(t *testing.T) {
+	tests := []struct {
+		name       string
+		trees      int
+		order      []int // commits measured, one run each
+		wantBuilds int
+		wantTree   int
+	}{
+		{name: "every build kept", trees: 0, order: []int{1, 2, 3, 1, 2, 3}, wantBuilds: 3, wantTree: 3},
+		{name: "two trees, back to a kept one", trees: 2, order: []int{1, 2, 1, 2, 1}, wantBuilds: 2, wantTree: 2},
+		{name: "two trees, a third commit gives the oldest up", trees: 2, order: []int{1, 2, 3, 1}, wantBuilds: 3, wantTree: 4},
+		{name: "a kept tree measured again stays kept", trees: 2, order: []int{1, 2, 1, 3, 1, 2}, wantBuilds: 3, wantTree: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &bisecttest.History{Len: 5, CV: 0.02, Trees: tt.trees}
+			o := h.Oracle(1)
+			n := map[int]int{}
+			for _, i := range tt.order {
+				n[i]++
+				_, err := o.Samples(context.Background(), bisecttest.CommitID(i), n[i])
+				require.NoError(t, err)
+			}
+			_, err := o.Samples(context.Background(), bisecttest.CommitID(tt.order[0]), 0)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantBuilds, o.Builds())
+			assert.Equal(t, tt.wantTree, o.TreeBuilds(), "asking for recorded runs builds nothing")
+		})
+	}
+}

@@ -20,9 +20,14 @@
 
 export GOFLAGS=-mod=mod GOPROXY=off
 
-# rb_build DIR: build the benchmark binary DIR/.rb-bench.test
+# rb_build DIR: build the benchmark binary DIR/.rb-bench.test. -trimpath
+# keeps the source directory out of the build cache's keys, so a version
+# built once is a cache hit in any directory: perfbot builds in several
+# worktrees (a version may land in any of them), git bisect in one clone.
+# Without it, perfbot recompiled every version it met in a new tree (20 to
+# 60 s a build on the loaded host) where git bisect linked cached packages.
 rb_build() {
-	(cd "$1" && go test -vet=off -c -o .rb-bench.test "$RB_PKG")
+	(cd "$1" && go test -trimpath -vet=off -c -o .rb-bench.test "$RB_PKG")
 }
 
 # rb_run DIR COUNTER TAG: one benchmark run; prints the value in RB_UNIT and

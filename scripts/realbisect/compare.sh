@@ -7,7 +7,8 @@
 # reuses no measurement), and prints for each run the benchmark runs it
 # took (counted by the benchmark commands themselves, in
 # $RB_TMP/compare-runs.txt), its builds, its wall time and the commit it
-# named, then the medians per tool.
+# named, then per tool the median and range of runs and wall time. Each
+# bisection's report and log are kept in $RB_TMP/pair-I-TOOL.
 #
 # GOOD and BAD default to the case's ends, v1.10.3 and v1.18.7 (tags made
 # by make-history.sh). Wall time is measured by the scripts (date); to time
@@ -40,11 +41,15 @@ for i in $(seq "$pairs"); do
 		else
 			line=$("$here/gitbisect.sh" "$repo" "$good" "$bad" "$counter" 2>> "$log") || line="gitbisect FAILED"
 		fi
+		# each bisection's own record: report and debug log, or the bisect log
+		keep=$RB_TMP/pair-$i-$tool
+		rm -rf "$keep" && mkdir -p "$keep"
+		cp "$RB_TMP/run-$tool"/*.json "$RB_TMP/run-$tool"/*.log "$keep"/ 2> /dev/null || true
 		echo "$line" | tee -a "$results" | awk -v i="$i" '{
 			printf "pair %s  %-9s", i, $1
 			for (k = 2; k <= NF; k++) {
 				split($k, kv, "=")
-				if (kv[1] == "runs" || kv[1] == "builds" || kv[1] == "wall" || kv[1] == "verdict") printf "  %s=%s", kv[1], kv[2]
+				if (kv[1] == "runs" || kv[1] == "builds" || kv[1] == "wall" || kv[1] == "verdict" || kv[1] == "build_s" || kv[1] == "bench_s" || kv[1] == "phases") printf "  %s=%s", kv[1], kv[2]
 				if (kv[1] == "culprit") printf "  culprit=%s", substr(kv[2], 1, 10)
 				if (kv[1] == "subject") printf " (%s)", kv[2]
 			}
@@ -56,11 +61,12 @@ echo
 awk '
 	{ t = $1; for (k = 2; k <= NF; k++) { split($k, kv, "="); v[kv[1]] = kv[2] }
 	  sub(/s$/, "", v["wall"]); n[t]++; runs[t, n[t]] = v["runs"]; wall[t, n[t]] = v["wall"]; subj[t] = subj[t] " " v["subject"] }
+	# med: the median of a[t, 1..m] followed by its range, "M [MIN, MAX]"
 	function med(a, t, m,   i, j, x, s) {
 		for (i = 1; i <= m; i++) s[i] = a[t, i] + 0
 		for (i = 2; i <= m; i++) for (j = i; j > 1 && s[j-1] > s[j]; j--) { x = s[j]; s[j] = s[j-1]; s[j-1] = x }
-		return (m % 2) ? s[(m+1)/2] : (s[m/2] + s[m/2+1]) / 2
+		return sprintf("%g [%g, %g]", (m % 2) ? s[(m+1)/2] : (s[m/2] + s[m/2+1]) / 2, s[1], s[m])
 	}
-	END { for (t in n) printf "%-9s  median runs %s  median wall %.1fs  named:%s\n", t, med(runs, t, n[t]), med(wall, t, n[t]), subj[t] }
+	END { for (t in n) printf "%-9s  runs %s  wall %s s  named:%s\n", t, med(runs, t, n[t]), med(wall, t, n[t]), subj[t] }
 ' "$results" | sort
 echo "(logs: $log; perfbot report: $RB_TMP/run-perfbot/report.json; git bisect: $RB_TMP/run-gitbisect/bisect-run.log)"

@@ -12,7 +12,8 @@
 #
 # Every benchmark run appends "gitbisect" to COUNTER (default
 # $RB_TMP/runs.txt). Prints one summary line:
-#   gitbisect runs=N builds=B wall=S culprit=SHA subject=SUBJECT good=M bad=M threshold=T
+#   gitbisect runs=N builds=B wall=S culprit=SHA subject=SUBJECT good=M bad=M threshold=T build_s=X bench_s=Y
+# (build_s and bench_s: the seconds its builds and its benchmark runs took)
 # and the bisect log on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,14 +23,17 @@ if [ "${1:-}" = --step ]; then
 	# git bisect run calls this at each step, in the clone.
 	dir=$(pwd)
 	echo build >> "$RB_BUILDS"
+	t0=$(rb_now)
 	if ! rb_build "$dir" > "$RB_WORK/build.log" 2>&1; then
 		echo "step $(git rev-parse --short HEAD) $(git log -1 --format=%s): build failed, skip" >&2
 		exit 125
 	fi
+	t1=$(rb_now)
 	if ! m=$(rb_measure "$dir" "$RB_COUNTER" gitbisect); then
 		echo "step $(git rev-parse --short HEAD): no benchmark value, skip" >&2
 		exit 125
 	fi
+	echo "$t0 $t1 $(rb_now)" >> "$RB_WORK/times"
 	side=$(awk -v m="$m" -v g="$RB_GOOD_MEDIAN" -v b="$RB_BAD_MEDIAN" \
 		'BEGIN { d1 = m - g; if (d1 < 0) d1 = -d1; d2 = m - b; if (d2 < 0) d2 = -d2; print (d1 <= d2) ? "good" : "bad" }')
 	echo "step $(git rev-parse --short HEAD) $(git log -1 --format=%s): median $m -> $side" >&2
@@ -57,12 +61,17 @@ good=$(git rev-parse --verify "$good^{commit}")
 bad=$(git rev-parse --verify "$bad^{commit}")
 runs_before=$(wc -l < "$counter")
 : > "$work/builds"
+: > "$work/times"
 
 ends() { # ends REV: build and measure one end
+	local t0 t1
 	git checkout -q "$1"
 	echo build >> "$work/builds"
+	t0=$(rb_now)
 	rb_build "$work/repo" > "$work/build.log" 2>&1 || { echo "gitbisect: $1 does not build" >&2; cat "$work/build.log" >&2; exit 2; }
+	t1=$(rb_now)
 	rb_measure "$work/repo" "$counter" gitbisect || { echo "gitbisect: $1 gives no benchmark value" >&2; exit 2; }
+	echo "$t0 $t1 $(rb_now)" >> "$work/times"
 }
 mg=$(ends "$good")
 mb=$(ends "$bad")
@@ -84,4 +93,6 @@ end=$(rb_now)
 runs=$(($(wc -l < "$counter") - runs_before))
 builds=$(wc -l < "$work/builds")
 wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
-echo "gitbisect runs=$runs builds=$builds wall=${wall}s culprit=$culprit subject=$subject good=$mg bad=$mb threshold=$threshold"
+# the seconds spent building and running the benchmark (start, built, measured per commit)
+spent=$(awk '{ b += $2 - $1; r += $3 - $2 } END { printf "build_s=%.1f bench_s=%.1f", b, r }' "$work/times")
+echo "gitbisect runs=$runs builds=$builds wall=${wall}s culprit=$culprit subject=$subject good=$mg bad=$mb threshold=$threshold $spent"

@@ -18,8 +18,9 @@
 # file is byte for byte the module zip.
 #
 # BENCHPKG (e.g. ./zstd) is checked to build as a test binary at every
-# commit when CHECK=1 (go test -vet=off -c); a commit that does not build is
-# reported, and kept.
+# commit when CHECK=1 (go test -trimpath -vet=off -c, the build of case.sh,
+# which also fills the build cache for the bisections); a commit that does
+# not build is reported, and kept.
 #
 # The commit hashes are reproducible: author, committer and dates are fixed
 # by the version, so the same versions give the same history.
@@ -75,7 +76,7 @@ for v in "$@"; do
 	}
 
 	if [ "${CHECK:-0}" = 1 ]; then
-		if (cd "$out" && GOPROXY=off go test -vet=off -c -o /dev/null "$benchpkg") >/dev/null 2>&1; then
+		if (cd "$out" && GOPROXY=off go test -trimpath -vet=off -c -o /dev/null "$benchpkg") >/dev/null 2>&1; then
 			echo "make-history: $v: $benchpkg builds" >&2
 		else
 			echo "make-history: $v: $benchpkg DOES NOT BUILD (kept)" >&2

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
 # perfbot-bisect.sh REPO GOOD BAD [COUNTER]
 #
-# One perfbot bisection from scratch: a fresh store and clone under
-# $RB_TMP/run-perfbot, the configuration perfbot.yaml with @REPO@ and
-# @COUNTER@ filled in, then
+# One perfbot bisection from scratch: a fresh store under
+# $RB_TMP/run-perfbot (so it reuses no measurement and no build: which tree
+# holds what built is known only to the process that built it), the
+# configuration perfbot.yaml with @REPO@ and @COUNTER@ filled in, then
 #   $PERFBOT bisect --good GOOD --bad BAD --direction $RB_DIRECTION --json
 # (RB_DIRECTION defaults to improvement: the case's change raises MB/s).
+# perfbot's clone of REPO (its workdir) is kept from one bisection to the
+# next, as a workspace is: perfbot clones through the git protocol, which
+# takes 15 to 20 s for this 92 MB history on a loaded host, where git
+# bisect's `git clone` of a local path hard-links in about a second.
+# RB_FRESH_CLONE=1 clones afresh every time.
 # Every benchmark run appends "perfbot" to COUNTER (default
-# $RB_TMP/runs.txt). The JSON report is kept in $RB_TMP/run-perfbot/report.json.
-# Prints one summary line:
-#   perfbot runs=N reported_runs=R builds=B wall=S culprit=SHA subject=SUBJECT verdict=V confidence=C
+# $RB_TMP/runs.txt). The JSON report is kept in $RB_TMP/run-perfbot/report.json
+# and perfbot's debug log (-v) in stderr.log beside it. Prints one summary
+# line:
+#   perfbot runs=N reported_runs=R builds=B wall=S culprit=SHA subject=SUBJECT verdict=V confidence=C ... phases=... build_s=X bench_s=Y
+# where phases, build_s and bench_s say where the runs and the wall time
+# went (trace.awk).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/case.sh"
@@ -30,11 +39,16 @@ bad=$(git -C "$repo" rev-parse --verify "$bad^{commit}")
 
 start=$(rb_now)
 work=$RB_TMP/run-perfbot
-rm -rf "$work"
+if [ "${RB_FRESH_CLONE:-0}" = 1 ]; then
+	rm -rf "$work"
+else
+	# everything but the workdir (.perfbot/work)
+	rm -rf "$work/.perfbot/perfbot.db" "$work/.perfbot/issues" "$work"/*.json "$work"/*.log "$work/perfbot.yaml"
+fi
 mkdir -p "$work"
 sed -e "s|@REPO@|$repo|g" -e "s|@COUNTER@|$counter|g" "$here/perfbot.yaml" > "$work/perfbot.yaml"
 runs_before=$(wc -l < "$counter")
-if ! "$PERFBOT" bisect --config "$work/perfbot.yaml" --good "$good" --bad "$bad" \
+if ! "$PERFBOT" -v bisect --config "$work/perfbot.yaml" --good "$good" --bad "$bad" \
 	--direction "$RB_DIRECTION" --json > "$work/report.json" 2> "$work/stderr.log"; then
 	tail -n 30 "$work/stderr.log" >&2
 	echo "perfbot-bisect: perfbot bisect failed" >&2
@@ -43,6 +57,7 @@ fi
 end=$(rb_now)
 runs=$(($(wc -l < "$counter") - runs_before))
 wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
-jq -r --arg runs "$runs" --arg wall "$wall" '
-	"perfbot runs=\($runs) reported_runs=\(.runs) builds=\(.builds) wall=\($wall)s culprit=\(.culprits[0].commit // "none") subject=\(.culprits[0].subject // "-") verdict=\(.verdict) confidence=\(.culprits[0].confidence // 0) good=\(.good.median) bad=\(.bad.median)"
+trace=$(awk -v runs="$runs" -f "$here/trace.awk" "$work/stderr.log")
+jq -r --arg runs "$runs" --arg wall "$wall" --arg trace "$trace" '
+	"perfbot runs=\($runs) reported_runs=\(.runs) builds=\(.builds) wall=\($wall)s culprit=\(.culprits[0].commit // "none") subject=\(.culprits[0].subject // "-") verdict=\(.verdict) confidence=\(.culprits[0].confidence // 0) good=\(.good.median) bad=\(.bad.median) \($trace)"
 ' "$work/report.json"
