@@ -183,13 +183,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 		Hosts:       b.Oracle.Hosts(),
 		InitialRuns: b.Config.Bisect.Repeats,
 		Logger:      b.Logger,
-		OnProbe: func(e bisect.ProbeEvent) {
-			line := fmt.Sprintf("  %-8s %s #%-4d n=%-3d median=%-10.4g %s", e.Phase, record.ShortHash(e.Commit), e.Index, e.N, e.Median, e.Status)
-			if e.Best != "" {
-				line += fmt.Sprintf("  best %s p=%.3f", record.ShortHash(e.Best), e.Posterior)
-			}
-			b.progressf("%s", line)
-		},
+		OnProbe:     func(e bisect.ProbeEvent) { b.progressf("%s", probeLine(e)) },
 	}
 	if req.MinEffect > 0 {
 		opts.MinEffect = req.MinEffect

@@ -90,6 +90,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		// confirmation, or one built by hand): do it now.
 		conf, err := bisect.Confirm(ctx, commitOracle{o: b.Oracle, metric: metric.Name}, parent.Hash, culprit.Hash, bisect.ConfirmOptions{
 			Better: record.Better(metric.Better), Direction: c.Direction,
+			OnProbe: func(e bisect.ProbeEvent) { b.progressf("%s", probeLine(e)) },
 		})
 		if err != nil {
 			return nil, fmt.Errorf("confirm %s: %w", culprit.Short(), err)

@@ -52,7 +52,7 @@ func (b *Bot) Measure(ctx context.Context, revs []string, repeats int) ([]Measur
 		m := Measurement{Rev: rev, Commit: c.Hash, Subject: c.Subject, Status: record.StatusOK}
 		t := record.Target{Commit: c.Hash}
 		b.progressf("measure %s %s (%d runs)", c.Short(), c.Subject, repeats)
-		if err := b.Oracle.Ensure(ctx, t, repeats); err != nil {
+		if err := b.measureRuns(ctx, t, c.Short(), repeats); err != nil {
 			if !errors.Is(err, bisect.ErrBroken) {
 				return nil, err
 			}
@@ -70,6 +70,35 @@ func (b *Bot) Measure(ctx context.Context, revs []string, repeats int) ([]Measur
 		return nil, err
 	}
 	return out, nil
+}
+
+// measureRuns gives t repeats ok runs one run at a time, with a progress
+// line after each (runLine), so that a slow benchmark is never silent.
+func (b *Bot) measureRuns(ctx context.Context, t record.Target, short string, repeats int) error {
+	entry, err := b.Store.Cached(b.Oracle.SpecHash(), t.Key())
+	if err != nil {
+		return fmt.Errorf("read cache of %s: %w", short, err)
+	}
+	if have := len(entry.OK); have >= repeats {
+		b.progressf("  measure  %s: %d runs recorded already, nothing to run", short, have)
+		return nil
+	}
+	primary := b.Config.Primary().Name
+	for n := len(entry.OK) + 1; n <= repeats; n++ {
+		if err := b.Oracle.Ensure(ctx, t, n); err != nil {
+			return err
+		}
+		if entry, err = b.Store.Cached(b.Oracle.SpecHash(), t.Key()); err != nil {
+			return fmt.Errorf("read cache of %s: %w", short, err)
+		}
+		var v float64
+		ok := len(entry.OK) > 0
+		if ok {
+			v, ok = entry.OK[len(entry.OK)-1].Values[primary]
+		}
+		b.progressf("%s", runLine("measure", short, n, repeats, primary, v, ok))
+	}
+	return nil
 }
 
 // checkSelection turns a metric that selects nothing at every revision
