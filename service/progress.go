@@ -22,7 +22,11 @@ func probeLine(e bisect.ProbeEvent) string {
 	if e.Index < 0 {
 		index = "" // a confirmation's commit is off the chain's numbering
 	}
-	line := fmt.Sprintf("  %-8s %s %-5s n=%-3d median=%-10s %s", e.Phase, record.ShortHash(e.Commit), index, e.N, num.Format(e.Median), e.Status)
+	median := "-" // a broken commit, or a survey point only checked to build
+	if e.Median != 0 {
+		median = num.Format(e.Median)
+	}
+	line := fmt.Sprintf("  %-8s %s %-5s n=%-3d median=%-10s %s", e.Phase, record.ShortHash(e.Commit), index, e.N, median, e.Status)
 	if e.Best != "" {
 		line += fmt.Sprintf("  best %s p=%.3f", record.ShortHash(e.Best), e.Posterior)
 	}
