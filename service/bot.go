@@ -228,6 +228,9 @@ func (b *Bot) startMeter() meter {
 }
 
 func (m meter) read() (runs, builds int, wallSeconds float64) {
+	if m.b == nil { // not started: the queue's record of a job
+		return 0, 0, 0
+	}
 	r, bu := m.b.Oracle.Counts()
 	return r - m.runs0, bu - m.builds0, m.b.now().Sub(m.start).Seconds()
 }

@@ -57,11 +57,21 @@ func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*record.Findin
 		}
 		out = append(out, f)
 	}
-	for _, f := range out {
+	for i, f := range out {
+		old, ok, err := b.Store.Finding(f.ID)
+		ok = err == nil && ok && old.ID == f.ID
+		if ok && sameEvidence(&old, f) {
+			// Nothing of it was measured again (a job resumed, or run
+			// again, after its finding was stored): the stored finding
+			// stands as it is, its cost included.
+			out[i] = &old
+			rep.Findings = append(rep.Findings, old.ID)
+			continue
+		}
 		// The same finding found again (a bisection run a second time)
 		// keeps where it stands with the tracker: it is not filed afresh,
 		// and its issue is not forgotten.
-		if old, ok, err := b.Store.Finding(f.ID); err == nil && ok && old.ID == f.ID && old.State != record.StateKept {
+		if ok && old.State != record.StateKept {
 			f.State, f.Issue, f.IssueURL = old.State, old.Issue, old.IssueURL
 		}
 		if err := b.Store.PutFinding(*f); err != nil {
@@ -213,6 +223,26 @@ func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Findin
 		f.Skipped = append(f.Skipped, b.reportCommit(byHash[s.Commit]))
 	}
 	return f
+}
+
+// sameEvidence reports whether a finding found again rests on the same
+// measurements as the stored one: the same runs at both ends, the same
+// effect of each culprit and the same confirmation.
+func sameEvidence(old, f *record.Finding) bool {
+	sameEnd := func(a, b record.End) bool {
+		return a.Commit.Hash == b.Commit.Hash && a.N == b.N && a.Median == b.Median && a.Lo == b.Lo && a.Hi == b.Hi
+	}
+	if old.Outcome != f.Outcome || old.Unconfirmed != f.Unconfirmed || !sameEnd(old.Good, f.Good) || !sameEnd(old.Bad, f.Bad) ||
+		len(old.Culprits) != len(f.Culprits) || len(old.Hunks()) != len(f.Hunks()) {
+		return false
+	}
+	for i, c := range f.Culprits {
+		o := old.Culprits[i]
+		if o.Commit.Hash != c.Commit.Hash || o.DeltaPct != c.DeltaPct || o.CILoPct != c.CILoPct || o.CIHiPct != c.CIHiPct {
+			return false
+		}
+	}
+	return true
 }
 
 // endOf is the evidence's summary of one side: the bisection's, as the

@@ -112,7 +112,7 @@ func noisy(level float64, seed int64) runner.FakeCommit {
 // hunks in each of two files (one of them costs 10%), one more numbered
 // commit, and a commit that touches documentation only.
 type hunkRepo struct {
-	commits           []string // numbered, the culprit at 4, docs last
+	commits           []string // numbered, the culprit at 3, docs last
 	parent, culprit   string
 	docs              string
 	slowFile, slowTxt string
