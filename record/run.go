@@ -82,6 +82,12 @@ type Fingerprint struct {
 	// NCCL is what the NCCL_DEBUG=INFO lines of the benchmark's output
 	// say; nil when it printed none.
 	NCCL *NCCLInfo `json:"nccl,omitempty"`
+	// LoadAvg is the host's load averages just before the run, as
+	// /proc/loadavg gives them ("0.52 0.40 0.33"), and CPUAffinity the
+	// CPUs the benchmark's processes may run on ("0-15"); "" when the
+	// host does not tell (only local hosts record them so far).
+	LoadAvg     string `json:"load_avg,omitempty"`
+	CPUAffinity string `json:"cpu_affinity,omitempty"`
 }
 
 // GPU is what nvidia-smi reported about one device during a run.
