@@ -80,6 +80,8 @@ type CulpritReport struct {
 	// showed (or why there are none).
 	Confirmed    bool   `json:"confirmed"`
 	Confirmation string `json:"confirmation,omitempty"`
+	// Confirm is the confirmation's figures: its runs and interval.
+	Confirm *record.Confirmation `json:"confirm,omitempty"`
 	// ParentRuns and CulpritRuns summarize the runs of the parent and of
 	// the culprit that the effect is estimated from: the evidence's
 	// summary table shows them.
@@ -241,6 +243,7 @@ func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric rec
 		}
 		if c.Confirmation != nil {
 			cr.Confirmed, cr.Confirmation = c.Confirmation.Confirmed, c.Confirmation.String()
+			cr.Confirm = confirmationOf(*c.Confirmation)
 		}
 		rep.Culprits = append(rep.Culprits, cr)
 	}
