@@ -88,3 +88,45 @@ func TestResumedJobReportsTheWholeCost(t *testing.T) {
 	assert.Greater(t, got.Bad.N, stored.Bad.N, "re-measured")
 	assert.Equal(t, other.Runs, got.Runs, "re-measured, the finding carries the new job's cost")
 }
+
+// TestFindingCarriesTheEvidence checks what a culprit's finding holds for
+// the issue an engineer receives: the parent and the culprit as its sides
+// with their raw runs and logs, the confirmation's figures, the steps to
+// run by hand, the perfbot commands with the configuration and version.
+func TestFindingCarriesTheEvidence(t *testing.T) {
+	r := newHunkRepo(t)
+	b, _ := r.open(t)
+	b.Version = "v1.2.3"
+	rep, err := b.Bisect(context.Background(), BisectRequest{Good: r.commits[0], Bad: r.commits[4]})
+	require.NoError(t, err)
+	require.Len(t, rep.Culprits, 1)
+	require.NotNil(t, rep.Culprits[0].Confirm, "the report carries the confirmation's figures")
+	fs, err := b.Findings(context.Background(), rep)
+	require.NoError(t, err)
+	require.Len(t, fs, 1)
+	f := fs[0]
+	assert.Equal(t, r.parent, f.Good.Commit.Hash, "the good side is the culprit's parent")
+	assert.Equal(t, r.culprit, f.Bad.Commit.Hash)
+	assert.Len(t, f.Good.Runs, countRuns(t, b, r.parent))
+	assert.Len(t, f.Bad.Runs, countRuns(t, b, r.culprit))
+	c := f.Culprits[0].Confirmation
+	require.NotNil(t, c)
+	assert.True(t, c.Confirmed)
+	assert.Positive(t, c.Pairs)
+	assert.Less(t, c.HiPct, 0.0, "the confirmation's interval shows the drop")
+	assert.Equal(t, []string{"go build ./...", "./bench"}, f.Steps)
+	assert.Equal(t, "v1.2.3", f.Version)
+	assert.Equal(t, record.HistoryCommits, f.HistoryOf)
+	for _, cmd := range f.Reproduce {
+		assert.Contains(t, cmd, "--config "+b.Config.Path)
+	}
+	assert.Equal(t, rep.Runs, f.Runs, "the finding's cost is the job's")
+}
+
+// countRuns counts the ok runs the store holds of commit.
+func countRuns(t *testing.T, b *Bot, commit string) int {
+	t.Helper()
+	e, err := b.Store.Cached(b.Oracle.SpecHash(), record.Target{Commit: commit}.Key())
+	require.NoError(t, err)
+	return len(e.OK)
+}
