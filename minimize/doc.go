@@ -32,6 +32,16 @@
 // fresh samples; one that does not hold sends the search back to the ends,
 // replaying what was measured.
 //
+// # A search that cannot succeed stops at once
+//
+// With Options.MinEffect set, the ends are compared with stats.Delta after
+// every growth: an interval within ±MinEffect (the change, if any, is too
+// small to isolate) ends the search with ErrEndsAlike, and one wholly on
+// the better side ends it with ErrNotWorse, after InitialRuns samples a
+// side rather than at the ends' limit of 2×MaxRunsPerTest. Options.OnStep
+// hears of every measurement (the ends, each step of a test, each
+// confirmation), so a caller can show that a long search is moving.
+//
 // # Undecided is not evidence
 //
 // A test that stays undecided on a configuration that builds says that the
