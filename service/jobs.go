@@ -116,7 +116,10 @@ type costed interface {
 //   - otherwise fn runs on a Bot whose progress lines also go to the job's
 //     trace, with the state the job saved before (load decodes it) and a
 //     save function that persists new state; the job's record ends done
-//     with its report, or failed.
+//     with its report, or failed;
+//   - the job's cost (runs, builds, wall time) is persisted with every
+//     line of its trace, and the report of a job that ran in several
+//     attempts counts them all.
 func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, load func(any), save func(any)) (*R, error)) (*R, error) {
 	id, raw, err := jobID(kind, params)
 	if err != nil {
