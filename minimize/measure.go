@@ -48,8 +48,10 @@ func (s *setSearch) measureEnds(ctx context.Context) error {
 // endsHopeless stops the measurement of the ends as soon as their
 // comparison shows that no search can succeed, rather than at the ends'
 // sample limit: the 95% interval of the bad end's effect lies within
-// ±MinEffect (no effect worth isolating), or wholly on the better side
-// (the bad end is not worse). It waits for InitialRuns samples of each end.
+// ±MinEffect (no effect worth isolating), or would still be too wide at
+// the limit to tell the effect apart (a host too noisy for it), or lies
+// wholly on the better side (the bad end is not worse). It waits for
+// InitialRuns samples of each end.
 func (s *setSearch) endsHopeless(n int) error {
 	if n < s.opts.InitialRuns || (s.opts.MinEffect <= 0 && s.opts.Better == "") {
 		return nil
@@ -59,9 +61,22 @@ func (s *setSearch) endsHopeless(n int) error {
 		return nil
 	}
 	n = min(len(s.good.samples), len(s.bad.samples))
-	if m := 100 * s.opts.MinEffect; m > 0 && lo > -m && hi < m {
+	m := 100 * s.opts.MinEffect
+	if m > 0 && lo > -m && hi < m {
 		return fmt.Errorf("isolate: after %d samples of each end the bad end differs by %+.1f%% (95%% interval %+.1f%% to %+.1f%%), within the %.1f%% worth isolating: %w",
 			n, d, lo, hi, m, ErrEndsAlike)
+	}
+	// Futility: the interval's half-width shrinks as 1/√n. If at the ends'
+	// limit an effect as large as the one measured (or MinEffect, if
+	// larger) would still lie within about two standard errors, no test
+	// between these ends could be decided either: the host is too noisy
+	// for a change of this size.
+	if se := (hi - lo) / (2 * 1.96); m > 0 && se > 0 {
+		atLimit := se * math.Sqrt(float64(n)/float64(s.endLimit()))
+		if math.Max(math.Abs(d), m)/atLimit < futileZ {
+			return fmt.Errorf("isolate: after %d samples of each end the bad end differs by %+.1f%% (95%% interval %+.1f%% to %+.1f%%): at %d samples the interval would still be about ±%.1f%%, too wide to tell a change of %.1f%% apart on this host: %w",
+				n, d, lo, hi, s.endLimit(), 1.96*atLimit, math.Max(math.Abs(d), m), ErrEndsAlike)
+		}
 	}
 	if (s.opts.Better == record.Higher && lo > 0) || (s.opts.Better == record.Lower && hi < 0) {
 		return fmt.Errorf("isolate: after %d samples of each end: %w (the bad end differs by %+.1f%%, 95%% interval %+.1f%% to %+.1f%%, %s values better)",
@@ -69,6 +84,10 @@ func (s *setSearch) endsHopeless(n int) error {
 	}
 	return nil
 }
+
+// futileZ is the standard errors that an effect must span at the ends'
+// limit for the search between them to go on (see endsHopeless).
+const futileZ = 2.0
 
 // endsAlikeBar is the held-out posterior (as endsEvidence's log-odds)
 // below which ends measured to the limit are refused as alike.

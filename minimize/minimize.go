@@ -63,8 +63,10 @@ type Options struct {
 	Better record.Better
 	// MinEffect is the smallest relative change (a fraction: 0.02 is 2%)
 	// worth isolating. When positive, ends whose effect's 95% interval
-	// lies within ±MinEffect are refused with ErrEndsAlike as soon as the
-	// interval shows it, instead of after the ends' sample limit.
+	// lies within ±MinEffect, or would still be too wide at the ends'
+	// sample limit to tell their effect apart, are refused with
+	// ErrEndsAlike as soon as the interval shows it, instead of after
+	// that limit.
 	MinEffect float64
 	// Logger receives one record per test and a summary; nil discards.
 	Logger *slog.Logger

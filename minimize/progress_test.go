@@ -44,10 +44,12 @@ func TestIsolateStopsWhenEndsCannotDiffer(t *testing.T) {
 		world      *bisecttest.SetWorld
 		better     record.Better
 		wantIs     error
+		wantMsg    string
 		maxSamples int
 	}{
-		{name: "no effect", world: &bisecttest.SetWorld{Elements: ids, CV: 0.01, Seed: 3}, wantIs: minimize.ErrEndsAlike, maxSamples: 40},
-		{name: "effect below min_effect", world: bisecttest.OneCulprit(4, 1, math.Log(0.997), 0.01, 3), wantIs: minimize.ErrEndsAlike, maxSamples: 40},
+		{name: "no effect", world: &bisecttest.SetWorld{Elements: ids, CV: 0.01, Seed: 3}, wantIs: minimize.ErrEndsAlike, wantMsg: "within the 2.0% worth isolating", maxSamples: 40},
+		{name: "effect below min_effect", world: bisecttest.OneCulprit(4, 1, math.Log(0.997), 0.01, 3), wantIs: minimize.ErrEndsAlike, wantMsg: "within the 2.0% worth isolating", maxSamples: 40},
+		{name: "a host too noisy for the effect", world: bisecttest.OneCulprit(4, 1, math.Log(0.97), 0.15, 3), wantIs: minimize.ErrEndsAlike, wantMsg: "too wide to tell a change", maxSamples: 60},
 		{name: "improvement of a higher-is-better metric", world: bisecttest.OneCulprit(4, 1, math.Log(1.10), 0.01, 3), better: record.Higher, wantIs: minimize.ErrNotWorse, maxSamples: 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,6 +58,7 @@ func TestIsolateStopsWhenEndsCannotDiffer(t *testing.T) {
 				Groups: flat(ids), MinEffect: 0.02, Better: tc.better, InitialRuns: 10, OnStep: o.onStep,
 			})
 			require.ErrorIs(t, err, tc.wantIs)
+			assert.ErrorContains(t, err, tc.wantMsg)
 			assert.LessOrEqual(t, tc.world.SamplesDrawn(), tc.maxSamples, "samples drawn before the search gave up")
 			assert.Equal(t, 0, o.silent, "the last measurement was reported")
 			assert.Equal(t, 1, o.maxGap, "every measurement was reported before the next one")
@@ -97,4 +100,13 @@ func TestIsolateReportsEveryStep(t *testing.T) {
 	assert.Empty(t, steps[0].Set)
 	assert.Equal(t, "bad", steps[1].End)
 	assert.Len(t, steps[1].Set, 8)
+}
+
+func TestIsolateSearchesALargeEffectOnANoisyHost(t *testing.T) {
+	// 15% noise, but a 30% drop: the ends are told apart, the search goes
+	// on past them.
+	w := bisecttest.OneCulprit(4, 1, math.Log(0.7), 0.15, 3)
+	iso, err := minimize.Isolate(context.Background(), w, minimize.Options{Groups: flat(w.Elements), MinEffect: 0.02, Better: record.Higher, InitialRuns: 10})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"h01"}, iso.Minimal)
 }

@@ -358,21 +358,6 @@ func TestSearchThatCannotSucceedStopsEarly(t *testing.T) {
 	// search stops after the ends' first comparison, InitialRuns a side,
 	// instead of measuring each end to its limit of 120 runs.
 	ctx := context.Background()
-	t.Run("confirm of a report without confirmation", func(t *testing.T) {
-		r := newHunkRepo(t)
-		b, w := r.open(t)
-		rep, err := b.Bisect(ctx, BisectRequest{Good: r.commits[0], Bad: r.commits[4]})
-		require.NoError(t, err)
-		rep.Culprits[0].Confirmation, rep.Culprits[0].Confirm = "", nil
-		w.lines = nil
-		_, err = b.Findings(ctx, rep)
-		require.NoError(t, err)
-		before := w.lines[0].runs
-		for i := range w.lines {
-			w.lines[i].runs -= before
-		}
-		w.checkNoSilence(t, 1, "confirm")
-	})
 	t.Run("hunks", func(t *testing.T) {
 		r := newHunkRepo(t)
 		same := noisy(1000, 9)
