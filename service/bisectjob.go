@@ -2,10 +2,12 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
@@ -209,6 +211,14 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 	if req.Hunks {
 		for _, c := range res.Culprits {
 			hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name})
+			if errors.Is(err, minimize.ErrEndsAlike) || errors.Is(err, minimize.ErrNotWorse) {
+				// The culprit stands; only its hunks could not be told
+				// apart (a host too noisy for the search between them).
+				b.progressf("%v", err)
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("The hunks of %s were not searched: %v.", record.ShortHash(c.Commit), err))
+				rep.Hunks = append(rep.Hunks, nil)
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -387,3 +387,30 @@ func TestSearchThatCannotSucceedStopsEarly(t *testing.T) {
 		w.checkNoSilence(t, 8, "ends")
 	})
 }
+
+func TestBisectKeepsItsCulpritWhenItsHunksCannotBeSearched(t *testing.T) {
+	// A 1% drop, found by a bisection asked for changes from 0.5%: the
+	// hunk search, which isolates changes from bisect.min_effect (2%)
+	// only, stops at once; the bisection keeps its culprit and says why
+	// there are no hunks.
+	r := newHunkRepo(t)
+	for i, h := range r.commits {
+		level := 1000.0
+		if i >= 3 {
+			level = 990
+		}
+		r.host.Commits[h] = noisy(level, int64(i))
+	}
+	b, _ := r.open(t)
+	rep, err := b.Bisect(context.Background(), BisectRequest{Good: r.commits[0], Bad: r.commits[4], Hunks: true, MinEffect: 0.005})
+	require.NoError(t, err)
+	require.Len(t, rep.Culprits, 1)
+	assert.Equal(t, r.culprit, rep.Culprits[0].Commit)
+	require.Len(t, rep.Hunks, 1)
+	assert.Nil(t, rep.Hunks[0])
+	assert.Contains(t, strings.Join(rep.Warnings, "\n"), "were not searched")
+	fs, err := b.Findings(context.Background(), rep)
+	require.NoError(t, err)
+	require.Len(t, fs, 1)
+	assert.Empty(t, fs[0].Hunks())
+}
