@@ -72,33 +72,30 @@ func (b *Bot) Measure(ctx context.Context, revs []string, repeats int) ([]Measur
 	return out, nil
 }
 
-// measureRuns gives t repeats ok runs one run at a time, with a progress
-// line after each (runLine), so that a slow benchmark is never silent.
+// measureRuns gives t repeats ok runs, with a progress line after each
+// run (runLine), so that a slow benchmark is never silent. The runs are
+// asked for at once: a host that pays for each request (a Slurm job)
+// pays once.
 func (b *Bot) measureRuns(ctx context.Context, t record.Target, short string, repeats int) error {
 	entry, err := b.Store.Cached(b.Oracle.SpecHash(), t.Key())
 	if err != nil {
 		return fmt.Errorf("read cache of %s: %w", short, err)
 	}
-	if have := len(entry.OK); have >= repeats {
+	have := len(entry.OK)
+	if have >= repeats {
 		b.progressf("  measure  %s: %d runs recorded already, nothing to run", short, have)
 		return nil
 	}
 	primary := b.Config.Primary().Name
-	for n := len(entry.OK) + 1; n <= repeats; n++ {
-		if err := b.Oracle.Ensure(ctx, t, n); err != nil {
-			return err
+	return b.Oracle.EnsureEach(ctx, t, repeats, func(r record.Run) {
+		if r.Status != record.StatusOK {
+			b.progressf("  measure  %s run %d of %d: %s", short, have+1, repeats, r.Status)
+			return
 		}
-		if entry, err = b.Store.Cached(b.Oracle.SpecHash(), t.Key()); err != nil {
-			return fmt.Errorf("read cache of %s: %w", short, err)
-		}
-		var v float64
-		ok := len(entry.OK) > 0
-		if ok {
-			v, ok = entry.OK[len(entry.OK)-1].Values[primary]
-		}
-		b.progressf("%s", runLine("measure", short, n, repeats, primary, v, ok))
-	}
-	return nil
+		have++
+		v, ok := r.Values[primary]
+		b.progressf("%s", runLine("measure", short, have, repeats, primary, v, ok))
+	})
 }
 
 // checkSelection turns a metric that selects nothing at every revision

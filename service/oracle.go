@@ -123,7 +123,14 @@ func (o *Oracle) Values(ctx context.Context, t record.Target, metric string, n i
 // Ensure makes sure t has at least n ok runs recorded, measuring the
 // missing ones wherever the pool has a slot.
 func (o *Oracle) Ensure(ctx context.Context, t record.Target, n int) error {
-	return o.ensure(ctx, t, "", n)
+	return o.ensure(ctx, t, "", n, nil)
+}
+
+// EnsureEach is Ensure that calls each after every run it records, from
+// the goroutine that called it: a caller that measures many runs at once
+// can say so run by run.
+func (o *Oracle) EnsureEach(ctx context.Context, t record.Target, n int, each func(record.Run)) error {
+	return o.ensure(ctx, t, "", n, each)
 }
 
 // EnsureOn makes sure host has at least n ok runs of t recorded,
@@ -133,11 +140,11 @@ func (o *Oracle) EnsureOn(ctx context.Context, t record.Target, host string, n i
 	if host == "" {
 		return fmt.Errorf("measure %s: no host named", t.Short())
 	}
-	return o.ensure(ctx, t, host, n)
+	return o.ensure(ctx, t, host, n, nil)
 }
 
 // ensure measures t until it has n ok runs, of host when host is set.
-func (o *Oracle) ensure(ctx context.Context, t record.Target, host string, n int) error {
+func (o *Oracle) ensure(ctx context.Context, t record.Target, host string, n int, each func(record.Run)) error {
 	key := t.Key()
 	lock := o.targetLock(key + "\x00" + host)
 	lock.Lock()
@@ -166,7 +173,7 @@ func (o *Oracle) ensure(ctx context.Context, t record.Target, host string, n int
 	if o.stopping() {
 		return ErrStopping
 	}
-	return o.measure(ctx, t, host, missing)
+	return o.measure(ctx, t, host, missing, each)
 }
 
 // runsOn counts the ok runs of entry that host ran.
@@ -223,7 +230,7 @@ func (o *Oracle) targetLock(key string) *sync.Mutex {
 // measure runs missing more benchmark invocations of t on a lease of the
 // pool (of host, when it is set), building first unless the lease's tree
 // holds t built.
-func (o *Oracle) measure(ctx context.Context, t record.Target, host string, missing int) error {
+func (o *Oracle) measure(ctx context.Context, t record.Target, host string, missing int, each func(record.Run)) error {
 	src, err := o.source(t)
 	if err != nil {
 		return err
@@ -243,7 +250,13 @@ func (o *Oracle) measure(ctx context.Context, t record.Target, host string, miss
 	var status record.Status
 	effort, err := o.runner.Measure(ctx, lease, src, missing, func(r record.Run) error {
 		status = r.Status
-		return o.record(r)
+		if err := o.record(r); err != nil {
+			return err
+		}
+		if each != nil {
+			each(r)
+		}
+		return nil
 	})
 	o.count(effort.Runs, effort.Builds)
 	switch {
