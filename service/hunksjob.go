@@ -190,7 +190,7 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 	if err != nil {
 		switch {
 		case errors.Is(err, minimize.ErrEndsAlike):
-			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (the change has no measurable effect on %s)", record.ShortHash(rep.Change), err, metric.Name)}
+			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured here, the change's effect on %s cannot be told from none, so no hunk can be singled out)", record.ShortHash(rep.Change), err, metric.Name)}
 		case errors.Is(err, minimize.ErrNotWorse):
 			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured again, the change is no regression of %s)", record.ShortHash(rep.Change), err, metric.Name)}
 		}
@@ -292,7 +292,7 @@ func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, 
 	if err != nil {
 		switch {
 		case errors.Is(err, minimize.ErrEndsAlike):
-			return nil, &InputError{Err: fmt.Errorf("envbisect: %w (the two environments make no measurable difference to %s at %s)", err, metric.Name, c.Short())}
+			return nil, &InputError{Err: fmt.Errorf("envbisect: %w (measured here, the two environments make no measurable difference to %s at %s)", err, metric.Name, c.Short())}
 		case errors.Is(err, minimize.ErrNotWorse):
 			return nil, &InputError{Err: fmt.Errorf("envbisect: %w (the bad environment is no slower for %s at %s)", err, metric.Name, c.Short())}
 		}
