@@ -32,6 +32,20 @@
 // fresh samples; one that does not hold sends the search back to the ends,
 // replaying what was measured.
 //
+// # A search that cannot succeed stops at once
+//
+// With Options.MinEffect set, the ends are compared with stats.Delta after
+// every growth: an interval within ±MinEffect (the change, if any, is too
+// small to isolate), or one that at the ends' limit would still be too
+// wide to tell the measured effect (at least MinEffect) from none, ends
+// the search with ErrEndsAlike, and one wholly on the better side ends it
+// with ErrNotWorse, from InitialRuns samples a side on rather than at the
+// ends' limit of 2×MaxRunsPerTest. The second is futility, not proof: a
+// host too noisy for the change cannot decide the tests between the ends
+// either. Options.OnStep
+// hears of every measurement (the ends, each step of a test, each
+// confirmation), so a caller can show that a long search is moving.
+//
 // # Undecided is not evidence
 //
 // A test that stays undecided on a configuration that builds says that the

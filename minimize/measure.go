@@ -28,6 +28,9 @@ func (s *setSearch) measureEnds(ctx context.Context) error {
 		if err := s.growEnds(ctx, n); err != nil {
 			return err
 		}
+		if err := s.endsHopeless(n); err != nil {
+			return err
+		}
 		if s.endsEvidence() >= logit(s.opts.Confidence) {
 			break
 		}
@@ -41,6 +44,50 @@ func (s *setSearch) measureEnds(ctx context.Context) error {
 	}
 	return s.checkDirection()
 }
+
+// endsHopeless stops the measurement of the ends as soon as their
+// comparison shows that no search can succeed, rather than at the ends'
+// sample limit: the 95% interval of the bad end's effect lies within
+// ±MinEffect (no effect worth isolating), or would still be too wide at
+// the limit to tell the effect apart (a host too noisy for it), or lies
+// wholly on the better side (the bad end is not worse). It waits for
+// InitialRuns samples of each end.
+func (s *setSearch) endsHopeless(n int) error {
+	if n < s.opts.InitialRuns || (s.opts.MinEffect <= 0 && s.opts.Better == "") {
+		return nil
+	}
+	d, lo, hi := stats.Delta(s.good.samples, s.bad.samples, 0.95)
+	if math.IsNaN(d) {
+		return nil
+	}
+	n = min(len(s.good.samples), len(s.bad.samples))
+	m := 100 * s.opts.MinEffect
+	if m > 0 && lo > -m && hi < m {
+		return fmt.Errorf("isolate: after %d samples of each end the bad end differs by %+.1f%% (95%% interval %+.1f%% to %+.1f%%), within the %.1f%% worth isolating: %w",
+			n, d, lo, hi, m, ErrEndsAlike)
+	}
+	// Futility: the interval's half-width shrinks as 1/√n. If at the ends'
+	// limit an effect as large as the one measured (or MinEffect, if
+	// larger) would still lie within about two standard errors, no test
+	// between these ends could be decided either: the host is too noisy
+	// for a change of this size.
+	if se := (hi - lo) / (2 * 1.96); m > 0 && se > 0 {
+		atLimit := se * math.Sqrt(float64(n)/float64(s.endLimit()))
+		if math.Max(math.Abs(d), m)/atLimit < futileZ {
+			return fmt.Errorf("isolate: after %d samples of each end the bad end differs by %+.1f%% (95%% interval %+.1f%% to %+.1f%%): at %d samples the interval would still be about ±%.1f%%, too wide to tell a change of %.1f%% apart on this host: %w",
+				n, d, lo, hi, s.endLimit(), 1.96*atLimit, math.Max(math.Abs(d), m), ErrEndsAlike)
+		}
+	}
+	if (s.opts.Better == record.Higher && lo > 0) || (s.opts.Better == record.Lower && hi < 0) {
+		return fmt.Errorf("isolate: after %d samples of each end: %w (the bad end differs by %+.1f%%, 95%% interval %+.1f%% to %+.1f%%, %s values better)",
+			n, ErrNotWorse, d, lo, hi, s.opts.Better)
+	}
+	return nil
+}
+
+// futileZ is the standard errors that an effect must span at the ends'
+// limit for the search between them to go on (see endsHopeless).
+const futileZ = 2.0
 
 // endsAlikeBar is the held-out posterior (as endsEvidence's log-odds)
 // below which ends measured to the limit are refused as alike.
@@ -67,8 +114,24 @@ func (s *setSearch) growEnds(ctx context.Context, n int) error {
 				end.verdict, len(xs), n)
 		}
 		end.samples = xs
+		s.step(PhaseEnds, end, end.verdict)
 	}
 	return nil
+}
+
+// step reports a measurement of c in phase (end names an end, or "").
+func (s *setSearch) step(phase string, c *setConfig, end string) {
+	if s.opts.OnStep == nil {
+		return
+	}
+	ev := StepEvent{Phase: phase, Set: s.u.namesOf(c.set), End: end, N: len(c.samples), PBad: c.pBad, Broken: c.broken}
+	if end != "" {
+		ev.PBad = 0
+	}
+	if len(c.samples) > 0 {
+		ev.Median = stats.Median(c.samples)
+	}
+	s.opts.OnStep(ev)
 }
 
 // endsEvidence is the log-odds with which held-out samples are told to
@@ -111,7 +174,7 @@ func (s *setSearch) test(ctx context.Context, set elemSet, side string) (string,
 		return c.verdict, nil
 	}
 	c := &setConfig{set: set, pBad: 0.5, side: side}
-	if err := s.measure(ctx, c, 0, s.opts.MaxRunsPerTest); err != nil {
+	if err := s.measure(ctx, PhaseTest, c, 0, s.opts.MaxRunsPerTest); err != nil {
 		return "", err
 	}
 	s.configs[set.key()] = c
@@ -135,7 +198,7 @@ func (s *setSearch) retest(ctx context.Context, c *setConfig) error {
 		c.retests++
 		c.verdict = ""
 		s.log.Info("isolate: test undecided; measuring again", "set", s.u.namesOf(c.set), "n", len(c.samples))
-		if err := s.measure(ctx, c, len(c.samples), len(c.samples)+s.opts.MaxRunsPerTest); err != nil {
+		if err := s.measure(ctx, PhaseTest, c, len(c.samples), len(c.samples)+s.opts.MaxRunsPerTest); err != nil {
 			return err
 		}
 	}
@@ -156,6 +219,7 @@ func (s *setSearch) ensure(ctx context.Context, c *setConfig, n int) error {
 		return fmt.Errorf("isolate: measure %v: %w", s.u.namesOf(c.set), err)
 	}
 	c.samples = xs
+	s.step(PhaseEffect, c, "")
 	return nil
 }
 
@@ -183,7 +247,7 @@ func (s *setSearch) confirm(ctx context.Context, set elemSet) (string, error) {
 	if before == OutcomeUnresolved {
 		from = 0
 	}
-	if err := s.measure(ctx, c, from, len(c.samples)+s.opts.MaxRunsPerTest); err != nil {
+	if err := s.measure(ctx, PhaseConfirm, c, from, len(c.samples)+s.opts.MaxRunsPerTest); err != nil {
 		return "", err
 	}
 	if c.verdict == OutcomeUnresolved && !c.broken && from > 0 {
@@ -205,7 +269,7 @@ func (s *setSearch) confirm(ctx context.Context, set elemSet) (string, error) {
 // time, until Classify against the ends crosses the confidence either way
 // (bad or good) or the configuration has limit samples (unresolved). A
 // configuration that does not apply or build is unresolved at once.
-func (s *setSearch) measure(ctx context.Context, c *setConfig, from, limit int) error {
+func (s *setSearch) measure(ctx context.Context, phase string, c *setConfig, from, limit int) error {
 	names := s.u.namesOf(c.set)
 	for n := from + minProbeRuns; c.verdict == ""; {
 		if err := ctx.Err(); err != nil {
@@ -215,6 +279,7 @@ func (s *setSearch) measure(ctx context.Context, c *setConfig, from, limit int) 
 		if errors.Is(err, bisect.ErrBroken) {
 			c.broken, c.verdict, c.pBad = true, OutcomeUnresolved, 0.5
 			s.log.Debug("isolate: configuration does not apply or build", "set", names, "err", err)
+			s.step(phase, c, "")
 			return nil
 		}
 		if err != nil {
@@ -229,6 +294,7 @@ func (s *setSearch) measure(ctx context.Context, c *setConfig, from, limit int) 
 			return err
 		}
 		c.pBad = stats.Classify(s.good.samples, s.bad.samples, xs[from:])
+		s.step(phase, c, "")
 		if len(xs) >= limit {
 			c.verdict = s.decide(c.pBad, OutcomeUnresolved)
 		} else {

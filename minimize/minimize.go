@@ -58,14 +58,58 @@ type Options struct {
 	// starts. Default 10.
 	InitialRuns int
 	// Better is the metric's direction. When set, Isolate refuses ends
-	// where the bad end is not worse than the good one.
+	// where the bad end is not worse than the good one, as soon as their
+	// effect's 95% interval says so.
 	Better record.Better
+	// MinEffect is the smallest relative change (a fraction: 0.02 is 2%)
+	// worth isolating. When positive, ends whose effect's 95% interval
+	// lies within ±MinEffect, or would still be too wide at the ends'
+	// sample limit to tell their effect apart, are refused with
+	// ErrEndsAlike as soon as the interval shows it, instead of after
+	// that limit.
+	MinEffect float64
 	// Logger receives one record per test and a summary; nil discards.
 	Logger *slog.Logger
 	// OnTest, when set, is called after every test and every confirmation
 	// of one (for progress and for persisting the job), from the goroutine
 	// that called Isolate.
 	OnTest func(TestEvent)
+	// OnStep, when set, is called after every measurement the search asks
+	// the oracle for (each end, each step of a sequential test), from the
+	// goroutine that called Isolate: nothing is measured without an event.
+	OnStep func(StepEvent)
+}
+
+// Phases of a StepEvent.
+const (
+	// PhaseEnds measures the good and the bad end.
+	PhaseEnds = "ends"
+	// PhaseTest is a test of a configuration (a repeated one included).
+	PhaseTest = "test"
+	// PhaseConfirm measures a decided configuration again.
+	PhaseConfirm = "confirm"
+	// PhaseEffect gives the configurations of the result the samples
+	// their effects need.
+	PhaseEffect = "effect"
+)
+
+// StepEvent reports one measurement of a search in progress.
+type StepEvent struct {
+	// Phase is PhaseEnds, PhaseTest, PhaseConfirm or PhaseEffect.
+	Phase string
+	// Set is the configuration measured: nil is the good end, and End
+	// names an end ("good" or "bad") when one was measured.
+	Set []string
+	End string
+	// N is the number of samples the configuration has now; Median is
+	// their median (0 when broken).
+	N      int
+	Median float64
+	// PBad is the posterior of a test's configuration so far (0 for the
+	// ends).
+	PBad float64
+	// Broken is set when the configuration does not apply or build.
+	Broken bool
 }
 
 const (
@@ -203,7 +247,9 @@ var ErrNotWorse = errors.New("the bad end is not worse than the good end")
 //   - The ends are measured first: the good end (the empty set) and the bad
 //     end (all elements) until held-out samples of each are classified as
 //     their own end at the configured confidence. Ends that cannot be told
-//     apart give ErrEndsAlike.
+//     apart give ErrEndsAlike: as soon as the 95% interval of their effect
+//     lies within ±MinEffect (when it is set), else at the ends' limit.
+//     Ends whose interval lies on the better side give ErrNotWorse.
 //   - A test measures one configuration sequentially, one sample at a time,
 //     until Classify against the two ends says bad (≥ Confidence) or good
 //     (≤ 1−Confidence); after MaxRunsPerTest samples it is unresolved. A

@@ -86,6 +86,40 @@ type End struct {
 	Median float64 `json:"median"`
 	Lo     float64 `json:"lo"` // confidence interval of the median
 	Hi     float64 `json:"hi"`
+	// Runs are the commit's recorded runs of the metric, oldest first:
+	// the raw values behind the summary.
+	Runs []RunValue `json:"runs,omitempty"`
+	// CPUAffinity is the CPU list the benchmark could run on ("0-15"),
+	// when the host recorded it.
+	CPUAffinity string `json:"cpu_affinity,omitempty"`
+}
+
+// RunValue is one run's value of a metric, with when and where it ran and
+// the host's load before it.
+type RunValue struct {
+	Value   float64   `json:"value"`
+	Started time.Time `json:"started"`
+	Host    string    `json:"host,omitempty"`
+	// LoadAvg is the host's load averages before the run, as
+	// /proc/loadavg gives them ("0.52 0.40 0.33"); "" when unknown.
+	LoadAvg string `json:"load_avg,omitempty"`
+}
+
+// Confirmation is what fresh interleaved runs of a culprit and its parent
+// showed before the culprit was reported.
+type Confirmation struct {
+	Confirmed bool `json:"confirmed"`
+	// Pairs counts the parent/culprit pairs the verdict rests on, Fresh
+	// the runs taken for it (the others were the search's).
+	Pairs int `json:"pairs"`
+	Fresh int `json:"fresh"`
+	// DeltaPct is the culprit's change over its parent in those runs, in
+	// percent, and LoPct, HiPct its 95% interval.
+	DeltaPct float64 `json:"delta_pct"`
+	LoPct    float64 `json:"lo_pct"`
+	HiPct    float64 `json:"hi_pct"`
+	// Text says it in words.
+	Text string `json:"text"`
 }
 
 // Culprit is a commit found to cause the change, with the hunks of its diff
@@ -112,6 +146,9 @@ type Culprit struct {
 	// HunkEffect is the effect of Hunks applied alone on the parent and
 	// reverted alone from the culprit.
 	HunkEffect *Effect `json:"hunk_effect,omitempty"`
+	// Confirmation is what confirmed (or failed to confirm) the culprit;
+	// nil for findings from before confirmations were kept.
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
 }
 
 // Probe is one measured commit of the search.
@@ -210,7 +247,25 @@ type Finding struct {
 	StateDiffs []StateDiff  `json:"state_diffs,omitempty"`
 	// Triage is the last triage decision; nil until someone triages it.
 	Triage *TriageNote `json:"triage,omitempty"`
+
+	// HistoryOf says what History's points are: HistoryCommits (one per
+	// commit of the chain; also when empty) or HistoryNights.
+	HistoryOf string `json:"history_of,omitempty"`
+	// Steps are the plain shell commands of the configured build and
+	// benchmark steps, for reproducing without perfbot; Version is the
+	// perfbot that found it, for the perfbot commands of Reproduce.
+	Steps   []string `json:"steps,omitempty"`
+	Version string   `json:"version,omitempty"`
+	// ParentLogs are the logs of the good side's last run (the culprit's
+	// parent), beside Logs of the bad side's.
+	ParentLogs string `json:"parent_logs,omitempty"`
 }
+
+// What a Finding's History points are.
+const (
+	HistoryCommits = "commits"
+	HistoryNights  = "nights"
+)
 
 // TriageState is the finding's triage state, untriaged when none was set.
 func (f *Finding) TriageState() Triage {

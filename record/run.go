@@ -85,6 +85,12 @@ type Fingerprint struct {
 	// ClusterNode is the cluster node the run's benchmark ran on, as the
 	// cluster reports it; nil on a host that is one machine.
 	ClusterNode *ClusterNode `json:"cluster_node,omitempty"`
+	// LoadAvg is the host's load averages just before the run, as
+	// /proc/loadavg gives them ("0.52 0.40 0.33"), and CPUAffinity the
+	// CPUs the benchmark's processes may run on ("0-15"); "" when the
+	// host does not tell (only local hosts record them so far).
+	LoadAvg     string `json:"load_avg,omitempty"`
+	CPUAffinity string `json:"cpu_affinity,omitempty"`
 }
 
 // GPU is what nvidia-smi reported about one device during a run.

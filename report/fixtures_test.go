@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/perfbot/perfbot/record"
@@ -79,10 +80,27 @@ func baseFinding() *record.Finding {
 
 func probes(verdicts ...record.Probe) []record.Probe { return verdicts }
 
+// rawRuns are n runs around median, a minute apart from start, with the
+// host's load before each.
+func rawRuns(n int, median float64, start time.Time) []record.RunValue {
+	runs := make([]record.RunValue, n)
+	for i := range runs {
+		runs[i] = record.RunValue{Value: median * (1 + 0.002*float64(i%5-2)), Started: start.Add(time.Duration(2*i) * time.Minute),
+			Host: "gpu-07", LoadAvg: fmt.Sprintf("%.2f 0.90 0.70", 0.4+0.1*float64(i%4))}
+	}
+	return runs
+}
+
+// culpritWithHunks is the finding of one culprit as a bisection stores
+// it: its two sides are the culprit's parent and the culprit.
 func culpritWithHunks() *record.Finding {
 	f := baseFinding()
 	f.Outcome = record.OutcomeCulprit
-	f.Culprits = []record.Culprit{{Commit: culprit1, Confidence: 0.9931, DeltaPct: -14.8, CILoPct: -15.9, CIHiPct: -13.6}}
+	f.Good = record.End{Commit: probeA, N: 12, Median: 88.71, Lo: 88.30, Hi: 89.02, Runs: rawRuns(12, 88.71, day(23, 0)), CPUAffinity: "0-15"}
+	f.Bad = record.End{Commit: culprit1, N: 12, Median: 75.61, Lo: 75.20, Hi: 76.01, Runs: rawRuns(12, 75.61, day(23, 0).Add(time.Minute)), CPUAffinity: "0-15"}
+	f.Culprits = []record.Culprit{{Commit: culprit1, Confidence: 0.9931, DeltaPct: -14.8, CILoPct: -15.9, CIHiPct: -13.6,
+		Confirmation: &record.Confirmation{Confirmed: true, Pairs: 12, Fresh: 8, DeltaPct: -14.8, LoPct: -15.9, HiPct: -13.6,
+			Text: "12 interleaved runs each of parent and culprit give -14.8% [-15.9%, -13.6%]"}}}
 	f.Confidence = 0.9931
 	f.Culprits[0].Hunks = []record.Hunk{{
 		ID: "h3", File: "engine/communicator/allreduce.go", Component: "communicator",
@@ -99,9 +117,17 @@ func culpritWithHunks() *record.Finding {
 		record.Probe{Commit: probeB, N: 6, Median: 75.80, Status: "ok", Verdict: "bad"},
 	)
 	f.Reproduce = []string{
-		"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --hunks",
-		"perfbot hunks 3f2a9c1e00 --metric verify_tok_s",
+		"perfbot measure b0c1d2e3f4 3f2a9c1e00 --repeats 10 --config /srv/perfbot/perfbot.yaml",
+		"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --hunks --config /srv/perfbot/perfbot.yaml",
+		"perfbot hunks 3f2a9c1e00 --metric verify_tok_s --config /srv/perfbot/perfbot.yaml",
 	}
+	f.Steps = []string{"go build ./...", "NCCL_ALGO=Ring NCCL_PROTO=LL go test -run '^$' -bench BenchmarkVerifyStep -count 1 ./engine/..."}
+	f.Version = "v0.9.0"
+	f.HistoryOf = record.HistoryCommits
+	f.ParentLogs = "=== RUN   BenchmarkVerifyStep/k=3\n" +
+		"BenchmarkVerifyStep/k=3-8   \t     200\t  33820114 ns/op\t        88.71 tok/s\n" +
+		"allreduce backend: custom\n" +
+		"PASS\n"
 	f.ID = f.Fingerprint()
 	return f
 }
@@ -120,7 +146,11 @@ func twoCulprits() *record.Finding {
 		{Commit: culprit1, Confidence: 0.991, DeltaPct: -3.1, CILoPct: -4.0, CIHiPct: -2.2, Hunks: f.Culprits[0].Hunks},
 		{Commit: culprit2, Confidence: 0.987, DeltaPct: -2.8, CILoPct: -3.7, CIHiPct: -1.9},
 	}
-	f.Bad.Median, f.Bad.Lo, f.Bad.Hi = 83.42, 82.90, 83.95
+	// Two culprits: the sides are the range's ends.
+	f.Good = baseFinding().Good
+	f.Bad = record.End{Commit: badCommit, N: 24, Median: 83.42, Lo: 82.90, Hi: 83.95}
+	f.Culprits[0].Confirmation = nil
+	f.ParentLogs = ""
 	f.Confidence = 0.987
 	f.Culprits[1].Hunks = []record.Hunk{{
 		ID: "h1", File: "engine/moe/router.go", Component: "moe", Function: "(*Router).Route",
@@ -196,7 +226,10 @@ func suspicious() *record.Finding {
 	c.Login = ""
 	c.Subject = "Merge @bob's branch 'docs' | fix #12 <b>now</b>"
 	c.Files = []string{"docs/tuning.md", "engine/moe/router_test.go", "README.md"}
-	f.Culprits = []record.Culprit{{Commit: c, Confidence: 0.82, DeltaPct: -6.2, CILoPct: -9.9, CIHiPct: -2.4, BuildIdentical: true}}
+	f.Culprits = []record.Culprit{{Commit: c, Confidence: 0.82, DeltaPct: -6.2, CILoPct: -9.9, CIHiPct: -2.4, BuildIdentical: true,
+		Confirmation: &record.Confirmation{Pairs: 12, Fresh: 12, DeltaPct: -1.1, LoPct: -3.9, HiPct: 1.6, Text: "12 interleaved runs each of parent and culprit give -1.1% [-3.9%, +1.6%]"}}}
+	f.Bad.Commit = c
+	f.Unconfirmed = f.Culprits[0].Confirmation.Text
 	f.Confidence = 0.82
 	f.EnvDiffs = []record.EnvDiff{{Name: "NCCL_PROTO", Good: "LL", Bad: ""}, {Name: "NCCL_ALGO", Good: "Ring", Bad: "Tree|Ring"}}
 	f.Warnings = []string{"3 of 24 runs at the bad end were retried after infra errors."}

@@ -51,23 +51,24 @@ func (v *view) gpuName(d record.StateDiff) string {
 }
 
 func (v *view) stateSentence(d record.StateDiff) string {
+	good, bad := v.sideWord(v.GoodName()), v.sideWord(v.BadName())
 	switch d.Kind {
 	case record.DiffSMClock:
-		bad, good := clockAt(d.BadMHz, d.BadSlowdowns, d.BadMHz < d.GoodMHz), clockAt(d.GoodMHz, d.GoodSlowdowns, d.GoodMHz < d.BadMHz)
-		return fmt.Sprintf("%s: the bad end ran %s; the good end %s.", v.gpuName(d), bad, good)
+		badAt, goodAt := clockAt(d.BadMHz, d.BadSlowdowns, d.BadMHz < d.GoodMHz), clockAt(d.GoodMHz, d.GoodSlowdowns, d.GoodMHz < d.BadMHz)
+		return fmt.Sprintf("%s: the %s ran %s; the %s %s.", v.gpuName(d), bad, badAt, good, goodAt)
 	case record.DiffSlowdowns:
-		return fmt.Sprintf("%s: the bad end ran with %s at %s MHz; the good end with %s at %s MHz.",
-			v.gpuName(d), slowdownList(d.BadSlowdowns), formatMHz(d.BadMHz), slowdownList(d.GoodSlowdowns), formatMHz(d.GoodMHz))
+		return fmt.Sprintf("%s: the %s ran with %s at %s MHz; the %s with %s at %s MHz.",
+			v.gpuName(d), bad, slowdownList(d.BadSlowdowns), formatMHz(d.BadMHz), good, slowdownList(d.GoodSlowdowns), formatMHz(d.GoodMHz))
 	case record.DiffMemClock:
-		return fmt.Sprintf("%s: the bad end's memory clock was %s MHz; the good end's %s MHz.", v.gpuName(d), formatMHz(d.BadMHz), formatMHz(d.GoodMHz))
+		return fmt.Sprintf("%s: the %s's memory clock was %s MHz; the %s's %s MHz.", v.gpuName(d), bad, formatMHz(d.BadMHz), good, formatMHz(d.GoodMHz))
 	case record.DiffGPU:
-		return fmt.Sprintf("%s: the bad end ran on %s; the good end on %s.", v.gpuName(d), escapeText(d.Bad), escapeText(d.Good))
+		return fmt.Sprintf("%s: the %s ran on %s; the %s on %s.", v.gpuName(d), bad, escapeText(d.Bad), good, escapeText(d.Good))
 	case record.DiffTopology:
-		return "The GPU topology (`nvidia-smi topo -m`) differs between the ends (both below)."
+		return "The GPU topology (`nvidia-smi topo -m`) differs between the " + good + " and the " + bad + " (both below)."
 	case record.DiffNCCLConf:
-		return fmt.Sprintf("NCCL configuration file %s: the bad end read %s; the good end %s.", codeSpan(d.Name), confText(d.Bad), confText(d.Good))
+		return fmt.Sprintf("NCCL configuration file %s: the %s read %s; the %s %s.", codeSpan(d.Name), bad, confText(d.Bad), good, confText(d.Good))
 	case record.DiffNCCL:
-		return fmt.Sprintf("%s: %s at the bad end, %s at the good end.", escapeText(d.Name), tableCell(d.Bad), tableCell(d.Good))
+		return fmt.Sprintf("%s: %s at the %s, %s at the %s.", escapeText(d.Name), tableCell(d.Bad), bad, tableCell(d.Good), good)
 	}
 	return escapeText(string(d.Kind))
 }
@@ -142,7 +143,7 @@ func (v *view) GPURows() []gpuRow {
 				step = st.Step
 			}
 			rows = append(rows, gpuRow{
-				GPU: strconv.Itoa(st.Index), Step: step, End: [2]string{"good", "bad"}[side], Samples: st.Samples,
+				GPU: strconv.Itoa(st.Index), Step: step, End: [2]string{v.GoodName(), v.BadName()}[side], Samples: st.Samples,
 				SMClock:     spreadText(st.SMClockMHz),
 				MemClock:    spreadText(st.MemClockMHz),
 				Temperature: formatMHz(st.MaxTemperatureC),
@@ -273,15 +274,17 @@ func (v *view) Topologies() []ncclRow {
 	switch {
 	case g == b && g == "":
 		return nil
+	case g == b && v.OneCulprit():
+		return []ncclRow{{Name: "the parent and the culprit", Good: g}}
 	case g == b:
 		return []ncclRow{{Name: "both ends", Good: g}}
 	}
 	var out []ncclRow
 	if g != "" {
-		out = append(out, ncclRow{Name: "the good end", Good: g})
+		out = append(out, ncclRow{Name: "the " + v.sideWord(v.GoodName()), Good: g})
 	}
 	if b != "" {
-		out = append(out, ncclRow{Name: "the bad end", Good: b})
+		out = append(out, ncclRow{Name: "the " + v.sideWord(v.BadName()), Good: b})
 	}
 	return out
 }

@@ -95,16 +95,16 @@ func TestRenderGPUStateGolden(t *testing.T) {
 func TestGPUStateEvidence(t *testing.T) {
 	_, body, err := Render(throttled())
 	require.NoError(t, err)
-	assert.Contains(t, body, "- GPU 0: the bad end ran throttled at 1410 MHz (HW slowdown, HW thermal slowdown); the good end at 1980 MHz (SW power cap).")
+	assert.Contains(t, body, "- GPU 0: the culprit ran throttled at 1410 MHz (HW slowdown, HW thermal slowdown); the parent at 1980 MHz (SW power cap).")
 	assert.Contains(t, body, "The GPUs or NCCL of the two ends were in different states (GPU 0 SM clock, /etc/nccl.conf, NCCL_PROTO set by environment, NCCL AllReduce algorithm/protocol)")
-	assert.Contains(t, body, "GPU topology of both ends")
+	assert.Contains(t, body, "GPU topology of the parent and the culprit")
 
 	// The good end faster but throttled: the words follow the clocks.
 	f := throttled()
 	f.StateDiffs = []record.StateDiff{{Kind: record.DiffSMClock, GPU: 1, GoodMHz: 1410, BadMHz: 1980, GoodSlowdowns: []string{"HW slowdown"}}}
 	_, body, err = Render(f)
 	require.NoError(t, err)
-	assert.Contains(t, body, "- GPU 1: the bad end ran at 1980 MHz; the good end throttled at 1410 MHz (HW slowdown).")
+	assert.Contains(t, body, "- GPU 1: the culprit ran at 1980 MHz; the parent throttled at 1410 MHz (HW slowdown).")
 
 	// Old findings have no state: no section.
 	_, body, err = Render(culpritWithoutHunks())

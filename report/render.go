@@ -69,20 +69,26 @@ func RenderScrubbed(f *record.Finding, secrets []string) (title, body string, er
 	}
 	v := newView(f, secrets)
 	name := templateFor(f)
-	if v.Logs == "" {
+	if v.Logs == "" && v.ParentLogs == "" {
 		return v.render(name, f)
 	}
 	// Measure the body without logs first: the logs get what is left, and
 	// only their tail, which is where a benchmark says why it died. They
 	// are scrubbed before they are measured, as masking can lengthen them.
-	logs := v.scrub(f.Logs)
-	v.Logs = ""
+	// The bad side's and the parent's logs share what is left.
+	logs, parentLogs := v.scrub(f.Logs), v.scrub(f.ParentLogs)
+	v.Logs, v.ParentLogs = "", ""
 	if _, body, err = v.render(name, f); err != nil {
 		return "", "", err
 	}
-	const logFrame = 300 // the <details> block around the log
-	budget := MaxBodyRunes - utf8.RuneCountInString(body) - logFrame
-	v.Logs, v.LogsOmitted = logTail(logs, budget)
+	const logFrame = 300 // the <details> block around a log
+	budget := MaxBodyRunes - utf8.RuneCountInString(body) - 2*logFrame
+	parentBudget := budget
+	if logs != "" {
+		parentBudget = min(len(parentLogs), budget/2)
+	}
+	v.ParentLogs, v.ParentLogsOmitted = logTail(parentLogs, parentBudget)
+	v.Logs, v.LogsOmitted = logTail(logs, budget-len(v.ParentLogs))
 	return v.render(name, f)
 }
 
@@ -163,6 +169,9 @@ type view struct {
 	// Logs is f.Logs, or its tail when the body would be too long.
 	Logs        string
 	LogsOmitted int
+	// ParentLogs is f.ParentLogs, or its tail, in the same way.
+	ParentLogs        string
+	ParentLogsOmitted int
 	// DiffLines limits the lines shown of each hunk; 0 shows all.
 	DiffLines int
 	// secrets are the values scrub masks besides secret shapes.
@@ -178,6 +187,7 @@ func newView(f *record.Finding, secrets []string) *view {
 		DeltaPct:    changePct(f.Good.Median, f.Bad.Median),
 		AllWarnings: mergeWarnings(f.Warnings, Warnings(f)),
 		Logs:        f.Logs,
+		ParentLogs:  f.ParentLogs,
 		secrets:     secrets,
 	}
 	v.Title = disarmMarkers(v.scrub(title(f, v.DeltaPct)))

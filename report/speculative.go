@@ -27,7 +27,7 @@ func (v *view) SpecRows() []specRow {
 		}
 		return []specRow{{"first night", v.Good.Commit, s.Good}, {"tonight", v.Bad.Commit, s.Bad}}
 	}
-	return []specRow{{"good", v.Good.Commit, s.Good}, {"bad", v.Bad.Commit, s.Bad}}
+	return []specRow{{v.GoodName(), v.Good.Commit, s.Good}, {v.BadName(), v.Bad.Commit, s.Bad}}
 }
 
 // OfTokens is " of N" when the configuration says how many tokens a cycle

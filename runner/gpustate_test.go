@@ -184,6 +184,9 @@ func TestGPUStateGolden(t *testing.T) {
 	// What the host and the test's temporary paths make differ between
 	// machines goes.
 	fp.Host, fp.OS, fp.Kernel, fp.CPUModel, fp.CPUs, fp.GoVersion, fp.Python = "gpu-host", "linux/amd64", "", "", 0, "", ""
+	// The load and the CPU list are this machine's now (TestLocalLoad).
+	assert.NotEmpty(t, fp.LoadAvg)
+	fp.LoadAvg, fp.CPUAffinity = "", ""
 	fp.Env = map[string]string{"NCCL_ALGO": fp.Env["NCCL_ALGO"], "NCCL_CONF_FILE": "/etc/site/nccl.conf"}
 	conf := map[string]string{}
 	for path, body := range fp.NCCLConf {

@@ -292,6 +292,9 @@ func (m *measurement) build(ctx context.Context, p *pending) (built bool, err er
 // reports a recorded StatusBenchFailed.
 func (m *measurement) bench(ctx context.Context, p *pending) (failed bool, err error) {
 	p.Values = map[string]float64{}
+	if _, local := m.lease.Host().(*Local); local {
+		p.Fingerprint.LoadAvg, p.Fingerprint.CPUAffinity = localLoad()
+	}
 	for _, s := range m.r.Spec.Benchmarks {
 		res, err := m.execBench(ctx, p, s)
 		if err != nil {

@@ -344,6 +344,8 @@ func TestMeasureOnLocalHost(t *testing.T) {
 		assert.NotContains(t, env, "UNRELATED_SETTING")
 		assert.NotContains(t, env, "PATH")
 		assert.NotContains(t, env, EnvCommit)
+		assert.Regexp(t, `^\d+\.\d+ \d+\.\d+ \d+\.\d+$`, run.Fingerprint.LoadAvg, "the host's load before the run")
+		assert.NotEmpty(t, run.Fingerprint.CPUAffinity, "the CPUs the benchmark could run on")
 	}
 	assert.Equal(t, "", runs[0].Logs[0].Output)
 	assert.Equal(t, "BenchmarkVerifyStep-2 1 99 tok/s\n", runs[0].Logs[1].Output)

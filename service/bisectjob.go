@@ -2,10 +2,12 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
@@ -80,6 +82,8 @@ type CulpritReport struct {
 	// showed (or why there are none).
 	Confirmed    bool   `json:"confirmed"`
 	Confirmation string `json:"confirmation,omitempty"`
+	// Confirm is the confirmation's figures: its runs and interval.
+	Confirm *record.Confirmation `json:"confirm,omitempty"`
 	// ParentRuns and CulpritRuns summarize the runs of the parent and of
 	// the culprit that the effect is estimated from: the evidence's
 	// summary table shows them.
@@ -183,13 +187,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 		Hosts:       b.Oracle.Hosts(),
 		InitialRuns: b.Config.Bisect.Repeats,
 		Logger:      b.Logger,
-		OnProbe: func(e bisect.ProbeEvent) {
-			line := fmt.Sprintf("  %-8s %s #%-4d n=%-3d median=%-10.4g %s", e.Phase, record.ShortHash(e.Commit), e.Index, e.N, e.Median, e.Status)
-			if e.Best != "" {
-				line += fmt.Sprintf("  best %s p=%.3f", record.ShortHash(e.Best), e.Posterior)
-			}
-			b.progressf("%s", line)
-		},
+		OnProbe:     func(e bisect.ProbeEvent) { b.progressf("%s", probeLine(e)) },
 	}
 	if req.MinEffect > 0 {
 		opts.MinEffect = req.MinEffect
@@ -213,6 +211,14 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 	if req.Hunks {
 		for _, c := range res.Culprits {
 			hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name})
+			if errors.Is(err, minimize.ErrEndsAlike) || errors.Is(err, minimize.ErrNotWorse) {
+				// The culprit stands; only its hunks could not be told
+				// apart (a host too noisy for the search between them).
+				b.progressf("%v", err)
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("The hunks of %s were not searched: %v.", record.ShortHash(c.Commit), err))
+				rep.Hunks = append(rep.Hunks, nil)
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -247,6 +253,7 @@ func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric rec
 		}
 		if c.Confirmation != nil {
 			cr.Confirmed, cr.Confirmation = c.Confirmation.Confirmed, c.Confirmation.String()
+			cr.Confirm = confirmationOf(*c.Confirmation)
 		}
 		rep.Culprits = append(rep.Culprits, cr)
 	}

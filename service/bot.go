@@ -35,6 +35,8 @@ type Bot struct {
 	// Progress receives one human line per measurement step (stderr).
 	Progress io.Writer
 	Logger   *slog.Logger
+	// Version is perfbot's version, which findings name.
+	Version string
 
 	clock func() time.Time
 	// job is the job this Bot runs for (see runJob): its progress lines
@@ -59,6 +61,8 @@ type Options struct {
 	// Clock tells the time of job records, traces, findings and costs;
 	// nil is time.Now.
 	Clock func() time.Time
+	// Version is perfbot's version, which findings name.
+	Version string
 }
 
 // Open opens the store, clones or fetches the repository and prepares the
@@ -99,6 +103,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 		Oracle:   NewOracle(db, pool, r, OracleOptions{Logger: opts.Logger}),
 		Progress: opts.Progress,
 		Logger:   opts.Logger,
+		Version:  opts.Version,
 		clock:    opts.Clock,
 	}, nil
 }
@@ -234,6 +239,9 @@ func (b *Bot) startMeter() meter {
 }
 
 func (m meter) read() (runs, builds int, wallSeconds float64) {
+	if m.b == nil { // not started: the queue's record of a job
+		return 0, 0, 0
+	}
 	r, bu := m.b.Oracle.Counts()
 	return r - m.runs0, bu - m.builds0, m.b.now().Sub(m.start).Seconds()
 }

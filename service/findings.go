@@ -57,11 +57,21 @@ func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*record.Findin
 		}
 		out = append(out, f)
 	}
-	for _, f := range out {
+	for i, f := range out {
+		old, ok, err := b.Store.Finding(f.ID)
+		ok = err == nil && ok && old.ID == f.ID
+		if ok && sameEvidence(&old, f) {
+			// Nothing of it was measured again (a job resumed, or run
+			// again, after its finding was stored): the stored finding
+			// stands as it is, its cost included.
+			out[i] = &old
+			rep.Findings = append(rep.Findings, old.ID)
+			continue
+		}
 		// The same finding found again (a bisection run a second time)
 		// keeps where it stands with the tracker: it is not filed afresh,
 		// and its issue is not forgotten.
-		if old, ok, err := b.Store.Finding(f.ID); err == nil && ok && old.ID == f.ID && old.State != record.StateKept {
+		if ok && old.State != record.StateKept {
 			f.State, f.Issue, f.IssueURL = old.State, old.Issue, old.IssueURL
 		}
 		if err := b.Store.PutFinding(*f); err != nil {
@@ -90,11 +100,12 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		// confirmation, or one built by hand): do it now.
 		conf, err := bisect.Confirm(ctx, commitOracle{o: b.Oracle, metric: metric.Name}, parent.Hash, culprit.Hash, bisect.ConfirmOptions{
 			Better: record.Better(metric.Better), Direction: c.Direction,
+			OnProbe: func(e bisect.ProbeEvent) { b.progressf("%s", probeLine(e)) },
 		})
 		if err != nil {
 			return nil, fmt.Errorf("confirm %s: %w", culprit.Short(), err)
 		}
-		c.Confirmed, c.Confirmation = conf.Confirmed, conf.String()
+		c.Confirmed, c.Confirmation, c.Confirm = conf.Confirmed, conf.String(), confirmationOf(conf)
 		c.DeltaPct, c.CIPct = conf.DeltaPct, [2]float64{conf.CILoPct, conf.CIHiPct}
 		c.ParentRuns = EndReport{Commit: parent.Hash, N: conf.ParentRuns.N, Median: conf.ParentRuns.Median, CI: [2]float64{conf.ParentRuns.Lo, conf.ParentRuns.Hi}}
 		c.CulpritRuns = EndReport{Commit: culprit.Hash, N: conf.SelfRuns.N, Median: conf.SelfRuns.Median, CI: [2]float64{conf.SelfRuns.Lo, conf.SelfRuns.Hi}}
@@ -115,7 +126,8 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		}
 		noCode = len(p.Files) > 0 && !p.ChangesCode()
 	}
-	f.Culprits = []record.Culprit{{Commit: rc, Confidence: c.Confidence, DeltaPct: c.DeltaPct, CILoPct: c.CIPct[0], CIHiPct: c.CIPct[1], NoCodeChange: noCode}}
+	f.Culprits = []record.Culprit{{Commit: rc, Confidence: c.Confidence, DeltaPct: c.DeltaPct, CILoPct: c.CIPct[0], CIHiPct: c.CIPct[1], NoCodeChange: noCode,
+		Confirmation: c.Confirm}}
 	f.Confidence = c.Confidence
 	if hr != nil {
 		fc := &f.Culprits[0]
@@ -140,12 +152,15 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 	}
 	f.EnvGood, f.EnvDiffs = b.envEvidence(record.Target{Commit: parent.Hash}, record.Target{Commit: culprit.Hash})
 	f.GoodState, f.BadState, f.StateDiffs = b.stateEvidence(record.Target{Commit: parent.Hash}, record.Target{Commit: culprit.Hash})
-	f.History = b.historyAround(rep, culprit.Hash, metric.Name)
+	f.History, f.HistoryOf = b.historyAround(rep, culprit.Hash, metric.Name), record.HistoryCommits
 	f.Logs = b.lastLog(record.Target{Commit: culprit.Hash})
+	f.ParentLogs = b.lastLog(record.Target{Commit: parent.Hash})
+	f.Good.Runs, f.Good.CPUAffinity = b.rawRuns(record.Target{Commit: parent.Hash}, metric.Name)
+	f.Bad.Runs, f.Bad.CPUAffinity = b.rawRuns(record.Target{Commit: culprit.Hash}, metric.Name)
 	f.Reproduce = []string{
-		fmt.Sprintf("perfbot measure %s %s --repeats 10", parent.Short(), culprit.Short()),
-		fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s --direction %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name, rep.Direction),
-		fmt.Sprintf("perfbot hunks %s --metric %s", culprit.Short(), metric.Name),
+		b.perfbot("measure %s %s --repeats 10", parent.Short(), culprit.Short()),
+		b.perfbot("bisect --good %s --bad %s --metric %s --direction %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name, rep.Direction),
+		b.perfbot("hunks %s --metric %s", culprit.Short(), metric.Name),
 	}
 	f.Speculative = b.specEvidence(f)
 	f.ID = f.Fingerprint()
@@ -175,7 +190,9 @@ func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record
 	}
 	f.EnvGood, f.EnvDiffs = b.envEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
 	f.GoodState, f.BadState, f.StateDiffs = b.stateEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
-	f.Reproduce = []string{fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name)}
+	f.Good.Runs, f.Good.CPUAffinity = b.rawRuns(record.Target{Commit: rep.Good.Commit}, metric.Name)
+	f.Bad.Runs, f.Bad.CPUAffinity = b.rawRuns(record.Target{Commit: rep.Bad.Commit}, metric.Name)
+	f.Reproduce = []string{b.perfbot("bisect --good %s --bad %s --metric %s", record.ShortHash(rep.Good.Commit), record.ShortHash(rep.Bad.Commit), metric.Name)}
 	f.Speculative = b.specEvidence(f)
 	f.ID = f.Fingerprint()
 	if f.Outcome == record.OutcomeNotReproduced {
@@ -190,6 +207,7 @@ func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Findin
 		Direction: rep.Direction, Runs: rep.Runs, Builds: rep.Builds, WallSeconds: rep.WallSeconds,
 		Warnings: rep.Warnings, State: record.StateKept,
 		PublishConfidence: b.Config.Report.PublishConfidence,
+		Steps:             b.steps(), Version: b.Version,
 	}
 	if b.Config.GitHub.Repo != "" {
 		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"
@@ -212,6 +230,26 @@ func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Findin
 		f.Skipped = append(f.Skipped, b.reportCommit(byHash[s.Commit]))
 	}
 	return f
+}
+
+// sameEvidence reports whether a finding found again rests on the same
+// measurements as the stored one: the same runs at both ends, the same
+// effect of each culprit and the same confirmation.
+func sameEvidence(old, f *record.Finding) bool {
+	sameEnd := func(a, b record.End) bool {
+		return a.Commit.Hash == b.Commit.Hash && a.N == b.N && a.Median == b.Median && a.Lo == b.Lo && a.Hi == b.Hi
+	}
+	if old.Outcome != f.Outcome || old.Unconfirmed != f.Unconfirmed || !sameEnd(old.Good, f.Good) || !sameEnd(old.Bad, f.Bad) ||
+		len(old.Culprits) != len(f.Culprits) || len(old.Hunks()) != len(f.Hunks()) {
+		return false
+	}
+	for i, c := range f.Culprits {
+		o := old.Culprits[i]
+		if o.Commit.Hash != c.Commit.Hash || o.DeltaPct != c.DeltaPct || o.CILoPct != c.CILoPct || o.CIHiPct != c.CIHiPct {
+			return false
+		}
+	}
+	return true
 }
 
 // endOf is the evidence's summary of one side: the bisection's, as the

@@ -102,7 +102,7 @@ func TestFindingShowsTheEndsGPUStates(t *testing.T) {
 
 	_, body, err := report.Render(f)
 	require.NoError(t, err)
-	assert.Contains(t, body, "- GPU 0: the bad end ran throttled at 1410 MHz (HW slowdown); the good end at 1980 MHz.")
+	assert.Contains(t, body, "- GPU 0: the culprit ran throttled at 1410 MHz (HW slowdown); the parent at 1980 MHz.")
 }
 
 func TestStateDiffs(t *testing.T) {

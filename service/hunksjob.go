@@ -46,6 +46,9 @@ type HunksReport struct {
 	// Undecided are hunks of the minimal set whose effect could not be
 	// measured; they are not among Hunks.
 	Undecided []string `json:"undecided,omitempty"`
+	// NoRuntimeChange says why no hunk of the change can change the
+	// benchmark (it touches documentation only); nothing was measured.
+	NoRuntimeChange string `json:"no_runtime_change,omitempty"`
 }
 
 // HunkReport is one hunk of the minimal set.
@@ -142,6 +145,12 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 	if len(all) == 0 {
 		return nil, &InputError{Err: fmt.Errorf("hunks %s: the change has no hunks", rep.Change)}
 	}
+	if why := b.docsOnly(patch); why != "" {
+		rep.NoRuntimeChange, rep.Hunks, rep.Tests, rep.Unresolved = why, []HunkReport{}, []TestReport{}, [][]string{}
+		b.progressf("hunks of %s: %s", record.ShortHash(rep.Change), why)
+		rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+		return rep, nil
+	}
 	params := map[string]any{"base": patch.Base, "change": rep.Change, "patch": patch.ID, "metric": metric.Name, "spec": b.Oracle.SpecHash()}
 	return runJob(b, record.JobHunks, params, func(jb *Bot, _, _ func(any)) (*HunksReport, error) {
 		return jb.hunks(ctx, meter, metric, patch, full, rep)
@@ -173,13 +182,15 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 		Confidence:  0.999,
 		Better:      record.Better(metric.Better),
 		InitialRuns: max(b.Config.Bisect.Repeats, 8),
+		MinEffect:   b.Config.Bisect.MinEffect,
 		Logger:      b.Logger,
 		OnTest:      b.testProgress,
+		OnStep:      b.stepProgress,
 	})
 	if err != nil {
 		switch {
 		case errors.Is(err, minimize.ErrEndsAlike):
-			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (the change has no measurable effect on %s)", record.ShortHash(rep.Change), err, metric.Name)}
+			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured here, the change's effect on %s cannot be told from none, so no hunk can be singled out)", record.ShortHash(rep.Change), err, metric.Name)}
 		case errors.Is(err, minimize.ErrNotWorse):
 			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured again, the change is no regression of %s)", record.ShortHash(rep.Change), err, metric.Name)}
 		}
@@ -273,12 +284,17 @@ func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, 
 		Confidence:  0.999,
 		Better:      record.Better(metric.Better),
 		InitialRuns: max(b.Config.Bisect.Repeats, 8),
+		MinEffect:   b.Config.Bisect.MinEffect,
 		Logger:      b.Logger,
 		OnTest:      b.testProgress,
+		OnStep:      b.stepProgress,
 	})
 	if err != nil {
-		if errors.Is(err, minimize.ErrEndsAlike) {
-			return nil, &InputError{Err: fmt.Errorf("envbisect: %w", err)}
+		switch {
+		case errors.Is(err, minimize.ErrEndsAlike):
+			return nil, &InputError{Err: fmt.Errorf("envbisect: %w (measured here, the two environments make no measurable difference to %s at %s)", err, metric.Name, c.Short())}
+		case errors.Is(err, minimize.ErrNotWorse):
+			return nil, &InputError{Err: fmt.Errorf("envbisect: %w (the bad environment is no slower for %s at %s)", err, metric.Name, c.Short())}
 		}
 		return nil, fmt.Errorf("envbisect %s: %w", c.Short(), err)
 	}
@@ -303,11 +319,6 @@ func testsOf(iso *minimize.Isolation) []TestReport {
 		out = append(out, TestReport{Set: t.Set, Side: t.Side, N: t.N, Median: t.Median, PBad: t.PBad, Outcome: t.Outcome})
 	}
 	return out
-}
-
-// testProgress prints one line per decided configuration of a set search.
-func (b *Bot) testProgress(e minimize.TestEvent) {
-	b.progressf("  test %-6s %-40s n=%-3d median=%-10.4g p(bad)=%.3f %s", e.Test.Side, trim(strings.Join(e.Test.Set, ","), 40), e.Test.N, e.Test.Median, e.Test.PBad, e.Test.Outcome)
 }
 
 // ReadEnvFile reads NAME=VALUE lines; blank lines and # comments are

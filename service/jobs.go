@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/perfbot/perfbot/record"
@@ -85,8 +86,27 @@ func (b *Bot) Run(ctx context.Context, kind record.JobKind, req json.RawMessage)
 // jobRun is a job while it runs: its record, and the job that started it,
 // whose trace its lines also go to.
 type jobRun struct {
-	rec    store.Job
 	parent *jobRun
+	// prior is what the job's earlier attempts cost; meter counts this
+	// attempt. Their sum is persisted with every line of the job's trace,
+	// so that an attempt cut short still leaves its cost behind.
+	prior store.JobCost
+	meter meter
+
+	mu  sync.Mutex // guards rec: a child job's lines persist its parents
+	rec store.Job
+}
+
+// cost is what the job has cost so far, over all its attempts.
+func (j *jobRun) cost() store.JobCost {
+	runs, builds, wall := j.meter.read()
+	return j.prior.Plus(store.JobCost{Runs: runs, Builds: builds, WallSeconds: wall})
+}
+
+// costed is a report that carries its job's cost: runJob adds the cost of
+// the job's earlier attempts to what the attempt that finished measured.
+type costed interface {
+	addCost(store.JobCost)
 }
 
 // runJob runs fn as the job of kind identified by params (the job's id is a
@@ -97,7 +117,10 @@ type jobRun struct {
 //   - otherwise fn runs on a Bot whose progress lines also go to the job's
 //     trace, with the state the job saved before (load decodes it) and a
 //     save function that persists new state; the job's record ends done
-//     with its report, or failed.
+//     with its report, or failed;
+//   - the job's cost (runs, builds, wall time) is persisted with every
+//     line of its trace, and the report of a job that ran in several
+//     attempts counts them all.
 func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, load func(any), save func(any)) (*R, error)) (*R, error) {
 	id, raw, err := jobID(kind, params)
 	if err != nil {
@@ -136,6 +159,10 @@ func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, loa
 		}
 		defer b.Oracle.watchHosts(func(s runner.HostState) { jb.progressf("%s", s) })()
 	}
+	if found && rec.Status != record.JobDone {
+		jb.job.prior = rec.Cost
+	}
+	jb.job.meter = jb.startMeter()
 	if found {
 		// A job with a trace ran before; one the queue just took has none.
 		if tr, err := b.Store.Trace(id); err == nil && len(tr) > 0 {
@@ -143,8 +170,11 @@ func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, loa
 		}
 	}
 	put := func(status record.JobState, state, result any) {
-		j := &jb.job.rec
-		j.Status, j.Updated = status, b.now()
+		jr := jb.job
+		jr.mu.Lock()
+		defer jr.mu.Unlock()
+		j := &jr.rec
+		j.Status, j.Updated, j.Cost = status, b.now(), jr.cost()
 		if state != nil {
 			j.State, _ = json.Marshal(state) // the states are plain records
 		}
@@ -176,6 +206,10 @@ func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, loa
 		put(record.JobFailed, nil, nil)
 		return nil, err
 	}
+	if c, ok := any(rep).(costed); ok && jb.job.prior != (store.JobCost{}) {
+		c.addCost(jb.job.prior)
+		jb.progressf("job %s: %d runs, %d builds and %.0fs over all its attempts", id, jb.job.cost().Runs, jb.job.cost().Builds, jb.job.cost().WallSeconds)
+	}
 	put(record.JobDone, nil, rep)
 	return rep, nil
 }
@@ -195,9 +229,19 @@ func jobID(kind record.JobKind, params any) (string, json.RawMessage, error) {
 // jobs that started it.
 func (b *Bot) trace(line string) {
 	for j := b.job; j != nil; j = j.parent {
+		j.mu.Lock()
 		if err := b.Store.AppendTrace(j.rec.ID, store.TraceLine{Time: b.now(), Text: line}); err != nil {
 			b.Logger.Warn("trace job", "job", j.rec.ID, "err", err)
 		}
+		// The cost so far goes with every line: an attempt killed before
+		// it ends leaves what it measured for the next one to count.
+		if c := j.cost(); j.meter.b != nil && (c.Runs != j.rec.Cost.Runs || c.Builds != j.rec.Cost.Builds) {
+			j.rec.Cost = c
+			if err := b.Store.PutJob(j.rec); err != nil {
+				b.Logger.Warn("persist job cost", "job", j.rec.ID, "err", err)
+			}
+		}
+		j.mu.Unlock()
 	}
 }
 
@@ -227,3 +271,26 @@ func (b *Bot) Job(ctx context.Context, id string) (JobView, error) {
 	}
 	return JobView{Job: j, Trace: tr}, nil
 }
+
+func (r *BisectReport) addCost(c store.JobCost) {
+	r.Runs, r.Builds, r.WallSeconds = r.Runs+c.Runs, r.Builds+c.Builds, r.WallSeconds+c.WallSeconds
+}
+
+func (r *HunksReport) addCost(c store.JobCost) {
+	r.Runs, r.Builds, r.WallSeconds = r.Runs+c.Runs, r.Builds+c.Builds, r.WallSeconds+c.WallSeconds
+}
+
+func (r *EnvBisectReport) addCost(c store.JobCost) {
+	r.Runs, r.Builds, r.WallSeconds = r.Runs+c.Runs, r.Builds+c.Builds, r.WallSeconds+c.WallSeconds
+}
+
+func (r *NightReport) addCost(c store.JobCost) {
+	r.Runs, r.Builds, r.Wall = r.Runs+c.Runs, r.Builds+c.Builds, r.Wall+c.WallSeconds
+}
+
+var (
+	_ costed = (*BisectReport)(nil)
+	_ costed = (*HunksReport)(nil)
+	_ costed = (*EnvBisectReport)(nil)
+	_ costed = (*NightReport)(nil)
+)

@@ -52,7 +52,7 @@ func (b *Bot) Measure(ctx context.Context, revs []string, repeats int) ([]Measur
 		m := Measurement{Rev: rev, Commit: c.Hash, Subject: c.Subject, Status: record.StatusOK}
 		t := record.Target{Commit: c.Hash}
 		b.progressf("measure %s %s (%d runs)", c.Short(), c.Subject, repeats)
-		if err := b.Oracle.Ensure(ctx, t, repeats); err != nil {
+		if err := b.measureRuns(ctx, t, c.Short(), repeats); err != nil {
 			if !errors.Is(err, bisect.ErrBroken) {
 				return nil, err
 			}
@@ -70,6 +70,32 @@ func (b *Bot) Measure(ctx context.Context, revs []string, repeats int) ([]Measur
 		return nil, err
 	}
 	return out, nil
+}
+
+// measureRuns gives t repeats ok runs, with a progress line after each
+// run (runLine), so that a slow benchmark is never silent. The runs are
+// asked for at once: a host that pays for each request (a Slurm job)
+// pays once.
+func (b *Bot) measureRuns(ctx context.Context, t record.Target, short string, repeats int) error {
+	entry, err := b.Store.Cached(b.Oracle.SpecHash(), t.Key())
+	if err != nil {
+		return fmt.Errorf("read cache of %s: %w", short, err)
+	}
+	have := len(entry.OK)
+	if have >= repeats {
+		b.progressf("  measure  %s: %d runs recorded already, nothing to run", short, have)
+		return nil
+	}
+	primary := b.Config.Primary().Name
+	return b.Oracle.EnsureEach(ctx, t, repeats, func(r record.Run) {
+		if r.Status != record.StatusOK {
+			b.progressf("  measure  %s run %d of %d: %s", short, have+1, repeats, r.Status)
+			return
+		}
+		have++
+		v, ok := r.Values[primary]
+		b.progressf("%s", runLine("measure", short, have, repeats, primary, v, ok))
+	})
 }
 
 // checkSelection turns a metric that selects nothing at every revision

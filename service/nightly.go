@@ -214,7 +214,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 	refVals := map[string][]float64{}
 	for i := 0; i < repeats; i++ {
 		if interleave {
-			v, err := b.freshRuns(ctx, ref, 1)
+			v, err := b.nightRun(ctx, "reference", ref, i, repeats)
 			if errors.Is(err, bisect.ErrBroken) {
 				// The reference no longer builds (a toolchain change): the tip
 				// becomes the reference at tonight's level, and the sampled
@@ -237,7 +237,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 				continue
 			}
 			t := record.Target{Commit: s.Commit}
-			v, err := b.freshRuns(ctx, t, 1)
+			v, err := b.nightRun(ctx, "sampled", t, i, repeats)
 			if errors.Is(err, bisect.ErrBroken) {
 				s.Status, s.Error = b.lastStatus(t), err.Error()
 				b.progressf("nightly: sampled commit %s does not measure: %v", t.Short(), err)
@@ -248,7 +248,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			}
 			appendValues(s.vals, v)
 		}
-		v, err := b.freshRuns(ctx, tip, 1)
+		v, err := b.nightRun(ctx, "tip", tip, i, repeats)
 		if errors.Is(err, bisect.ErrBroken) {
 			night.Status, night.Error = b.lastStatus(tip), err.Error()
 			b.progressf("nightly: tip %s does not measure: %v", tip.Short(), err)
@@ -287,6 +287,23 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 	}
 	night.Sampled = b.nightCommits(sampled, refVals, state.Levels)
 	return next, nil
+}
+
+// nightRun takes one fresh run of t, the role's run i (from 0) of
+// repeats, and prints its line: a night's runs are never silent.
+func (b *Bot) nightRun(ctx context.Context, role string, t record.Target, i, repeats int) (map[string][]float64, error) {
+	v, err := b.freshRuns(ctx, t, 1)
+	if err != nil {
+		return nil, err
+	}
+	primary := b.Config.Primary().Name
+	vals, ok := v[primary]
+	var last float64
+	if ok = ok && len(vals) > 0; ok {
+		last = vals[len(vals)-1]
+	}
+	b.progressf("%s", runLine("night", role+" "+t.Short(), i+1, repeats, primary, last, ok))
+	return v, nil
 }
 
 // sampledCommit is a sampled commit while its night is measured.

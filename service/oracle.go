@@ -157,7 +157,14 @@ func (o *Oracle) Values(ctx context.Context, t record.Target, metric string, n i
 // Ensure makes sure t has at least n ok runs recorded, measuring the
 // missing ones wherever the pool has a slot.
 func (o *Oracle) Ensure(ctx context.Context, t record.Target, n int) error {
-	return o.ensure(ctx, t, "", n)
+	return o.ensure(ctx, t, "", n, nil)
+}
+
+// EnsureEach is Ensure that calls each after every run it records, from
+// the goroutine that called it: a caller that measures many runs at once
+// can say so run by run.
+func (o *Oracle) EnsureEach(ctx context.Context, t record.Target, n int, each func(record.Run)) error {
+	return o.ensure(ctx, t, "", n, each)
 }
 
 // EnsureOn makes sure host has at least n ok runs of t recorded,
@@ -167,7 +174,7 @@ func (o *Oracle) EnsureOn(ctx context.Context, t record.Target, host string, n i
 	if host == "" {
 		return fmt.Errorf("measure %s: no host named", t.Short())
 	}
-	return o.ensure(ctx, t, host, n)
+	return o.ensure(ctx, t, host, n, nil)
 }
 
 // ensure measures t until it has n ok runs, of host when host is set.
@@ -176,12 +183,12 @@ func (o *Oracle) EnsureOn(ctx context.Context, t record.Target, host string, n i
 // while another host is in the pool: the other hosts carry on, and the
 // failing one leaves the pool after its failures in a row. A named host's
 // failure, and the last host's, is the caller's.
-func (o *Oracle) ensure(ctx context.Context, t record.Target, host string, n int) error {
+func (o *Oracle) ensure(ctx context.Context, t record.Target, host string, n int, each func(record.Run)) error {
 	lock := o.targetLock(t.Key() + "\x00" + host)
 	lock.Lock()
 	defer lock.Unlock()
 	for {
-		err := o.ensureOnce(ctx, t, host, n)
+		err := o.ensureOnce(ctx, t, host, n, each)
 		var ie *record.InfraError
 		if host != "" || !errors.Is(err, runner.ErrHostDown) || ctx.Err() != nil ||
 			!errors.As(err, &ie) || !o.pool.HasOther(ie.Host) {
@@ -193,7 +200,7 @@ func (o *Oracle) ensure(ctx context.Context, t record.Target, host string, n int
 
 // ensureOnce measures what t lacks of n ok runs on one lease. The caller
 // holds the target's lock.
-func (o *Oracle) ensureOnce(ctx context.Context, t record.Target, host string, n int) error {
+func (o *Oracle) ensureOnce(ctx context.Context, t record.Target, host string, n int, each func(record.Run)) error {
 	key := t.Key()
 	entry, err := o.store.Cached(o.spec, key)
 	if err != nil {
@@ -218,7 +225,7 @@ func (o *Oracle) ensureOnce(ctx context.Context, t record.Target, host string, n
 	if o.stopping() {
 		return ErrStopping
 	}
-	return o.measure(ctx, t, host, missing)
+	return o.measure(ctx, t, host, missing, each)
 }
 
 // runsOn counts the ok runs of entry that host ran.
@@ -275,7 +282,7 @@ func (o *Oracle) targetLock(key string) *sync.Mutex {
 // measure runs missing more benchmark invocations of t on a lease of the
 // pool (of host, when it is set), building first unless the lease's tree
 // holds t built.
-func (o *Oracle) measure(ctx context.Context, t record.Target, host string, missing int) error {
+func (o *Oracle) measure(ctx context.Context, t record.Target, host string, missing int, each func(record.Run)) error {
 	src, err := o.source(t)
 	if err != nil {
 		return err
@@ -295,7 +302,13 @@ func (o *Oracle) measure(ctx context.Context, t record.Target, host string, miss
 	var status record.Status
 	effort, err := o.runner.Measure(ctx, lease, src, missing, func(r record.Run) error {
 		status = r.Status
-		return o.record(r)
+		if err := o.record(r); err != nil {
+			return err
+		}
+		if each != nil {
+			each(r)
+		}
+		return nil
 	})
 	o.count(effort.Runs, effort.Builds)
 	switch {

@@ -24,7 +24,7 @@ func OpenRecords(cfg *config.Config, opts Options) (*Bot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bot{Config: cfg, Store: db, Progress: opts.Progress, Logger: opts.Logger, clock: opts.Clock}, nil
+	return &Bot{Config: cfg, Store: db, Progress: opts.Progress, Logger: opts.Logger, Version: opts.Version, clock: opts.Clock}, nil
 }
 
 func (o *Options) defaults() {

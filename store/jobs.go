@@ -34,6 +34,21 @@ type Job struct {
 	Parent  string    `json:"parent,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
+	// Cost is what the job has measured so far, over every attempt: a
+	// job resumed after an interruption reports the whole job's cost.
+	Cost JobCost `json:"cost,omitzero"`
+}
+
+// JobCost is what a job cost: its benchmark runs, builds and wall time.
+type JobCost struct {
+	Runs        int     `json:"runs"`
+	Builds      int     `json:"builds"`
+	WallSeconds float64 `json:"wall_seconds"`
+}
+
+// Plus returns the sum of two costs.
+func (c JobCost) Plus(d JobCost) JobCost {
+	return JobCost{Runs: c.Runs + d.Runs, Builds: c.Builds + d.Builds, WallSeconds: c.WallSeconds + d.WallSeconds}
 }
 
 // PutJob records j, replacing the job with the same id.

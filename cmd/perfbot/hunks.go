@@ -70,6 +70,10 @@ configuration, the workdir, the store, the issues directory) are left out.`,
 // printHunks prints the hunks that explain a change, with their diffs and
 // their effect applied alone and reverted alone.
 func printHunks(w io.Writer, rep *service.HunksReport) error {
+	if rep.NoRuntimeChange != "" {
+		_, err := fmt.Fprintf(w, "\nhunks of %s (%s): none of its %d hunks can change %s: %s\n", short(rep.Change), rep.Subject, rep.TotalHunks, rep.Metric, rep.NoRuntimeChange)
+		return err
+	}
 	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", short(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
 	fmt.Fprintf(w, "  applied alone to %s: %+.1f%% [%+.1f%%, %+.1f%%]; reverted alone: %+.1f%% [%+.1f%%, %+.1f%%]\n",
 		short(rep.Base), rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],

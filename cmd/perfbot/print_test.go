@@ -32,6 +32,7 @@ func TestPrint(t *testing.T) {
 		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits()) }, bisectCulprits()},
 		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates()) }, bisectCandidates()},
 		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport()) }, hunksReport()},
+		{"hunks-docs-only", func(w io.Writer) error { return printHunks(w, hunksDocsOnly()) }, hunksDocsOnly()},
 		{"demo", func(w io.Writer) error { return printDemo(w, demoSummary()) }, demoSummary()},
 		{"findings", func(w io.Writer) error { return printFindings(w, findingsList()) }, findingsList()},
 		{"findings-none", func(w io.Writer) error { return printFindings(w, []record.Finding{}) }, []record.Finding{}},
@@ -112,6 +113,16 @@ func hunksReport() *service.HunksReport {
 		Unresolved:     [][]string{{"h4"}},
 		Configurations: 7, Runs: 42, Builds: 7, WallSeconds: 611.4,
 		Warnings: []string{"h4 did not apply alone"},
+	}
+}
+
+// hunksDocsOnly is the answer of hunks for a commit that touches
+// documentation only: nothing measured.
+func hunksDocsOnly() *service.HunksReport {
+	return &service.HunksReport{
+		Base: hProbe1, Change: hCulprit, Subject: "docs: the tuning guide", Metric: "verify_tok_s", TotalHunks: 3,
+		Hunks: []service.HunkReport{}, Tests: []service.TestReport{}, Unresolved: [][]string{},
+		NoRuntimeChange: "every changed file is documentation (README.md, docs/tuning.md): nothing a build or benchmark reads changed, so no hunk can change the benchmark; nothing was measured",
 	}
 }
 

@@ -301,7 +301,7 @@ func (g *globals) openExistingRecords() (*service.Bot, error) {
 }
 
 func (g *globals) options() service.Options {
-	return service.Options{Store: g.store, Progress: g.stderr, Logger: g.logger()}
+	return service.Options{Store: g.store, Progress: g.stderr, Logger: g.logger(), Version: version()}
 }
 
 func writeJSON(w io.Writer, v any) error {
