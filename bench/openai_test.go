@@ -38,6 +38,15 @@ func TestParseOpenAI(t *testing.T) {
 			count: 9,
 		},
 		{
+			name:  "a server ratio counted in plain decode steps",
+			input: `{"tool":"perfbot-loadgen","metrics":{"completed":3,"failed":0,"verify_decode_steps":3.9,"draft_ms":1.5}}`,
+			want: map[string]record.Sample{
+				"verify_decode_steps": {Name: "verify_decode_steps", Unit: "decode-steps", Better: record.Lower, Value: 3.9},
+				"draft_ms":            {Name: "draft_ms", Unit: "ms", Better: record.Lower, Value: 1.5},
+			},
+			count: 4,
+		},
+		{
 			name:  "the last report counts",
 			input: strings.Replace(loadgenReport, "412.5", "1", 1) + "\n" + loadgenReport + "\n",
 			want:  map[string]record.Sample{"output_throughput": {Name: "output_throughput", Unit: "tok/s", Better: record.Higher, Value: 412.5}},

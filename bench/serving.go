@@ -202,6 +202,9 @@ func servingSample(name string, v float64) record.Sample {
 	switch {
 	case strings.HasSuffix(base, "_ms"):
 		s.Unit, s.Better = "ms", record.Lower
+	case strings.HasSuffix(base, "_decode_steps"):
+		// A time counted in plain decode steps measured beside it.
+		s.Unit, s.Better = "decode-steps", record.Lower
 	case strings.HasPrefix(base, "request_goodput"), base == "request_throughput", base == "request_rate":
 		s.Unit, s.Better = "req/s", record.Higher
 	case strings.HasSuffix(base, "throughput"), strings.HasSuffix(base, "_per_s"):

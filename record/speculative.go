@@ -1,6 +1,9 @@
 package record
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // SpecEstimate is a median over runs with its confidence interval.
 type SpecEstimate struct {
@@ -82,6 +85,27 @@ type SpecAttribution struct {
 	// Good and Bad are the two commits' breakdowns.
 	Good SpecBreakdown `json:"good"`
 	Bad  SpecBreakdown `json:"bad"`
+	// TimeUnit is the unit of the verify, draft and decode times, the
+	// configured metrics' ("decode-steps" for times counted in plain
+	// decode steps); empty means ms.
+	TimeUnit string `json:"time_unit,omitempty"`
+}
+
+// SpecTimeUnit is the TimeUnit of a breakdown whose decode time metric
+// has unit: "" for milliseconds ("ms", "ms/token"), the unit otherwise.
+func SpecTimeUnit(unit string) string {
+	if unit == "" || unit == "ms" || strings.HasPrefix(unit, "ms/") {
+		return ""
+	}
+	return unit
+}
+
+// Unit is the unit of the breakdown's times: TimeUnit, or ms.
+func (a SpecAttribution) Unit() string {
+	if a.TimeUnit == "" {
+		return "ms"
+	}
+	return a.TimeUnit
 }
 
 // Lead is the term whose effect is the largest in the direction of the

@@ -60,12 +60,13 @@ func specTermLabel(name string) string {
 	return name
 }
 
-// specTermUnit is the unit of a term's values.
-func specTermUnit(name string) string {
+// specTermUnit is the unit of a term's values: tokens for acceptance,
+// the breakdown's time unit for the others.
+func specTermUnit(name, timeUnit string) string {
 	if name == record.SpecTermAccept {
 		return "tokens"
 	}
-	return "ms"
+	return timeUnit
 }
 
 // formatEstimate prints a median and its interval.

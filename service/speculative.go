@@ -194,11 +194,25 @@ func (b *Bot) specEvidence(f *record.Finding) *record.SpecAttribution {
 	if err != nil {
 		return nil
 	}
-	a.Metric, a.Tokens = s.TokS, s.Tokens
+	a.Metric, a.Tokens, a.TimeUnit = s.TokS, s.Tokens, b.specTimeUnit()
 	if f.Metric != s.TokS {
 		a.Terms, a.ExpectedPct = nil, 0
 	}
 	return &a
+}
+
+// specTimeUnit is the unit of the speculative block's decode time metric,
+// which the verify and draft times share; "" for ms (or no such metric).
+func (b *Bot) specTimeUnit() string {
+	s := b.Config.Speculative
+	if s == nil {
+		return ""
+	}
+	m, err := b.Config.Metric(s.DecodeMs)
+	if err != nil {
+		return ""
+	}
+	return record.SpecTimeUnit(m.Unit)
 }
 
 // speculationFinding raises a finding when, on the last night, the tip's
@@ -257,7 +271,7 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 		State: record.StateKept, PublishConfidence: b.Config.Report.PublishConfidence,
 		Good:        record.End{Commit: commit(nights[since].Tip)},
 		Bad:         specEnd(commit(tip.Tip), tip.Metrics[metric.Name].Tip),
-		Speculative: &record.SpecAttribution{Metric: metric.Name, Tokens: s.Tokens, Good: earliest, Bad: last},
+		Speculative: &record.SpecAttribution{Metric: metric.Name, Tokens: s.Tokens, Good: earliest, Bad: last, TimeUnit: b.specTimeUnit()},
 	}
 	if b.Config.GitHub.Repo != "" {
 		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -23,15 +24,21 @@ func historySpeculative(g *globals, rows []service.HistoryRow, limit int, asJSON
 	if asJSON {
 		return writeJSON(g.stdout, spec)
 	}
-	return printSpecHistory(g.stdout, spec, cfg.Speculative.Tokens, time.Local)
+	unit := "ms"
+	if m, err := cfg.Metric(cfg.Speculative.DecodeMs); err == nil && record.SpecTimeUnit(m.Unit) != "" {
+		unit = m.Unit
+	}
+	return printSpecHistory(g.stdout, spec, cfg.Speculative.Tokens, unit, time.Local)
 }
 
 // printSpecHistory prints one line per commit, newest first: the
 // expected speed-up of speculation over plain decoding and the break-even
-// acceptance with their intervals, the terms' medians and the verdict.
-func printSpecHistory(w io.Writer, rows []service.SpecHistoryRow, tokens int, loc *time.Location) error {
+// acceptance with their intervals, the terms' medians (in unit, ms unless
+// the configured metrics say otherwise) and the verdict.
+func printSpecHistory(w io.Writer, rows []service.SpecHistoryRow, tokens int, unit string, loc *time.Location) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tCOMMIT\tRUNS\tSPEED-UP\tBREAK-EVEN\tACCEPT\tVERIFY MS\tDRAFT MS\tDECODE MS\tTOK/S\tSPECULATION\tSUBJECT")
+	u := strings.ToUpper(unit)
+	fmt.Fprintf(tw, "TIME\tCOMMIT\tRUNS\tSPEED-UP\tBREAK-EVEN\tACCEPT\tVERIFY %s\tDRAFT %s\tDECODE %s\tTOK/S\tSPECULATION\tSUBJECT\n", u, u, u)
 	for _, r := range rows {
 		b := r.Breakdown
 		if r.Error != "" {

@@ -68,7 +68,7 @@ func TestPrintSpecHistory(t *testing.T) {
 	require.False(t, rows[2].Slower)
 
 	var text, js bytes.Buffer
-	require.NoError(t, printSpecHistory(&text, rows, cfg.Speculative.Tokens, time.UTC))
+	require.NoError(t, printSpecHistory(&text, rows, cfg.Speculative.Tokens, "ms", time.UTC))
 	golden(t, "history-speculative.golden", text.Bytes())
 	require.NoError(t, writeJSON(&js, rows))
 	golden(t, "history-speculative.json.golden", js.Bytes())
