@@ -55,9 +55,9 @@ var (
 // groundTruth returns the known changes at their nominal positions.
 func groundTruth() []anchor {
 	return []anchor{
-		{22, []step{changeB()}},
-		{34, []step{changeA()}},
-		{42, changeE()},
+		{10, []step{changeB()}},
+		{40, changeE()},
+		{46, []step{changeA()}},
 		{56, []step{changeG()}},
 		{72, []step{changeD()}},
 		{84, []step{changeF()}},
