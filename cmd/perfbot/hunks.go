@@ -89,7 +89,7 @@ func printHunks(w io.Writer, rep *service.HunksReport) error {
 		}
 	}
 	if len(rep.Unresolved) > 0 {
-		fmt.Fprintf(w, "  %d configurations did not apply or build\n", len(rep.Unresolved))
+		fmt.Fprintf(w, "  %d configurations unresolved (did not apply or build, or stayed undecided)\n", len(rep.Unresolved))
 	}
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
