@@ -191,10 +191,7 @@ func numberAt(file string, n int, line, what, s string) (float64, error) {
 }
 
 // oneBatchKeys are the result file's numbers and their units.
-var oneBatchKeys = []struct {
-	key, unit string
-	better    record.Better
-}{
+var oneBatchKeys = []resultKey{
 	{"prefill_latency", "s", record.Lower},
 	{"prefill_throughput", "tok/s", record.Higher},
 	{"median_decode_latency", "s", record.Lower},
@@ -211,22 +208,15 @@ func oneBatchJSON(lines []string, file string) ([]record.Sample, error) {
 	}
 	var samples []record.Sample
 	for _, d := range docs {
-		obj := d.obj
 		prefix := ""
-		if bs, ok := jsonNumber(obj["batch_size"]); ok && isFinite(bs) {
+		if bs, ok := jsonNumber(d.obj["batch_size"]); ok && isFinite(bs) {
 			prefix = fmt.Sprintf("bs=%g/", bs)
 		}
-		for _, k := range oneBatchKeys {
-			v, ok := jsonNumber(obj[k.key])
-			if !ok {
-				continue
-			}
-			if !isFinite(v) {
-				n, text := nonFiniteKeyLine(lines, d.line, k.key)
-				return nil, notFinite(file, n, text, k.key, v)
-			}
-			samples = append(samples, record.Sample{Name: prefix + k.key, Unit: k.unit, Value: v, Better: k.better})
+		got, err := keySamples(d, oneBatchKeys, prefix, lines, file)
+		if err != nil {
+			return nil, err
 		}
+		samples = append(samples, got...)
 	}
 	if len(samples) == 0 {
 		return nil, noResults(file, lines, "bench_one_batch result keys (prefill_latency, median_decode_throughput, …)")

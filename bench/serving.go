@@ -277,6 +277,32 @@ type jsonObject struct {
 	line int
 }
 
+// resultKey is a number a result file holds under key, with its unit and
+// direction.
+type resultKey struct {
+	key, unit string
+	better    record.Better
+}
+
+// keySamples reads keys from the result object o, each as a sample named
+// prefix + key; a key o lacks is left out, and one that is not finite is
+// an error naming its line among lines.
+func keySamples(o jsonObject, keys []resultKey, prefix string, lines []string, file string) ([]record.Sample, error) {
+	var samples []record.Sample
+	for _, k := range keys {
+		v, ok := jsonNumber(o.obj[k.key])
+		if !ok {
+			continue
+		}
+		if !isFinite(v) {
+			n, text := nonFiniteKeyLine(lines, o.line, k.key)
+			return nil, notFinite(file, n, text, k.key, v)
+		}
+		samples = append(samples, record.Sample{Name: prefix + k.key, Unit: k.unit, Value: v, Better: k.better})
+	}
+	return samples, nil
+}
+
 // decodeJSONObjects is decodeJSONStream for results that are objects
 // (one a configuration, or one document): any other value is an error
 // naming its line.

@@ -27,10 +27,7 @@ var (
 
 // vllmThroughputKeys are the names and units of the JSON file, which the
 // printed lines use too.
-var vllmThroughputKeys = []struct {
-	key, unit string
-	better    record.Better
-}{
+var vllmThroughputKeys = []resultKey{
 	{"requests_per_second", "req/s", record.Higher},
 	{"tokens_per_second", "tok/s", record.Higher},
 	{"output_tokens_per_second", "tok/s", record.Higher},
@@ -99,18 +96,11 @@ func vllmThroughputJSON(lines []string, file string) ([]record.Sample, error) {
 	}
 	var samples []record.Sample
 	for _, d := range docs {
-		obj := d.obj
-		for _, k := range vllmThroughputKeys {
-			v, ok := jsonNumber(obj[k.key])
-			if !ok {
-				continue
-			}
-			if !isFinite(v) {
-				n, text := nonFiniteKeyLine(lines, d.line, k.key)
-				return nil, notFinite(file, n, text, k.key, v)
-			}
-			samples = append(samples, record.Sample{Name: k.key, Unit: k.unit, Value: v, Better: k.better})
+		got, err := keySamples(d, vllmThroughputKeys, "", lines, file)
+		if err != nil {
+			return nil, err
 		}
+		samples = append(samples, got...)
 	}
 	if len(samples) == 0 {
 		return nil, noResults(file, lines, "vllm bench throughput keys (requests_per_second, tokens_per_second, …)")
