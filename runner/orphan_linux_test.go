@@ -23,9 +23,20 @@ import (
 const helperEnv = "RUNNER_TEST_KILLED_HELPER"
 
 func TestKilledPerfbotHelper(t *testing.T) {
-	args := os.Getenv(helperEnv)
+	l, ws, script, _ := killedHelperTree(t, helperEnv, "TestKilledPerfbotLeavesNothingRunning")
+	_, _ = l.Exec(context.Background(), 0, Command{Dir: ws.Dir, Script: script, EnvFile: filepath.Join(ws.Scratch, "env"), Scratch: ws.Scratch})
+}
+
+// killedHelperTree is the start of a helper process that perfbot's test
+// kills: it reads the source, workdir, commit and pid file from the
+// environment variable env (skipping the test when it is unset, naming
+// the test that runs it), holds tree 0 of slot 0 checked out at the commit,
+// and returns the script of a benchmark that writes its sleeper's and its
+// shell's pids to the pid file and then hangs, and the pid file.
+func killedHelperTree(t *testing.T, env, runBy string) (*Local, Workspace, string, string) {
+	args := os.Getenv(env)
 	if args == "" {
-		t.Skip("run by TestKilledPerfbotLeavesNothingRunning")
+		t.Skip("run by " + runBy)
 	}
 	parts := strings.Split(args, "|")
 	require.Len(t, parts, 4)
@@ -38,8 +49,7 @@ func TestKilledPerfbotHelper(t *testing.T) {
 	require.NoError(t, err)
 	ws, err := l.Materialize(ctx, 0, 0, Source{Target: record.Target{Commit: commit}})
 	require.NoError(t, err)
-	script := "sleep 1000 & echo $! > " + shellQuote(pids) + "\necho $$ >> " + shellQuote(pids) + "\nwait"
-	_, _ = l.Exec(ctx, 0, Command{Dir: ws.Dir, Script: script, EnvFile: filepath.Join(ws.Scratch, "env"), Scratch: ws.Scratch})
+	return l, ws, "sleep 1000 & echo $! > " + shellQuote(pids) + "\necho $$ >> " + shellQuote(pids) + "\nwait", pids
 }
 
 // perfbot killed by SIGKILL while a benchmark runs: its shell dies with it
@@ -85,23 +95,8 @@ func TestKilledPerfbotLeavesNothingRunning(t *testing.T) {
 const serverHelperEnv = "RUNNER_TEST_KILLED_SERVER_HELPER"
 
 func TestKilledPerfbotServerHelper(t *testing.T) {
-	args := os.Getenv(serverHelperEnv)
-	if args == "" {
-		t.Skip("run by TestKilledPerfbotLeavesNoServer")
-	}
-	parts := strings.Split(args, "|")
-	require.Len(t, parts, 4)
-	src, workdir, commit, pids := parts[0], parts[1], parts[2], parts[3]
-	ctx := context.Background()
-	repo, err := gitops.Open(ctx, src, workdir)
-	require.NoError(t, err)
-	l := &Local{Repo: repo, Workdir: workdir, Trees: 1}
-	_, err = l.Lock(ctx, 0, 0)
-	require.NoError(t, err)
-	ws, err := l.Materialize(ctx, 0, 0, Source{Target: record.Target{Commit: commit}})
-	require.NoError(t, err)
-	script := "sleep 1000 & echo $! > " + shellQuote(pids) + "\necho $$ >> " + shellQuote(pids) + "\nwait"
-	_, err = l.StartServer(ctx, 0, Command{Dir: ws.Dir, Script: script, Scratch: ws.Scratch}, 0)
+	l, ws, script, pids := killedHelperTree(t, serverHelperEnv, "TestKilledPerfbotLeavesNoServer")
+	_, err := l.StartServer(context.Background(), 0, Command{Dir: ws.Dir, Script: script, Scratch: ws.Scratch}, 0)
 	require.NoError(t, err)
 	// StartServer has recorded the server's group: perfbot killed from
 	// now on leaves what the next process needs to reap it.
