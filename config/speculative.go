@@ -36,6 +36,11 @@ type Speculative struct {
 	// Tokens is the most a cycle can keep (draft tokens + 1); zero when not
 	// given. Findings say "break-even 2.8 of 4 tokens".
 	Tokens int
+	// Quiet (alert: false) keeps the nightly cycle from raising a finding
+	// when speculation is slower than plain decoding; the nights still say
+	// so, and history --speculative shows the speed-up. For an engine whose
+	// speculation is known not to pay on the host that measures it.
+	Quiet bool
 }
 
 // Metrics returns the names of the configured metrics of s, in key order.
@@ -55,7 +60,7 @@ func (d *decoder) speculative(n *yaml.Node, metrics []record.Metric) *Speculativ
 		return nil
 	}
 	const p = "speculative"
-	f := d.mapping(n, p, "tok_s", "verify_ms", "cycle_ms", "draft_ms", "decode_ms", "accept_len", "tokens")
+	f := d.mapping(n, p, "tok_s", "verify_ms", "cycle_ms", "draft_ms", "decode_ms", "accept_len", "tokens", "alert")
 	var names []string
 	for _, m := range metrics {
 		names = append(names, m.Name)
@@ -87,6 +92,9 @@ func (d *decoder) speculative(n *yaml.Node, metrics []record.Metric) *Speculativ
 	}
 	if v := value(f, "tokens"); v != nil {
 		s.Tokens = d.positive(v, p+".tokens")
+	}
+	if v := value(f, "alert"); v != nil {
+		s.Quiet = !d.boolean(v, p+".alert")
 	}
 	return s
 }

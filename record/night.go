@@ -58,8 +58,14 @@ type NightMetric struct {
 	Ref []float64 `json:"ref,omitempty"`
 	// Level is the reference's accepted level: the value detection knows
 	// it at.
-	Level  float64   `json:"level"`
-	Values []float64 `json:"values"`
+	Level float64 `json:"level"`
+	// RefWeight is the weight with which each tip run was scaled by the
+	// reference run beside it: Values[i] = Tip[i]·(Level/Ref[i])^RefWeight.
+	// 1 scales fully (a metric that follows the host's speed), 0 not at
+	// all (a ratio within one run, which does not). Nights recorded
+	// before it was chosen per metric carry 0 here and were scaled fully.
+	RefWeight float64   `json:"ref_weight,omitempty"`
+	Values    []float64 `json:"values"`
 	// Estimate is the night's value when the detection estimator is not
 	// the median (detect.estimator: best): Level × best(Tip) / best(Ref).
 	Estimate float64 `json:"estimate,omitempty"`

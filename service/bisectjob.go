@@ -210,7 +210,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 	rep.JobID = b.job.rec.ID
 	if req.Hunks {
 		for _, c := range res.Culprits {
-			hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name})
+			hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name, Direction: c.Direction})
 			if errors.Is(err, minimize.ErrEndsAlike) || errors.Is(err, minimize.ErrNotWorse) {
 				// The culprit stands; only its hunks could not be told
 				// apart (a host too noisy for the search between them).

@@ -12,6 +12,8 @@ import (
 
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/minimize"
+	"github.com/perfbot/perfbot/record"
 )
 
 // benchScript is the crafted repositories' benchmark: a real command run
@@ -46,6 +48,7 @@ type crafted struct {
 	slow            string            // slow.sh body: exit 0 when slow
 	build           string            // build step
 	want            []string          // files (or file::marker) of the minimal set
+	direction       record.Direction  // "" searches a regression
 }
 
 func runHunkSearch(t *testing.T, c crafted) *HunksReport {
@@ -84,7 +87,7 @@ components:
 	bot, err := Open(context.Background(), cfg, Options{})
 	require.NoError(t, err)
 	defer bot.Close()
-	rep, err := bot.Hunks(context.Background(), HunksRequest{Rev: culprit})
+	rep, err := bot.Hunks(context.Background(), HunksRequest{Rev: culprit, Direction: c.direction})
 	require.NoError(t, err)
 	return rep
 }
@@ -179,4 +182,62 @@ func TestHunkSearchOverCraftedRepositories(t *testing.T) {
 			t.Logf("%s: %d configurations, %d runs, %d builds", tt.name, rep.Configurations, rep.Runs, rep.Builds)
 		})
 	}
+}
+
+// An improvement's hunks are found like a regression's: the hunk that
+// makes the culprit faster, among eight, with its effect the other way.
+func TestHunkSearchOfAnImprovement(t *testing.T) {
+	c := crafted{parent: map[string]string{}, culprit: map[string]string{}, slow: "! grep -q FAST comm/f2.txt", direction: record.Improvement}
+	for f := range 4 {
+		name := fmt.Sprintf("comm/f%d.txt", f)
+		content := filler(name, 20)
+		c.parent[name] = content
+		for h := range 2 {
+			line := fmt.Sprintf("%s edited %d", name, h)
+			if f == 2 && h == 1 {
+				line += " FAST"
+			}
+			content = edit(content, h*10+5, line)
+		}
+		c.culprit[name] = content
+	}
+	rep := runHunkSearch(t, c)
+	require.Equal(t, record.Improvement, rep.Direction)
+	require.Len(t, rep.Hunks, 1, "tests %+v", rep.Tests)
+	require.Equal(t, "comm/f2.txt", rep.Hunks[0].File)
+	require.Contains(t, rep.Hunks[0].Diff, "FAST")
+	require.Greater(t, rep.Effect.Applied.CIPct[0], 0.0, "applying the hunk alone speeds up")
+	require.Less(t, rep.Effect.Reverted.CIPct[1], 0.0, "reverting it alone slows down")
+}
+
+// A regression's hunk search on an improvement says it is none, and names
+// the direction it looked for.
+func TestHunkSearchOfTheWrongDirection(t *testing.T) {
+	b := gitopstest.NewBuilder(t)
+	b.Commit("parent", map[string]string{"bench.sh": benchScript, "slow.sh": "! grep -q FAST f.txt", "f.txt": "a\n"})
+	culprit := b.Commit("culprit", map[string]string{"f.txt": "a FAST\n"})
+	dir := t.TempDir()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`repo:
+  url: %s
+benchmarks:
+  - name: engine
+    run: sh bench.sh
+    format: gobench
+metrics:
+  - name: verify_tok_s
+    benchmark: engine
+    select: BenchmarkVerifyStep
+    unit: tok/s
+bisect:
+  min_effect: 2%%
+`, b.Dir)), filepath.Join(dir, "perfbot.yaml"))
+	require.NoError(t, err)
+	bot, err := Open(context.Background(), cfg, Options{})
+	require.NoError(t, err)
+	defer bot.Close()
+	_, err = bot.Hunks(context.Background(), HunksRequest{Rev: culprit})
+	require.ErrorIs(t, err, minimize.ErrNotWorse)
+	require.ErrorContains(t, err, "no regression of verify_tok_s")
+	_, err = bot.Hunks(context.Background(), HunksRequest{Rev: culprit, Direction: "sideways"})
+	require.ErrorContains(t, err, `direction "sideways"`)
 }

@@ -23,19 +23,25 @@ type HunksRequest struct {
 	// copy against its HEAD instead of a commit.
 	Worktree bool
 	Metric   string
+	// Direction is the kind of change whose hunks are searched: a
+	// regression (the default) or an improvement. An improvement's hunks
+	// are the ones that make the change better.
+	Direction record.Direction
 }
 
 // HunksReport is the outcome of a hunk search as `perfbot hunks` prints it.
 type HunksReport struct {
-	Base       string       `json:"base"`
-	Change     string       `json:"change"` // the commit, or "worktree"
-	Subject    string       `json:"subject,omitempty"`
-	Metric     string       `json:"metric"`
-	TotalHunks int          `json:"total_hunks"`
-	Hunks      []HunkReport `json:"hunks"`
-	Effect     EffectReport `json:"effect"`
-	Tests      []TestReport `json:"tests"`
-	Unresolved [][]string   `json:"unresolved"`
+	Base    string `json:"base"`
+	Change  string `json:"change"` // the commit, or "worktree"
+	Subject string `json:"subject,omitempty"`
+	Metric  string `json:"metric"`
+	// Direction is the kind of change whose hunks were searched.
+	Direction  record.Direction `json:"direction"`
+	TotalHunks int              `json:"total_hunks"`
+	Hunks      []HunkReport     `json:"hunks"`
+	Effect     EffectReport     `json:"effect"`
+	Tests      []TestReport     `json:"tests"`
+	Unresolved [][]string       `json:"unresolved"`
 	// Configurations counts the distinct configurations measured, the two
 	// ends included.
 	Configurations int      `json:"configurations"`
@@ -100,8 +106,15 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 	var (
 		patch *gitops.Patch
 		full  string
-		rep   = &HunksReport{Metric: metric.Name}
+		rep   = &HunksReport{Metric: metric.Name, Direction: req.Direction}
 	)
+	switch req.Direction {
+	case "":
+		rep.Direction = record.Regression
+	case record.Regression, record.Improvement:
+	default:
+		return nil, &InputError{Err: fmt.Errorf("hunks: direction %q: want %s or %s", req.Direction, record.Regression, record.Improvement)}
+	}
 	if req.Worktree {
 		dir := b.Config.Repo.URL
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -152,6 +165,9 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		return rep, nil
 	}
 	params := map[string]any{"base": patch.Base, "change": rep.Change, "patch": patch.ID, "metric": metric.Name, "spec": b.Oracle.SpecHash()}
+	if rep.Direction == record.Improvement {
+		params["direction"] = rep.Direction
+	}
 	return runJob(b, record.JobHunks, params, func(jb *Bot, _, _ func(any)) (*HunksReport, error) {
 		return jb.hunks(ctx, meter, metric, patch, full, rep)
 	})
@@ -180,7 +196,7 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 		Groups:      groups,
 		Deps:        patch.Dependencies(),
 		Confidence:  0.999,
-		Better:      record.Better(metric.Better),
+		Better:      searchedWorse(record.Better(metric.Better), rep.Direction),
 		InitialRuns: max(b.Config.Bisect.Repeats, 8),
 		MinEffect:   b.Config.Bisect.MinEffect,
 		Logger:      b.Logger,
@@ -192,7 +208,7 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 		case errors.Is(err, minimize.ErrEndsAlike):
 			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured here, the change's effect on %s cannot be told from none, so no hunk can be singled out)", record.ShortHash(rep.Change), err, metric.Name)}
 		case errors.Is(err, minimize.ErrNotWorse):
-			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured again, the change is no regression of %s)", record.ShortHash(rep.Change), err, metric.Name)}
+			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured again, the change is no %s of %s)", record.ShortHash(rep.Change), err, rep.Direction, metric.Name)}
 		}
 		return nil, fmt.Errorf("hunks %s: %w", record.ShortHash(rep.Change), err)
 	}
@@ -219,6 +235,23 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 	rep.Configurations = iso.Configurations
 	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
 	return rep, nil
+}
+
+// searchedWorse is the direction minimize.Isolate is to treat as worse
+// when it searches the hunks of a change in direction d: the metric's own
+// for a regression, the other for an improvement (whose "bad end", the
+// one the hunks turn the parent into, is the better one).
+func searchedWorse(better record.Better, d record.Direction) record.Better {
+	if d != record.Improvement {
+		return better
+	}
+	switch better {
+	case record.Higher:
+		return record.Lower
+	case record.Lower:
+		return record.Higher
+	}
+	return better
 }
 
 // EnvBisectRequest asks which environment variables explain a change.

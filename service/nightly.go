@@ -114,7 +114,7 @@ func (b *Bot) Nightly(ctx context.Context) (*NightReport, error) {
 	}
 	b.progressf("nightly %s: tip %s, %d new commit(s), reference %s", branch, tip.Short(), len(night.New), orFirst(record.ShortHash(state.Reference)))
 
-	next, err := b.measureNight(ctx, &night, state)
+	next, err := b.measureNight(ctx, &night, state, nights)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func onChainNights(nights []record.Night, onChain map[string]int) []record.Night
 // it becomes the reference at its own level. A sampled commit that does
 // not measure is recorded as such and leaves the rounds; it never fails
 // the night.
-func (b *Bot) measureNight(ctx context.Context, night *record.Night, state record.NightlyState) (record.NightlyState, error) {
+func (b *Bot) measureNight(ctx context.Context, night *record.Night, state record.NightlyState, past []record.Night) (record.NightlyState, error) {
 	repeats := max(b.Config.Detect.Repeats, 1)
 	tip := record.Target{Commit: night.Tip}
 	ref := record.Target{Commit: state.Reference}
@@ -252,7 +252,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 		if errors.Is(err, bisect.ErrBroken) {
 			night.Status, night.Error = b.lastStatus(tip), err.Error()
 			b.progressf("nightly: tip %s does not measure: %v", tip.Short(), err)
-			night.Sampled = b.nightCommits(sampled, refVals, state.Levels)
+			night.Sampled = b.nightCommits(sampled, refVals, state.Levels, past)
 			return state, nil
 		}
 		if err != nil {
@@ -278,14 +278,14 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			b.progressf("  %-16s tip median %s, the reference from tonight", m.Name, num.Format(stats.Median(tv)))
 			continue
 		}
-		nm, ok := b.nightMetric(m, tv, refVals[m.Name], state.Levels)
+		nm, ok := b.nightMetric(m, tv, refVals[m.Name], state.Levels, past)
 		if !ok {
 			continue
 		}
 		night.Metrics[m.Name] = nm
-		b.progressf("  %-16s tip median %s, reference %s, scaled %s", m.Name, num.Format(stats.Median(tv)), num.Format(medianOr(nm.Ref)), num.Format(stats.Median(nm.Values)))
+		b.progressf("  %-16s tip median %s, reference %s, scaled %s (reference weight %.2f)", m.Name, num.Format(stats.Median(tv)), num.Format(medianOr(nm.Ref)), num.Format(stats.Median(nm.Values)), nm.RefWeight)
 	}
-	night.Sampled = b.nightCommits(sampled, refVals, state.Levels)
+	night.Sampled = b.nightCommits(sampled, refVals, state.Levels, past)
 	return next, nil
 }
 
@@ -313,26 +313,108 @@ type sampledCommit struct {
 }
 
 // nightMetric scales a commit's runs of metric m by the reference runs
-// beside them; false when the reference has no runs or no level for it.
-func (b *Bot) nightMetric(m record.Metric, vals, ref []float64, levels map[string]float64) (record.NightMetric, bool) {
+// beside them, with the reference's weight that the nights so far give m
+// (refWeight); false when the reference has no runs or no level for it.
+func (b *Bot) nightMetric(m record.Metric, vals, ref []float64, levels map[string]float64, past []record.Night) (record.NightMetric, bool) {
 	level, ok := levels[m.Name]
 	if len(vals) == 0 || len(ref) == 0 || !ok || level <= 0 {
 		return record.NightMetric{}, false
 	}
-	nm := record.NightMetric{Tip: vals, Ref: ref, Level: level, Values: scaled(vals, ref, level)}
+	w := refWeight(past, m.Name, vals, ref, level)
+	nm := record.NightMetric{Tip: vals, Ref: ref, Level: level, RefWeight: w, Values: scaled(vals, ref, level, w)}
 	if b.Config.Detect.Estimator == config.EstimatorBest {
 		nm.Estimate = level * best(vals, m.Better) / best(ref, m.Better)
 	}
 	return nm, true
 }
 
+// minWeightPairs is the fewest pairs of runs (tip and reference) from
+// which refWeight estimates a metric's weight; with fewer it is 1.
+const minWeightPairs = 15
+
+// refWeight is how much of the reference runs' deviation from their level
+// to take out of the tip runs beside them, for metric: the weight that
+// makes the scaled tip's variance least, Cov(tip, ref)/Var(ref) in log
+// values, over the pairs of every recorded night and tonight's, clamped
+// to [0, 1]. Scaling pays when the two move together and costs when they
+// do not: a host whose speed changes from night to night, or flips from
+// one run to the next, moves tip and reference tok/s alike (about 1),
+// while a ratio within one run (verify time over decode time) does not
+// follow the host, and dividing by the reference only adds the
+// reference's noise to it (about 0).
+//
+// The covariance has two parts. Within a night, each pair's deviations
+// from the night's medians are multiplied (a run-to-run flip of the host
+// shared by a pair). Between nights, the tip and the reference of one
+// night share the night's host, so the covariance is the part of the
+// spread of the reference's nightly medians about its level that their
+// within-night noise does not explain. Deviations are clipped at three
+// robust standard deviations, so that one outlying run does not set the
+// weight. With fewer than minWeightPairs pairs the weight is 1: each run
+// scaled by its pair.
+func refWeight(past []record.Night, metric string, tip, ref []float64, level float64) float64 {
+	type night struct {
+		x, y  []float64 // within-night deviations of the pairs' logs
+		shift float64   // the reference's median log less its level's
+	}
+	var nights []night
+	var all []float64
+	add := func(t, r []float64, lvl float64) {
+		if len(t) != len(r) || len(t) < 3 || !(lvl > 0) || slices.ContainsFunc(t, nonPositive) || slices.ContainsFunc(r, nonPositive) {
+			return
+		}
+		lt, lr := stats.Logs(t), stats.Logs(r)
+		mt, mr := stats.Median(lt), stats.Median(lr)
+		n := night{shift: mr - math.Log(lvl)}
+		for i := range lt {
+			n.x, n.y = append(n.x, lt[i]-mt), append(n.y, lr[i]-mr)
+		}
+		nights = append(nights, n)
+		all = append(all, n.y...)
+	}
+	for _, n := range past {
+		if nm, ok := n.Metrics[metric]; ok {
+			add(nm.Tip, nm.Ref, nm.Level)
+		}
+	}
+	add(tip, ref, level)
+	if len(all) < minWeightPairs {
+		return 1
+	}
+	abs := make([]float64, len(all))
+	for i, v := range all {
+		abs[i] = math.Abs(v)
+	}
+	sigma := 1.4826 * stats.Median(abs) // a run's noise within a night
+	c := 3 * sigma
+	clip := func(v float64) float64 { return min(max(v, -c), c) }
+	var cov, vr float64
+	for _, n := range nights {
+		k := float64(len(n.y))
+		for i := range n.y {
+			cov += clip(n.x[i]) * clip(n.y[i])
+			vr += clip(n.y[i]) * clip(n.y[i])
+		}
+		// A median of k runs varies by about π/2·σ²/k from night to night.
+		noise := math.Pi / 2 * sigma * sigma / k
+		cov += k * max(0, n.shift*n.shift-noise)
+		vr += k * n.shift * n.shift
+	}
+	if vr == 0 {
+		return 1
+	}
+	return min(max(cov/vr, 0), 1)
+}
+
+func nonPositive(v float64) bool { return !(v > 0) || math.IsInf(v, 1) }
+
 // nightCommits turns the sampled commits' runs into their records.
-func (b *Bot) nightCommits(sampled []sampledCommit, ref map[string][]float64, levels map[string]float64) []record.NightCommit {
+func (b *Bot) nightCommits(sampled []sampledCommit, ref map[string][]float64, levels map[string]float64, past []record.Night) []record.NightCommit {
 	var out []record.NightCommit
 	for _, s := range sampled {
 		nc := s.NightCommit
 		for _, m := range b.Config.Metrics {
-			nm, ok := b.nightMetric(m, s.vals[m.Name], ref[m.Name], levels)
+			nm, ok := b.nightMetric(m, s.vals[m.Name], ref[m.Name], levels, past)
 			if !ok {
 				continue
 			}
@@ -383,24 +465,26 @@ func pickSample(fresh []string, n int) []string {
 	return out
 }
 
-// scaled returns the tip's values at the reference's level. Run i of the
-// tip was taken right after run i of the reference, so each is scaled by
-// its own pair: a host whose speed flips between states every second or
-// two (this one does, by a third) puts most pairs in one state, and the
-// median of the pairs' ratios stays put where the ratio of the two medians
-// jumps with the share of fast runs on each side. Without pairs (a run
-// without the metric) the tip is scaled by the reference's median.
-func scaled(tip, ref []float64, level float64) []float64 {
+// scaled returns the tip's values at the reference's level, the
+// reference's deviation taken out with weight w (see refWeight). Run i
+// of the tip was taken right after run i of the reference, so each is
+// scaled by its own pair: a host whose speed flips between states every
+// second or two (this one does, by a third) puts most pairs in one state,
+// and the median of the pairs' ratios stays put where the ratio of the
+// two medians jumps with the share of fast runs on each side. Without
+// pairs (a run without the metric) the tip is scaled by the reference's
+// median.
+func scaled(tip, ref []float64, level, w float64) []float64 {
 	out := make([]float64, len(tip))
 	if len(tip) != len(ref) {
-		scale := level / stats.Median(ref)
+		scale := math.Pow(level/stats.Median(ref), w)
 		for i, v := range tip {
 			out[i] = v * scale
 		}
 		return out
 	}
 	for i, v := range tip {
-		out[i] = level * v / ref[i]
+		out[i] = v * math.Pow(level/ref[i], w)
 	}
 	return out
 }

@@ -253,6 +253,14 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 			since, earliest = i, bd
 		}
 	}
+	if s.Quiet {
+		// Said once, on the first slower night of the stretch.
+		if since == len(nights)-1 {
+			b.progressf("nightly: speculation costs %.0f%% at %s (break-even acceptance %.2f, measured %.2f); no finding (speculative.alert: false)",
+				last.CostPct(), record.ShortHash(nights[since].Tip), last.BreakEven.Median, last.Accept.Median)
+		}
+		return "", nil
+	}
 	commit := func(h string) record.Commit {
 		c, err := b.Repo.Commit(ctx, h)
 		if err != nil {

@@ -179,3 +179,20 @@ func TestNightlySpeculationSlowerNoisyNight(t *testing.T) {
 	require.Len(t, fs, 1)
 	assert.Equal(t, h.commits[1], fs[0].Candidates[0].Hash)
 }
+
+// TestNightlySpeculationSlowerQuiet: with speculative.alert: false, nights
+// on which speculation never pays raise no finding and file nothing.
+func TestNightlySpeculationSlowerQuiet(t *testing.T) {
+	h := specNights(t, 6, func(int) float64 { return 6.4 })
+	h.cfg.Speculative.Quiet = true
+	b := h.open()
+	for i := range h.commits {
+		rep := h.night(b, i, 1)
+		require.Empty(t, rep.Speculation, "night %d", i)
+	}
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	for _, f := range fs {
+		require.NotEqual(t, record.OutcomeSpeculationSlower, f.Outcome)
+	}
+}

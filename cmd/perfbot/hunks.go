@@ -7,13 +7,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 )
 
 func hunksCmd(g *globals) *cobra.Command {
 	var (
-		req    service.HunksRequest
-		asJSON bool
+		req       service.HunksRequest
+		direction string
+		asJSON    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "hunks REV | --worktree",
@@ -29,7 +31,10 @@ effect of the explaining hunks applied alone and reverted alone.
 With --worktree it searches the uncommitted changes of the working copy at
 repo.url instead (tracked changes, staged or not, and untracked files git
 does not ignore), applied to its HEAD. perfbot's own files there (the
-configuration, the workdir, the store, the issues directory) are left out.`,
+configuration, the workdir, the store, the issues directory) are left out.
+
+--direction improvement finds the hunks that make an improvement (bisect
+--direction improvement --hunks passes it on).`,
 		Example: `  perfbot hunks 3f2a9c1
   perfbot hunks --worktree
   perfbot hunks HEAD --metric verify_tok_s --json`,
@@ -45,6 +50,11 @@ configuration, the workdir, the store, the issues directory) are left out.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				req.Rev = args[0]
+			}
+			switch req.Direction = record.Direction(direction); req.Direction {
+			case record.Regression, record.Improvement:
+			default:
+				return usagef("--direction %q: want regression or improvement", direction)
 			}
 			bot, err := g.open(cmd.Context())
 			if err != nil {
@@ -63,6 +73,7 @@ configuration, the workdir, the store, the issues directory) are left out.`,
 	}
 	cmd.Flags().BoolVar(&req.Worktree, "worktree", false, "search the uncommitted changes of the configured working copy")
 	cmd.Flags().StringVar(&req.Metric, "metric", "", "metric to follow (default: the primary)")
+	cmd.Flags().StringVar(&direction, "direction", "regression", "the kind of change whose hunks to find: regression or improvement")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
