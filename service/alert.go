@@ -20,8 +20,8 @@ type AlertRequest struct {
 	Night    uint64  `json:"night"`
 	DeltaPct float64 `json:"delta_pct"`
 	// WideGood and WideBad bracket every night detection could place the
-	// change on; when Good..Bad does not reproduce and they differ, the
-	// wider range is bisected (a change placed a night early).
+	// change on (the nights holding 95% of its posterior); when set, that
+	// range is bisected rather than Good..Bad, the likeliest night's.
 	WideGood string `json:"wide_good,omitempty"`
 	WideBad  string `json:"wide_bad,omitempty"`
 }
@@ -36,8 +36,8 @@ type AlertReport struct {
 	Issues   []string `json:"issues,omitempty"`
 }
 
-// Alert acts on one detected change: it bisects the range between the two
-// nights (the bisection measures both ends again, interleaved, so a false
+// Alert acts on one detected change: it bisects the range between the
+// nights the change may lie on (the bisection measures both ends again, interleaved, so a false
 // alarm costs runs and ends not_reproduced, never an issue), continues
 // every regression culprit into its hunks, stores the findings and files
 // the regressions. It is a job: after a restart it resumes from its
@@ -59,16 +59,17 @@ func (b *Bot) Alert(ctx context.Context, req AlertRequest) (*AlertReport, error)
 
 func (b *Bot) alert(ctx context.Context, req AlertRequest) (*AlertReport, error) {
 	b.progressf("alert: %s %s %+.1f%% between %s and %s (night %d)", req.Metric, req.Direction, req.DeltaPct, record.ShortHash(req.Good), record.ShortHash(req.Bad), req.Night)
-	rep, err := b.Bisect(ctx, BisectRequest{Good: req.Good, Bad: req.Bad, Metric: req.Metric, Direction: req.Direction})
+	good, bad := req.Good, req.Bad
+	if req.WideGood != "" && req.WideBad != "" && (req.WideGood != good || req.WideBad != bad) {
+		// A lone outlying night can draw the placement onto itself while
+		// the change began a few nights before it: the ends of the
+		// likeliest night alone would not show it.
+		good, bad = req.WideGood, req.WideBad
+		b.progressf("alert: bisecting %s..%s, every night the change may lie on", record.ShortHash(good), record.ShortHash(bad))
+	}
+	rep, err := b.Bisect(ctx, BisectRequest{Good: good, Bad: bad, Metric: req.Metric, Direction: req.Direction})
 	if err != nil {
 		return nil, err
-	}
-	if wide := (req.WideGood != "" && req.WideBad != "") && (req.WideGood != req.Good || req.WideBad != req.Bad); wide && rep.Verdict == record.OutcomeNotReproduced {
-		b.progressf("alert: not reproduced between %s and %s; bisecting %s..%s, every night the change may lie on", record.ShortHash(req.Good), record.ShortHash(req.Bad), record.ShortHash(req.WideGood), record.ShortHash(req.WideBad))
-		rep, err = b.Bisect(ctx, BisectRequest{Good: req.WideGood, Bad: req.WideBad, Metric: req.Metric, Direction: req.Direction})
-		if err != nil {
-			return nil, err
-		}
 	}
 	for _, c := range rep.Culprits {
 		if c.Direction != record.Regression || !c.Confirmed {
