@@ -31,7 +31,7 @@ import (
 )
 
 // DefaultStep is how many commits the branch advances a night.
-const DefaultStep = 6
+const DefaultStep = 5
 
 // Options configures Run.
 type Options struct {

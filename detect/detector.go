@@ -108,7 +108,8 @@ func (d *Detector) Add(n Night) (Alert, bool, error) {
 //
 // The baseline is frozen while either sum is above zero, so that a slow
 // drift cannot teach it to accept itself, except while the level is
-// young (fewer than Window nights): then it follows every night. A young
+// young (fewer than Window nights): then it follows every night but those
+// of an excursion that has lasted MinLevel nights. A young
 // median is off by half a σ as often as not (five nights after a change),
 // and that error, a bias the sums carry on every night, starts the very
 // excursion that would freeze it: with the young baseline frozen, changes
@@ -125,7 +126,13 @@ func (d *Detector) step() (Alert, bool) {
 		}
 		return d.forming(t)
 	}
-	if t-d.level < d.cfg.Window || d.sides[0].start < 0 && d.sides[1].start < 0 {
+	switch since := d.sustained(t); {
+	case since >= 0 && t-d.level < d.cfg.Window:
+		// A young level's median follows every night, except those of an
+		// excursion that has lasted MinLevel nights: a step would
+		// otherwise become the level before its sum could reach h.
+		d.base = d.estimate(since)
+	case t-d.level < d.cfg.Window || d.sides[0].start < 0 && d.sides[1].start < 0:
 		d.base = d.estimate(t)
 	}
 	x := d.nights[t]
@@ -154,6 +161,19 @@ func (d *Detector) step() (Alert, bool) {
 		}
 	}
 	return Alert{}, false
+}
+
+// sustained returns the first night of the earliest excursion that has
+// lasted at least MinLevel nights by night t (its sum above zero all
+// along), or −1.
+func (d *Detector) sustained(t int) int {
+	since := -1
+	for _, c := range d.sides {
+		if c.start >= 0 && t-c.start >= d.cfg.MinLevel && (since < 0 || c.start < since) {
+			since = c.start
+		}
+	}
+	return since
 }
 
 // forming tests night t while the level that began at the last change has

@@ -147,7 +147,7 @@ func TestGroundTruthAgreesWithGit(t *testing.T) {
 	dir, m := repo(t)
 	ids := ""
 	prevIndex := 0
-	for _, id := range []string{"c", "e", "a", "g", "d", "f", "b"} {
+	for _, id := range []string{"b", "e", "c", "g", "f", "a", "d"} {
 		c, ok := m.Change(id)
 		require.True(t, ok, "change %s", id)
 		assert.Greater(t, c.Index, prevIndex, "change %s comes after the one before it", id)

@@ -55,13 +55,13 @@ var (
 // groundTruth returns the known changes at their nominal positions.
 func groundTruth() []anchor {
 	return []anchor{
-		{10, []step{changeC()}},
-		{40, changeE()},
-		{46, []step{changeA()}},
-		{56, []step{changeG()}},
-		{72, []step{changeD()}},
-		{84, []step{changeF()}},
-		{100, []step{changeB()}},
+		{10, []step{changeB()}},
+		{20, changeE()},
+		{40, []step{changeC()}},
+		{50, []step{changeG()}},
+		{70, []step{changeF()}},
+		{90, []step{changeA()}},
+		{104, []step{changeD()}},
 	}
 }
 
