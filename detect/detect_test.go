@@ -510,3 +510,30 @@ func FuzzDetect(f *testing.F) {
 		}
 	})
 }
+
+// TestSmallStepAfterAShortLevel: a step of about 1.4 night-σ (4.5% at a
+// night's σ of 3.3%: 5 repeats at 6%) eight nights into a series is
+// alerted within 16 nights in 44% of 200 seeds, against 14.5% when a
+// young level's median followed the excursion's nights too (it became the
+// step's level before the sum could reach h). The same series without the
+// step raise 3 alarms in 4,800 nights.
+func TestSmallStepAfterAShortLevel(t *testing.T) {
+	cfg := Config{Better: record.Lower, MinEffect: 0.04, Warmup: 6}
+	const n = 200
+	found, quiet := 0, 0
+	for seed := range uint64(n) {
+		alerts, err := Detect(nightly(1000+seed, 24, 0.06, step{8, 1.045}), cfg)
+		require.NoError(t, err)
+		if slices.ContainsFunc(alerts, func(a Alert) bool {
+			return a.Direction == record.Regression && a.First <= 8 && 8 <= a.Last
+		}) {
+			found++
+		}
+		alerts, err = Detect(nightly(5000+seed, 24, 0.06), cfg)
+		require.NoError(t, err)
+		quiet += len(alerts)
+	}
+	t.Logf("step found in %d of %d series; %d alarms in %d quiet nights", found, n, quiet, n*24)
+	assert.GreaterOrEqual(t, found, 70, "found in %d of %d", found, n)
+	assert.LessOrEqual(t, quiet, 8, "alarms in quiet series")
+}

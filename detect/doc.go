@@ -38,6 +38,10 @@
 // cannot teach the baseline to accept itself, except while the level is
 // younger than Window nights: a young median is often half a σ off, and
 // frozen, that error would start the very excursions that keep it frozen.
+// A young median still leaves out the nights of an excursion that has
+// lasted MinLevel nights (its sum above zero all along): such a run of
+// nights is a step more often than a biased median, and followed, the
+// step would become the level before its sum reached h.
 // The noise σ of a night's value is the larger of two estimates over the
 // last 2·Window nights of any level: the spread between successive nights
 // (a trimmed root mean square of their differences, robust to a change
@@ -91,7 +95,7 @@
 //
 // `make bench-detect` (cmd/bench-detect) runs Detector on seeded series
 // of 5 repeats a night beside a Perfherder-style t-test and an Otava-style
-// e-divisive. At 2% noise it made about 0.5 false alarms per 1,000 quiet
+// e-divisive. At 2% noise it made about 0.6 false alarms per 1,000 quiet
 // nights (either direction) and alerted a 5% drop after 1.3 nights on
 // average, placing it on the right night 95% of the time and within
 // First…Last 99%; TestAccuracy states the same on a smaller simulation.

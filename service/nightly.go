@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -550,6 +551,53 @@ func tips(nights []record.Night, metric string) []detect.Night {
 	return out
 }
 
+// detectUnrefuted runs detection on one metric's series, leaving out the
+// night of every alert whose job refuted it: its bisection measured the
+// ends again and did not show the change (not_reproduced, or ends it
+// could not tell apart). Such a night is an outlier (this host's builds
+// can land a third faster or slower than the next commit's), and left in,
+// it would restart the level at itself and hide a real change of the
+// nights after it. Detection runs again after each night it leaves out,
+// since every later alert may move.
+func (b *Bot) detectUnrefuted(m record.Metric, pts []detect.Night, handled map[string]string) ([]detect.Alert, error) {
+	cfg := b.detectConfig(m)
+	pts = slices.Clone(pts)
+	for {
+		alerts, err := detect.Detect(pts, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("detect %s: %w", m.Name, err)
+		}
+		dropped := false
+		for _, a := range alerts {
+			job, ok := handled[record.AlertKey(m.Name, a.Direction, a.Good, a.Bad)]
+			if !ok || !b.refuted(job) {
+				continue
+			}
+			pts[a.Change].Values, pts[a.Change].Estimate = nil, 0
+			dropped = true
+			break
+		}
+		if !dropped {
+			return alerts, nil
+		}
+	}
+}
+
+// refuted reports whether alert job id has finished without showing its
+// change: its bisection's ends did not differ (not_reproduced) or could
+// not be told apart (inconclusive).
+func (b *Bot) refuted(id string) bool {
+	j, ok, err := b.Store.Job(id)
+	if err != nil || !ok || j.Status != record.JobDone || len(j.Result) == 0 {
+		return false
+	}
+	var rep AlertReport
+	if json.Unmarshal(j.Result, &rep) != nil || rep.Bisect == nil {
+		return false
+	}
+	return rep.Bisect.Verdict == record.OutcomeNotReproduced || rep.Bisect.Verdict == record.OutcomeInconclusive
+}
+
 // detectAll runs detection on every metric's nights and acts on the
 // alerts not acted on before. Alerts of several metrics over the same two
 // nights and in the same direction are one change (a communicator change
@@ -570,9 +618,9 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 			continue // evidence only (alert: false)
 		}
 		pts, at := series(nights, m.Name)
-		alerts, err := detect.Detect(pts, b.detectConfig(m))
+		alerts, err := b.detectUnrefuted(m, pts, state.Handled)
 		if err != nil {
-			return nil, fmt.Errorf("detect %s: %w", m.Name, err)
+			return nil, err
 		}
 		for _, a := range alerts {
 			note := AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[at[a.Change]].Seq,

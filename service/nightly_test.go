@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -343,4 +344,46 @@ func TestPickSample(t *testing.T) {
 			require.Equal(t, tc.want, pickSample(tc.fresh, tc.n))
 		})
 	}
+}
+
+// A tip whose runs on its night came out 15% slow (this host's builds can
+// land a third apart) raises an alert that its bisection refutes; the
+// night then leaves the series, and a real regression two nights later is
+// alerted and bisected instead of vanishing into the level the outlier
+// began.
+func TestNightlyRefutedAlertLeavesTheSeries(t *testing.T) {
+	const outlier, culprit = 6, 10
+	h := newNights(t, 21, func(i int) float64 {
+		if i >= culprit {
+			return 920
+		}
+		return 1000
+	}, nil)
+	slow := h.host.Commits[h.commits[outlier]].Output
+	h.host.Commits[h.commits[outlier]] = runner.FakeCommit{Output: func(n int) string {
+		out := slow(n)
+		if n < 5 { // its night's runs only
+			var v float64
+			fmt.Sscanf(strings.Fields(out)[4], "%g", &v)
+			return fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", 0.85*v)
+		}
+		return out
+	}}
+	b := h.open()
+	tips := []int{0, 0, 0, 0, 0, 0}
+	for i := 2; i < len(h.commits); i += 2 {
+		tips = append(tips, i)
+	}
+	for _, i := range tips {
+		h.night(b, i, 1)
+	}
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	var culprits []string
+	for _, f := range fs {
+		for _, c := range f.Culprits {
+			culprits = append(culprits, c.Commit.Hash)
+		}
+	}
+	require.Equal(t, []string{h.commits[culprit]}, culprits, "findings %+v", fs)
 }
