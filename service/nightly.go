@@ -689,10 +689,16 @@ func prefixed(job, note string) string {
 // actOn acts on one new alert: it enqueues the job that bisects it, or
 // says why none is needed.
 func (b *Bot) actOn(ctx context.Context, a AlertNote, night uint64) (job, note string, err error) {
-	if a.Good == a.Bad || a.Good == "" {
+	good, bad := a.Good, a.Bad
+	if good == bad && a.wideGood != "" && a.wideBad != "" {
+		// The likeliest night has the commit of the night before it (a
+		// quiet night), but the nights the change may lie on do not.
+		good, bad = a.wideGood, a.wideBad
+	}
+	if good == bad || good == "" {
 		return "", "no commit between the two nights: the host, not the code, changed", nil
 	}
-	filed, err := b.filedInRange(ctx, a.Good, a.Bad)
+	filed, err := b.filedInRange(ctx, good, bad)
 	if err != nil {
 		return "", "", err
 	}

@@ -387,3 +387,20 @@ func TestNightlyRefutedAlertLeavesTheSeries(t *testing.T) {
 	}
 	require.Equal(t, []string{h.commits[culprit]}, culprits, "findings %+v", fs)
 }
+
+// An alert placed on a quiet night (its tip the night before's) is the
+// host's change only when every night it may lie on has that one commit.
+func TestActOnAQuietNight(t *testing.T) {
+	h := newNights(t, 6, func(int) float64 { return 1000 }, nil)
+	b := h.open()
+	ctx := context.Background()
+	c0, c4 := h.commits[0], h.commits[4]
+	job, note, err := b.actOn(ctx, AlertNote{Metric: "verify_tok_s", Direction: record.Regression, Good: c0, Bad: c0}, 7)
+	require.NoError(t, err)
+	require.Empty(t, job)
+	require.Contains(t, note, "the host, not the code, changed")
+	job, note, err = b.actOn(ctx, AlertNote{Metric: "verify_tok_s", Direction: record.Regression, Good: c0, Bad: c0, wideGood: c0, wideBad: c4}, 7)
+	require.NoError(t, err)
+	require.NotEmpty(t, job, "the wide range has commits: a job bisects it")
+	require.Empty(t, note)
+}
