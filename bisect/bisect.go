@@ -259,14 +259,15 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	out, dir, err := s.compareEnds(ctx, endsTest{
-		phase:    PhaseVerify,
-		a:        good,
-		b:        bad,
-		minRuns:  s.opts.InitialRuns,
-		sameRuns: max(notReproducedRuns, s.opts.InitialRuns),
-		noisy:    true,
-		sameTail: s.notReproducedTail(),
-		maxNew:   s.opts.MaxRuns / 2,
+		phase:      PhaseVerify,
+		a:          good,
+		b:          bad,
+		minRuns:    s.opts.InitialRuns,
+		sameRuns:   max(notReproducedRuns, s.opts.InitialRuns),
+		noisy:      true,
+		sameTail:   s.notReproducedTail(),
+		sameEffect: s.opts.Expected / 2,
+		maxNew:     s.opts.MaxRuns / 2,
 	})
 	if err != nil {
 		return nil, err

@@ -684,3 +684,26 @@ func TestBisectDelta(t *testing.T) {
 	// more often.
 	assert.GreaterOrEqual(t, covered, 8)
 }
+
+// Ends that differ by a little (1.5% at 6% noise a run, below MinEffect)
+// take many runs to be called the same; expecting a change of 9% (a
+// nightly alert's), they are called the same once half of it is excluded:
+// over 10 seeds 344 runs instead of 567.
+func TestExpectedEffectEndsTheVerifySooner(t *testing.T) {
+	runs := func(seed int64, expected float64) (record.Outcome, int) {
+		h := bisecttest.History{Len: 9, CV: 0.06, Changes: []bisecttest.Change{changeAt(4, 1.015)}}
+		o := h.Oracle(seed)
+		res, err := bisect.Locate(context.Background(), h.Chain(), o, bisect.Options{Confidence: 0.95, MaxRuns: 150, Expected: expected})
+		require.NoError(t, err)
+		return res.Verdict, o.Runs()
+	}
+	var plain, expected int
+	for seed := range int64(10) {
+		_, n := runs(seed, 0)
+		v, m := runs(seed, 0.09)
+		require.Equal(t, record.OutcomeNotReproduced, v, "seed %d", seed)
+		plain, expected = plain+n, expected+m
+	}
+	t.Logf("10 seeds: %d runs without Expected, %d expecting 9%%", plain, expected)
+	require.Less(t, 10*expected, 7*plain)
+}

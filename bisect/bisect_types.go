@@ -108,6 +108,13 @@ type Options struct {
 	// run to each end at a time, interleaved, until it decides; "not
 	// reproduced" needs at least 10 runs of each end. Default 3.
 	InitialRuns int
+	// Expected, when above MinEffect, is the size of the change the caller
+	// expects the range to hold (a fraction: a nightly alert's measured
+	// change): the ends are then called the same once they exclude a
+	// change of half of it, rather than of MinEffect. Ends that differ by
+	// a little, real but far from what was expected, would otherwise take
+	// hundreds of runs to be told from a change of MinEffect.
+	Expected float64
 	// SameTail is the probability of a change of at least MinEffect below
 	// which the ends are called the same (not_reproduced). Zero asks for
 	// a tenth of 1−Confidence: nothing is bisected after that verdict, so

@@ -71,7 +71,10 @@ type endsTest struct {
 	sameRuns int     // runs each side needs before "same"
 	alpha    float64 // "differ" when P(no change or the other way) falls to this
 	sameTail float64 // "same" when P(|change| ≥ MinEffect) falls to this
-	maxNew   int     // runs the test may add after the first decision
+	// sameEffect, when above MinEffect, is the change "same" excludes
+	// instead of MinEffect (Options.Expected).
+	sameEffect float64
+	maxNew     int // runs the test may add after the first decision
 	// futile stops the test as soon as neither decision can be reached
 	// within maxNew at the current estimate.
 	futile bool
@@ -169,6 +172,9 @@ func (s *search) decideEnds(t endsTest) (endsOutcome, record.Direction) {
 	if differ {
 		return endsDiffer, dir
 	}
+	if t.sameEffect > s.opts.MinEffect {
+		tail = s.tailBeyond(delta, se, df, t.sameEffect)
+	}
 	if tail <= t.sameTail && len(a) >= t.sameRuns && len(b) >= t.sameRuns {
 		return endsSame, ""
 	}
@@ -206,6 +212,20 @@ func (s *search) tailsFor(searched record.Direction, delta, se, df, alpha float6
 		tail += pBelow
 	}
 	return false, "", tail
+}
+
+// tailBeyond is the probability of a change of at least effect (a
+// fraction) in a searched direction.
+func (s *search) tailBeyond(delta, se, df, effect float64) float64 {
+	e := math.Log1p(effect)
+	var tail float64
+	if s.opts.Direction != record.Improvement {
+		tail += 1 - stats.StudentCDF((e-delta)/se, df)
+	}
+	if s.opts.Direction != record.Regression {
+		tail += stats.StudentCDF((-e-delta)/se, df)
+	}
+	return tail
 }
 
 // otherWay returns the warning for ends that do not differ in the

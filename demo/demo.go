@@ -274,7 +274,9 @@ func compareWithManifest(m *testbed.Manifest, findings []*record.Finding) []Row 
 	byCommit := map[string]*record.Finding{}
 	for _, f := range findings {
 		for _, c := range f.Culprits {
-			byCommit[c.Commit.Hash] = f
+			if g, ok := byCommit[c.Commit.Hash]; !ok || stronger(f, g) {
+				byCommit[c.Commit.Hash] = f
+			}
 		}
 	}
 	var rows []Row
@@ -307,6 +309,17 @@ func compareWithManifest(m *testbed.Manifest, findings []*record.Finding) []Row 
 		}
 	}
 	return rows
+}
+
+// stronger reports whether f is better evidence for its culprit than g,
+// another finding of the same commit (one change moves several metrics:
+// a communicator regression is an allreduce regression and a verify_cost
+// improvement): a filed issue first, then one with hunks.
+func stronger(f, g *record.Finding) bool {
+	if (f.Issue > 0) != (g.Issue > 0) {
+		return f.Issue > 0
+	}
+	return len(f.Hunks()) > len(g.Hunks())
 }
 
 func fillFound(row *Row, f *record.Finding) {

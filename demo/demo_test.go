@@ -68,6 +68,20 @@ func TestRows(t *testing.T) {
 			want: []string{MatchCommitAndHunk + ", not confirmed: kept"},
 		},
 		{
+			name:    "found by two metrics: the filed finding with its hunk shows",
+			changes: []testbed.Change{regressionAt("a", commitA)},
+			findings: []*record.Finding{func() *record.Finding {
+				f := found(commitA, "engine/attention/tiled.go", 40, 4)
+				f.Issue = 3
+				return f
+			}(), func() *record.Finding {
+				f := found(commitA, "", 0, 0)
+				f.Direction = record.Improvement
+				return f
+			}()},
+			want: []string{MatchCommitAndHunk},
+		},
+		{
 			name:    "missed",
 			changes: []testbed.Change{regressionAt("a", commitA)},
 			want:    []string{MatchMissed},

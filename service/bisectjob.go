@@ -24,6 +24,9 @@ type BisectRequest struct {
 	// MinEffect overrides bisect.min_effect (a fraction) when positive:
 	// a scan of a long history uses the detection threshold.
 	MinEffect float64
+	// Expected is the size of the change the range is expected to hold
+	// (a fraction; an alert's): see bisect.Options.Expected.
+	Expected float64
 	// Scan, when above 1, surveys the range every Scan commits and
 	// bisects each pair of adjacent survey points that differ, so that a
 	// change masked by a later opposite one is found (bisect.Scan).
@@ -157,6 +160,9 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 		"good": good.Hash, "bad": bad.Hash, "metric": metric.Name, "direction": req.Direction,
 		"scan": req.Scan, "min_effect": req.MinEffect, "hunks": req.Hunks, "spec": b.Oracle.SpecHash(),
 	}
+	if req.Expected > 0 {
+		params["expected"] = req.Expected
+	}
 	rep, err := runJob(b, record.JobBisect, params, func(jb *Bot, load, save func(any)) (*BisectReport, error) {
 		return jb.bisect(ctx, req, metric, chain, hashes, load, save)
 	})
@@ -192,6 +198,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 	if req.MinEffect > 0 {
 		opts.MinEffect = req.MinEffect
 	}
+	opts.Expected = req.Expected
 	opts.Scan = req.Scan
 	opts.Known = state.Confirmations
 	opts.OnConfirm = func(c bisect.Confirmation) {
