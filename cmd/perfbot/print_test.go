@@ -99,7 +99,7 @@ const allreduceDiff = `@@ -41,9 +41,10 @@ func (c *Communicator) AllReduce(buf [
 func hunksReport() *service.HunksReport {
 	return &service.HunksReport{
 		Base: hProbe1, Change: hCulprit, Subject: "communicator: prefer symmetric memory allreduce on every topology",
-		Metric: "verify_tok_s", TotalHunks: 5,
+		Metric: "verify_tok_s", Direction: record.Regression, TotalHunks: 5,
 		Hunks: []service.HunkReport{{ID: "h2", File: "engine/communicator/allreduce.go", Component: "communicator", Function: "(*Communicator).AllReduce",
 			OldStart: 41, OldLines: 9, NewStart: 41, NewLines: 10, Diff: allreduceDiff}},
 		Effect: service.EffectReport{
@@ -120,7 +120,7 @@ func hunksReport() *service.HunksReport {
 // documentation only: nothing measured.
 func hunksDocsOnly() *service.HunksReport {
 	return &service.HunksReport{
-		Base: hProbe1, Change: hCulprit, Subject: "docs: the tuning guide", Metric: "verify_tok_s", TotalHunks: 3,
+		Base: hProbe1, Change: hCulprit, Subject: "docs: the tuning guide", Metric: "verify_tok_s", Direction: record.Regression, TotalHunks: 3,
 		Hunks: []service.HunkReport{}, Tests: []service.TestReport{}, Unresolved: [][]string{},
 		NoRuntimeChange: "every changed file is documentation (README.md, docs/tuning.md): nothing a build or benchmark reads changed, so no hunk can change the benchmark; nothing was measured",
 	}
