@@ -53,6 +53,16 @@ type crafted struct {
 
 func runHunkSearch(t *testing.T, c crafted) *HunksReport {
 	t.Helper()
+	bot, culprit := craftedBot(t, c)
+	rep, err := bot.Hunks(context.Background(), HunksRequest{Rev: culprit, Direction: c.direction})
+	require.NoError(t, err)
+	return rep
+}
+
+// craftedBot commits c's parent and culprit and opens a Bot on them; it
+// returns the culprit's hash.
+func craftedBot(t *testing.T, c crafted) (*Bot, string) {
+	t.Helper()
 	b := gitopstest.NewBuilder(t)
 	base := map[string]string{"bench.sh": benchScript, "slow.sh": c.slow}
 	for k, v := range c.parent {
@@ -86,10 +96,8 @@ components:
 	require.NoError(t, err)
 	bot, err := Open(context.Background(), cfg, Options{})
 	require.NoError(t, err)
-	defer bot.Close()
-	rep, err := bot.Hunks(context.Background(), HunksRequest{Rev: culprit, Direction: c.direction})
-	require.NoError(t, err)
-	return rep
+	t.Cleanup(func() { bot.Close() })
+	return bot, culprit
 }
 
 func TestHunkSearchOverCraftedRepositories(t *testing.T) {
@@ -213,29 +221,9 @@ func TestHunkSearchOfAnImprovement(t *testing.T) {
 // A regression's hunk search on an improvement says it is none, and names
 // the direction it looked for.
 func TestHunkSearchOfTheWrongDirection(t *testing.T) {
-	b := gitopstest.NewBuilder(t)
-	b.Commit("parent", map[string]string{"bench.sh": benchScript, "slow.sh": "! grep -q FAST f.txt", "f.txt": "a\n"})
-	culprit := b.Commit("culprit", map[string]string{"f.txt": "a FAST\n"})
-	dir := t.TempDir()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`repo:
-  url: %s
-benchmarks:
-  - name: engine
-    run: sh bench.sh
-    format: gobench
-metrics:
-  - name: verify_tok_s
-    benchmark: engine
-    select: BenchmarkVerifyStep
-    unit: tok/s
-bisect:
-  min_effect: 2%%
-`, b.Dir)), filepath.Join(dir, "perfbot.yaml"))
-	require.NoError(t, err)
-	bot, err := Open(context.Background(), cfg, Options{})
-	require.NoError(t, err)
-	defer bot.Close()
-	_, err = bot.Hunks(context.Background(), HunksRequest{Rev: culprit})
+	bot, culprit := craftedBot(t, crafted{parent: map[string]string{"f.txt": "a\n"}, culprit: map[string]string{"f.txt": "a FAST\n"}, slow: "! grep -q FAST f.txt"})
+	bot.Config.Bisect.MinEffect = 0.02
+	_, err := bot.Hunks(context.Background(), HunksRequest{Rev: culprit})
 	require.ErrorIs(t, err, minimize.ErrNotWorse)
 	require.ErrorContains(t, err, "no regression of verify_tok_s")
 	_, err = bot.Hunks(context.Background(), HunksRequest{Rev: culprit, Direction: "sideways"})
