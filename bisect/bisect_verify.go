@@ -173,7 +173,7 @@ func (s *search) decideEnds(t endsTest) (endsOutcome, record.Direction) {
 		return endsDiffer, dir
 	}
 	if t.sameEffect > s.opts.MinEffect {
-		tail = s.tailBeyond(delta, se, df, t.sameEffect)
+		tail = tailBeyond(s.opts.Direction, delta, se, df, t.sameEffect)
 	}
 	if tail <= t.sameTail && len(a) >= t.sameRuns && len(b) >= t.sameRuns {
 		return endsSame, ""
@@ -205,24 +205,18 @@ func (s *search) tailsFor(searched record.Direction, delta, se, df, alpha float6
 	if lookBetter && 1-pWorse >= 1-alpha && -delta >= minEff {
 		return true, record.Improvement, pBelow
 	}
-	if lookWorse {
-		tail += pAbove
-	}
-	if lookBetter {
-		tail += pBelow
-	}
-	return false, "", tail
+	return false, "", tailBeyond(searched, delta, se, df, s.opts.MinEffect)
 }
 
 // tailBeyond is the probability of a change of at least effect (a
-// fraction) in a searched direction.
-func (s *search) tailBeyond(delta, se, df, effect float64) float64 {
+// fraction) in direction searched (both ways for record.Any).
+func tailBeyond(searched record.Direction, delta, se, df, effect float64) float64 {
 	e := math.Log1p(effect)
 	var tail float64
-	if s.opts.Direction != record.Improvement {
+	if searched != record.Improvement {
 		tail += 1 - stats.StudentCDF((e-delta)/se, df)
 	}
-	if s.opts.Direction != record.Regression {
+	if searched != record.Regression {
 		tail += stats.StudentCDF((-e-delta)/se, df)
 	}
 	return tail

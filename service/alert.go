@@ -38,11 +38,11 @@ type AlertReport struct {
 }
 
 // Alert acts on one detected change: it bisects the range between the
-// nights the change may lie on (the bisection measures both ends again, interleaved, so a false
-// alarm costs runs and ends not_reproduced, never an issue), continues
-// every regression culprit into its hunks, stores the findings and files
-// the regressions. It is a job: after a restart it resumes from its
-// recorded runs.
+// nights the change may lie on (the bisection measures both ends again,
+// interleaved, so a false alarm costs runs and ends not_reproduced, never
+// an issue), continues every regression culprit into its hunks, stores
+// the findings and files the regressions. It is a job: after a restart it
+// resumes from its recorded runs.
 func (b *Bot) Alert(ctx context.Context, req AlertRequest) (*AlertReport, error) {
 	if req.Good == "" || req.Bad == "" {
 		return nil, &InputError{Err: errors.New("alert: good and bad commits are required")}
