@@ -143,6 +143,13 @@ type Detect struct {
 	// (the tip's best run against the reference's best, for a host whose
 	// speed flips between states from one run to the next).
 	Estimator string
+	// ConfirmNights is the number of nights after a change's first night
+	// that must agree with it before its job is enqueued: the median of
+	// the nights after it lies past the midpoint of the two levels. A
+	// change whose later nights are back at the old level (one outlying
+	// night: a build that landed fast, a host that was busy) is left out
+	// of the series and costs no bisection. Zero acts on the first night.
+	ConfirmNights int
 }
 
 // The estimators of a night's value.

@@ -107,7 +107,7 @@ components:
   comm.allreduce: ["python/**/device_communicators/**"]
   comm: ["python/**/distributed/**"]
 bisect: {confidence: 0.95, min_effect: 0.5%, max_runs: 50, repeats: 3}
-detect: {min_effect: 4%}
+detect: {min_effect: 4%, confirm_nights: 1}
 github:
   repo: owner/name
   token_env: PERF_TOKEN
@@ -142,6 +142,7 @@ fingerprint:
 	assert.False(t, c.Metrics[0].Primary)
 	assert.Equal(t, Bisect{Confidence: 0.95, MinEffect: 0.005, MaxRuns: 50, Repeats: 3}, c.Bisect)
 	assert.InDelta(t, 0.04, c.Detect.MinEffect, 1e-12)
+	assert.Equal(t, 1, c.Detect.ConfirmNights)
 	assert.Equal(t, GitHub{Repo: "owner/name", TokenEnv: "PERF_TOKEN", APIURL: "https://ghe.example.com/api/v3/", Labels: nil}, c.GitHub)
 	assert.Equal(t, Report{PublishConfidence: 0.8, Reopen: false}, c.Report)
 	assert.Equal(t, "@daily", c.Schedule)
@@ -259,6 +260,11 @@ func TestParseErrors(t *testing.T) {
 			name: "percentage out of range",
 			yaml: minimal + "detect:\n  min_effect: 100%\n",
 			want: `perfbot.yaml:13: detect.min_effect: percentage "100%" is outside (0%, 100%)`,
+		},
+		{
+			name: "negative confirm nights",
+			yaml: minimal + "detect:\n  confirm_nights: -1\n",
+			want: `perfbot.yaml:13: detect.confirm_nights: -1 must be at least 0`,
 		},
 		{
 			name: "zero percentage",

@@ -212,14 +212,19 @@ func (d *decoder) confidence(n *yaml.Node, path string) float64 {
 
 // positive reads an integer of at least 1.
 func (d *decoder) positive(n *yaml.Node, path string) int {
+	return d.atLeast(n, path, 1)
+}
+
+// atLeast reads a whole number of at least least.
+func (d *decoder) atLeast(n *yaml.Node, path string, least int) int {
 	s := d.str(n, path)
 	v, err := strconv.Atoi(s)
 	if err != nil {
 		d.errorf(n, path, "bad number %q (want a whole number)", s)
 		return 0
 	}
-	if v < 1 {
-		d.errorf(n, path, "%d must be at least 1", v)
+	if v < least {
+		d.errorf(n, path, "%d must be at least %d", v, least)
 		return 0
 	}
 	return v

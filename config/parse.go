@@ -557,7 +557,7 @@ func (d *decoder) bisect(n *yaml.Node) Bisect {
 }
 
 func (d *decoder) detect(n *yaml.Node) Detect {
-	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights", "warmup", "estimator", "sample")
+	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights", "warmup", "estimator", "sample", "confirm_nights")
 	det := Detect{MinEffect: defaultDetectMinEffect, Repeats: defaultDetectRepeats, MissingNights: defaultMissingNights, Estimator: EstimatorMedian}
 	if v := value(f, "estimator"); v != nil {
 		switch det.Estimator = d.str(v, "detect.estimator"); det.Estimator {
@@ -577,6 +577,9 @@ func (d *decoder) detect(n *yaml.Node) Detect {
 	}
 	if v := value(f, "sample"); v != nil {
 		det.Sample = d.positive(v, "detect.sample")
+	}
+	if v := value(f, "confirm_nights"); v != nil {
+		det.ConfirmNights = d.atLeast(v, "detect.confirm_nights", 0)
 	}
 	if v := value(f, "warmup"); v != nil {
 		det.Warmup = d.positive(v, "detect.warmup")

@@ -83,6 +83,10 @@ type NightlyState struct {
 	// last commented on for being seen again, so it is commented on at
 	// most once.
 	Noted map[string]uint64 `json:"noted,omitempty"`
+	// Transient maps the key of an alert whose later nights went back to
+	// the old level to the night that showed it: its first night stays out
+	// of the series detection reads, and it gets no job.
+	Transient map[string]uint64 `json:"transient,omitempty"`
 }
 
 // AlertKey names an alert across nights: the metric, the direction and

@@ -63,9 +63,10 @@ type AlertNote struct {
 //  3. record the night, with the state it hands the next one, in one
 //     transaction;
 //  4. run detection on every metric and enqueue one alert job per new
-//     change (Work runs them): a change whose range already holds a
-//     filed culprit is not bisected again, its issue is commented on at
-//     most once;
+//     change (Work runs them) once Detect.ConfirmNights later nights
+//     agree with it (a change they do not bear out leaves the series): a
+//     change whose range already holds a filed culprit is not bisected
+//     again, its issue is commented on at most once;
 //  5. turn a metric without data for Detect.MissingNights nights into a
 //     finding of its own, and so a tip on which speculative decoding is
 //     slower than plain decoding (once for a run of such nights).
@@ -552,25 +553,34 @@ func tips(nights []record.Night, metric string) []detect.Night {
 }
 
 // detectUnrefuted runs detection on one metric's series, leaving out the
-// night of every alert whose job refuted it: its bisection measured the
-// ends again and did not show the change (not_reproduced, or ends it
-// could not tell apart). Such a night is an outlier (this host's builds
-// can land a third faster or slower than the next commit's), and left in,
-// it would restart the level at itself and hide a real change of the
-// nights after it. Detection runs again after each night it leaves out,
-// since every later alert may move.
-func (b *Bot) detectUnrefuted(m record.Metric, pts []detect.Night, handled map[string]string) ([]detect.Alert, error) {
+// night of every alert whose job refuted it (its bisection measured the
+// ends again and did not show the change: not_reproduced, or ends it
+// could not tell apart) and of every new alert whose later nights went
+// back to the old level (holdTransient). Such a night is an outlier (this
+// host's builds can land a third faster or slower than the next
+// commit's), and left in, it would restart the level at itself and hide a
+// real change of the nights after it. Detection runs again after each
+// night it leaves out, since every later alert may move. It returns the
+// alerts, the series they were found in, and the alerts it newly found
+// transient.
+func (b *Bot) detectUnrefuted(m record.Metric, pts []detect.Night, state record.NightlyState) (alerts []detect.Alert, kept []detect.Night, transient []detect.Alert, err error) {
 	cfg := b.detectConfig(m)
 	pts = slices.Clone(pts)
 	for {
-		alerts, err := detect.Detect(pts, cfg)
+		alerts, err = detect.Detect(pts, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("detect %s: %w", m.Name, err)
+			return nil, nil, nil, fmt.Errorf("detect %s: %w", m.Name, err)
 		}
 		dropped := false
 		for _, a := range alerts {
-			job, ok := handled[record.AlertKey(m.Name, a.Direction, a.Good, a.Bad)]
-			if !ok || !b.refuted(job) {
+			key := record.AlertKey(m.Name, a.Direction, a.Good, a.Bad)
+			job, handled := state.Handled[key]
+			_, known := state.Transient[key]
+			switch {
+			case handled && b.refuted(job), known:
+			case !handled && hold(a, pts, b.Config.Detect.ConfirmNights) == holdTransient:
+				transient = append(transient, a)
+			default:
 				continue
 			}
 			pts[a.Change].Values, pts[a.Change].Estimate = nil, 0
@@ -578,9 +588,48 @@ func (b *Bot) detectUnrefuted(m record.Metric, pts []detect.Night, handled map[s
 			break
 		}
 		if !dropped {
-			return alerts, nil
+			return alerts, pts, transient, nil
 		}
 	}
+}
+
+// What the nights after a new alert's first night say of it.
+type holdVerdict int
+
+const (
+	holdAct       holdVerdict = iota // they agree: enqueue its job
+	holdWait                         // too few yet: decide on a later night
+	holdTransient                    // they are back at the old level
+)
+
+// hold judges alert a by the nights of pts after its first night at the
+// new level: it is acted on once confirm nights follow and their median
+// lies past the midpoint of the two levels, on the new level's side. With
+// the median on the old side it waits one night more, and is transient
+// when that night does not bring the median across either. A real change
+// judged transient is not lost: its nights stay in the series, so
+// detection alerts again from its next night.
+func hold(a detect.Alert, pts []detect.Night, confirm int) holdVerdict {
+	if confirm <= 0 {
+		return holdAct
+	}
+	var after []float64
+	for _, n := range pts[a.Change+1:] {
+		if v, _, _, ok := detect.Value(n); ok {
+			after = append(after, v)
+		}
+	}
+	if len(after) < confirm {
+		return holdWait
+	}
+	mid := (a.Before + a.After) / 2
+	if (stats.Median(after) > mid) == (a.After > a.Before) {
+		return holdAct
+	}
+	if len(after) > confirm {
+		return holdTransient
+	}
+	return holdWait
 }
 
 // refuted reports whether alert job id has finished without showing its
@@ -611,6 +660,7 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 	}
 	primary := b.Config.Primary().Name
 	var notes []AlertNote
+	var transient []AlertNote // alerts whose later nights went back
 	groups := map[string][]int{} // range key → indexes into notes
 	var order []string
 	for _, m := range b.Config.Metrics {
@@ -618,9 +668,13 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 			continue // evidence only (alert: false)
 		}
 		pts, at := series(nights, m.Name)
-		alerts, err := b.detectUnrefuted(m, pts, state.Handled)
+		alerts, pts, gone, err := b.detectUnrefuted(m, pts, state)
 		if err != nil {
 			return nil, err
+		}
+		for _, a := range gone {
+			transient = append(transient, AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[at[a.Change]].Seq,
+				Note: "did not hold: the nights after it are back at the old level, so its first night leaves the series"})
 		}
 		for _, a := range alerts {
 			note := AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[at[a.Change]].Seq,
@@ -632,6 +686,12 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 				}
 				continue
 			}
+			if hold(a, pts, b.Config.Detect.ConfirmNights) == holdWait {
+				note.Note = "held until a later night agrees (detect.confirm_nights)"
+				b.sayAlert(note)
+				notes = append(notes, note)
+				continue
+			}
 			key := string(a.Direction) + "|" + a.Good + ".." + a.Bad
 			if _, ok := groups[key]; !ok {
 				order = append(order, key)
@@ -639,6 +699,25 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 			groups[key] = append(groups[key], len(notes))
 			notes = append(notes, note)
 		}
+	}
+	if len(transient) > 0 {
+		tonight := nights[len(nights)-1].Seq
+		err := b.Store.UpdateNightlyState(func(s *record.NightlyState) error {
+			if s.Transient == nil {
+				s.Transient = map[string]uint64{}
+			}
+			for _, a := range transient {
+				s.Transient[record.AlertKey(a.Metric, a.Direction, a.Good, a.Bad)] = tonight
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range transient {
+			b.sayAlert(a)
+		}
+		notes = append(notes, transient...)
 	}
 	for _, key := range order {
 		idx := groups[key]
@@ -672,11 +751,15 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 			return nil, err
 		}
 		for _, i := range idx {
-			a := notes[i]
-			b.progressf("nightly: %s %s %+.1f%% between %s and %s (first seen night %d): %s%s", a.Metric, a.Direction, a.DeltaPct, record.ShortHash(a.Good), record.ShortHash(a.Bad), a.Night, a.Job, prefixed(a.Job, a.Note))
+			b.sayAlert(notes[i])
 		}
 	}
 	return notes, nil
+}
+
+// sayAlert reports on stderr what the night did with an alert.
+func (b *Bot) sayAlert(a AlertNote) {
+	b.progressf("nightly: %s %s %+.1f%% between %s and %s (first seen night %d): %s%s", a.Metric, a.Direction, a.DeltaPct, record.ShortHash(a.Good), record.ShortHash(a.Bad), a.Night, a.Job, prefixed(a.Job, a.Note))
 }
 
 func prefixed(job, note string) string {

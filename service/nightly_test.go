@@ -404,3 +404,67 @@ func TestActOnAQuietNight(t *testing.T) {
 	require.NotEmpty(t, job, "the wide range has commits: a job bisects it")
 	require.Empty(t, note)
 }
+
+// With detect.confirm_nights, an alert waits for the nights after its
+// first: one outlying build costs no bisection and leaves the series, and
+// a real change is bisected a night later, to the same culprit.
+func TestNightlyConfirmNights(t *testing.T) {
+	const culprit = 10
+	tests := []struct {
+		name    string
+		outlier int // the commit whose night's runs alone land 15% slower; -1 for none
+		step    bool
+	}{
+		{name: "an outlying build", outlier: 8},
+		{name: "a real change", outlier: -1, step: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newNights(t, 21, func(i int) float64 {
+				if tc.step && i >= culprit {
+					return 920
+				}
+				return 1000
+			}, nil)
+			if tc.outlier >= 0 {
+				fast := h.host.Commits[h.commits[tc.outlier]].Output
+				h.host.Commits[h.commits[tc.outlier]] = runner.FakeCommit{Output: func(n int) string {
+					var v float64
+					out := fast(n)
+					fmt.Sscanf(strings.Fields(out)[4], "%g", &v)
+					return fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", 0.85*v)
+				}}
+			}
+			h.cfg.Detect.ConfirmNights = 1
+			b := h.open()
+			var notes []string
+			jobs := map[string]bool{}
+			for _, i := range []int{0, 0, 0, 0, 0, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20} {
+				rep := h.night(b, i, 1)
+				for _, a := range rep.Alerts {
+					notes = append(notes, fmt.Sprintf("tip %d: %s %s", i, a.Job, a.Note))
+					if a.Job != "" {
+						jobs[a.Job] = true
+					}
+				}
+			}
+			fs, err := b.Store.Findings()
+			require.NoError(t, err)
+			var culprits []string
+			for _, f := range fs {
+				for _, c := range f.Culprits {
+					culprits = append(culprits, c.Commit.Hash)
+				}
+			}
+			if !tc.step {
+				require.Empty(t, jobs, "notes %q", notes)
+				require.Empty(t, culprits)
+				require.Contains(t, strings.Join(notes, "\n"), "did not hold")
+				return
+			}
+			require.Equal(t, []string{h.commits[culprit]}, culprits, "notes %q", notes)
+			require.Len(t, jobs, 1, "notes %q", notes)
+			require.Contains(t, notes[0], "held until a later night agrees", "the change's first night waits")
+		})
+	}
+}
