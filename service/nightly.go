@@ -660,7 +660,7 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 	}
 	primary := b.Config.Primary().Name
 	var notes []AlertNote
-	var transient []AlertNote // alerts whose later nights went back
+	var transient []AlertNote    // alerts whose later nights went back
 	groups := map[string][]int{} // range key → indexes into notes
 	var order []string
 	for _, m := range b.Config.Metrics {
