@@ -139,7 +139,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if warmup == 0 {
 		warmup = detect.DefaultWarmup
 	}
-	tips := nightTips(chain, opts.Step, warmup+1)
+	tips := nightTips(chain, opts.Step, warmup+1, cfg.Detect.ConfirmNights+2)
 	if err := setBranch(ctx, origin, cfg.Repo.Branch, tips[0].Hash); err != nil {
 		return nil, err
 	}
@@ -154,8 +154,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	defer bot.Close()
 
-	fmt.Fprintf(opts.Progress, "replaying %d commits %s..%s as %d nights: %d quiet ones, then %d commits a night\n",
-		len(chain)-1, chain[0].Short(), head.Short(), len(tips), warmup+1, opts.Step)
+	fmt.Fprintf(opts.Progress, "replaying %d commits %s..%s as %d nights: %d quiet ones, %d commits a night, then %d at the head\n",
+		len(chain)-1, chain[0].Short(), head.Short(), len(tips), warmup+1, opts.Step, max(cfg.Detect.ConfirmNights+2, 1))
 	sum := &Summary{Repo: repoDir, Commits: len(chain) - 1, Nights: len(tips)}
 	for i, tip := range tips {
 		night, nightStart = i, time.Now()
@@ -207,8 +207,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 // nightTips are the branch tips of the nights: quiet nights on the root
 // commit, as many as detection needs to learn the noise before it can
 // alert, then every step-th commit of the first-parent chain, and the
-// head last.
-func nightTips(chain []gitops.Commit, step, quiet int) []gitops.Commit {
+// head for tail nights, so that a change of the last steps has the
+// nights after it that confirm it (detect.confirm_nights).
+func nightTips(chain []gitops.Commit, step, quiet, tail int) []gitops.Commit {
 	var tips []gitops.Commit
 	for range max(quiet, 1) {
 		tips = append(tips, chain[0])
@@ -216,7 +217,10 @@ func nightTips(chain []gitops.Commit, step, quiet int) []gitops.Commit {
 	for i := step; i < len(chain)-1; i += step {
 		tips = append(tips, chain[i])
 	}
-	return append(tips, chain[len(chain)-1])
+	for range max(tail, 1) {
+		tips = append(tips, chain[len(chain)-1])
+	}
+	return tips
 }
 
 // serveOrigin makes origin a bare copy of the testbed repository: the

@@ -194,7 +194,7 @@ func (s *setSearch) test(ctx context.Context, set elemSet, side string) (string,
 // stay undecided too, all the samples together decide if they can, and
 // the configuration is unresolved otherwise.
 func (s *setSearch) retest(ctx context.Context, c *setConfig) error {
-	for c.verdict == OutcomeUnresolved && !c.broken && c.retests < max(s.opts.Retests, 0) {
+	for c.verdict == OutcomeUnresolved && !c.broken && !c.partial && c.retests < max(s.opts.Retests, 0) {
 		c.retests++
 		c.verdict = ""
 		s.log.Info("isolate: test undecided; measuring again", "set", s.u.namesOf(c.set), "n", len(c.samples))
@@ -202,7 +202,7 @@ func (s *setSearch) retest(ctx context.Context, c *setConfig) error {
 			return err
 		}
 	}
-	if c.verdict == OutcomeUnresolved && !c.broken && c.retests > 0 {
+	if c.verdict == OutcomeUnresolved && !c.broken && !c.partial && c.retests > 0 {
 		c.pBad = stats.Classify(s.good.samples, s.bad.samples, c.samples)
 		c.verdict = s.decide(c.pBad, OutcomeUnresolved)
 	}
@@ -237,7 +237,7 @@ func (s *setSearch) confirm(ctx context.Context, set elemSet) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("isolate: confirm %v: not measured", s.u.namesOf(set))
 	}
-	if c.broken || c.confirmed || c == s.good || c == s.bad {
+	if c.broken || c.partial || c.confirmed || c == s.good || c == s.bad {
 		return c.verdict, nil
 	}
 	c.confirmed = true
@@ -295,14 +295,34 @@ func (s *setSearch) measure(ctx context.Context, phase string, c *setConfig, fro
 		}
 		c.pBad = stats.Classify(s.good.samples, s.bad.samples, xs[from:])
 		s.step(phase, c, "")
-		if len(xs) >= limit {
+		switch {
+		case len(xs) >= limit:
 			c.verdict = s.decide(c.pBad, OutcomeUnresolved)
-		} else {
+		case len(xs)-from >= minPartialRuns && s.between(xs[from:]):
+			c.verdict = s.decide(c.pBad, OutcomeUnresolved)
+			c.partial = c.verdict == OutcomeUnresolved
+		default:
 			c.verdict = s.decide(c.pBad, "")
 		}
 		n = len(xs) + 1
 	}
 	return nil
+}
+
+// minPartialRuns is the fewest samples of a configuration that between
+// judges.
+const minPartialRuns = 6
+
+// between reports whether samples xs of a configuration differ from both
+// ends, in opposite directions, each at the search's confidence: the
+// configuration carries part of the effect (one of several hunks that
+// each cost some of it), and no number of runs will make it behave like
+// either end. Without it, such a test runs to MaxRunsPerTest and then
+// again on fresh samples (a hunk of the demo's testbed took 81 runs).
+func (s *setSearch) between(xs []float64) bool {
+	_, gLo, gHi := stats.Delta(s.good.samples, xs, s.opts.Confidence)
+	_, bLo, bHi := stats.Delta(s.bad.samples, xs, s.opts.Confidence)
+	return (gLo > 0 && bHi < 0) || (gHi < 0 && bLo > 0)
 }
 
 // decide turns a posterior into a verdict: bad or good past the

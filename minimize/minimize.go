@@ -353,6 +353,9 @@ type setConfig struct {
 	confirmed bool
 	// retests counts the tests repeated after an undecided one.
 	retests int
+	// partial is set when the configuration measured between the ends,
+	// apart from both (see between): it is unresolved, and final.
+	partial bool
 	// test is the index of the configuration's Test in the result.
 	test int
 }

@@ -21,8 +21,9 @@ type AlertRequest struct {
 	Night    uint64  `json:"night"`
 	DeltaPct float64 `json:"delta_pct"`
 	// WideGood and WideBad bracket every night detection could place the
-	// change on (the nights holding 95% of its posterior); when set, that
-	// range is bisected rather than Good..Bad, the likeliest night's.
+	// change on (the nights holding 95% of its posterior) and the night
+	// before them; when set, that range is bisected rather than Good..Bad,
+	// the likeliest night's.
 	WideGood string `json:"wide_good,omitempty"`
 	WideBad  string `json:"wide_bad,omitempty"`
 }

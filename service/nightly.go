@@ -49,6 +49,7 @@ type AlertNote struct {
 	Note      string           `json:"note,omitempty"`
 
 	wideGood, wideBad string // detection's widest range for the change
+	earlyGood         string // the tip of the night before wideGood's
 }
 
 // Nightly runs one scheduled cycle now:
@@ -593,6 +594,20 @@ func (b *Bot) detectUnrefuted(m record.Metric, pts []detect.Night, state record.
 	}
 }
 
+// nightBefore is the commit of the k-th night with values before night
+// i of pts, or "" when there is none.
+func nightBefore(pts []detect.Night, i, k int) string {
+	for j := i - 1; j >= 0; j-- {
+		if _, _, _, ok := detect.Value(pts[j]); !ok {
+			continue
+		}
+		if k--; k == 0 {
+			return pts[j].Commit
+		}
+	}
+	return ""
+}
+
 // What the nights after a new alert's first night say of it.
 type holdVerdict int
 
@@ -678,7 +693,7 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 		}
 		for _, a := range alerts {
 			note := AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[at[a.Change]].Seq,
-				wideGood: a.WideGood, wideBad: a.WideBad}
+				wideGood: a.WideGood, wideBad: a.WideBad, earlyGood: nightBefore(pts, a.First, 2)}
 			if job, ok := state.Handled[record.AlertKey(m.Name, a.Direction, a.Good, a.Bad)]; ok {
 				if a.Night == len(pts)-1 {
 					note.Job, note.Note = job, "acted on before"
@@ -789,8 +804,16 @@ func (b *Bot) actOn(ctx context.Context, a AlertNote, night uint64) (job, note s
 		note, err := b.noteSeenAgain(ctx, filed, a.Metric, night)
 		return "", note, err
 	}
+	wideGood := a.wideGood
+	if a.earlyGood != "" && wideGood != "" {
+		// The range starts a night earlier still: a night whose tip
+		// already carries the change can land at the old level (this
+		// host's builds do), which places the change a night late, and
+		// one more night costs the bisection about one probe.
+		wideGood = a.earlyGood
+	}
 	id, err := b.Enqueue(record.JobAlert, AlertRequest{Metric: a.Metric, Direction: a.Direction, Good: a.Good, Bad: a.Bad, Night: a.Night, DeltaPct: a.DeltaPct,
-		WideGood: a.wideGood, WideBad: a.wideBad})
+		WideGood: wideGood, WideBad: a.wideBad})
 	return id, "", err
 }
 
