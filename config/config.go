@@ -111,6 +111,9 @@ type Bisect struct {
 	MinEffect float64
 	// MaxRuns bounds the benchmark runs one bisection may spend.
 	MaxRuns int
+	// MaxHunkRuns bounds the benchmark runs of one hunk or environment
+	// search (minimize.Options.MaxRuns), its two ends included.
+	MaxHunkRuns int
 	// Repeats is the number of runs measured at each end before the search
 	// starts.
 	Repeats int

@@ -42,7 +42,7 @@ func TestParseDefaults(t *testing.T) {
 	assert.Equal(t, "/srv/perf/.perfbot/issues", c.IssuesDir)
 	assert.Equal(t, []Host{{Name: "local", Kind: HostLocal}}, c.Hosts)
 	assert.Equal(t, 10*time.Minute, c.Benchmarks[0].Timeout)
-	assert.Equal(t, Bisect{Confidence: 0.99, MinEffect: 0.02, MaxRuns: 400, Repeats: 3}, c.Bisect)
+	assert.Equal(t, Bisect{Confidence: 0.99, MinEffect: 0.02, MaxRuns: 400, MaxHunkRuns: 200, Repeats: 3}, c.Bisect)
 	assert.Equal(t, Detect{MinEffect: 0.03, Repeats: 5, MissingNights: 3, Estimator: "median"}, c.Detect)
 	assert.Equal(t, GitHub{TokenEnv: "GITHUB_TOKEN", APIURL: "https://api.github.com/", Labels: []string{"perf-regression"}}, c.GitHub)
 	assert.Equal(t, Report{PublishConfidence: 0.9, Reopen: true}, c.Report)
@@ -106,7 +106,7 @@ metrics:
 components:
   comm.allreduce: ["python/**/device_communicators/**"]
   comm: ["python/**/distributed/**"]
-bisect: {confidence: 0.95, min_effect: 0.5%, max_runs: 50, repeats: 3}
+bisect: {confidence: 0.95, min_effect: 0.5%, max_runs: 50, max_hunk_runs: 90, repeats: 3}
 detect: {min_effect: 4%, confirm_nights: 1}
 github:
   repo: owner/name
@@ -140,7 +140,7 @@ fingerprint:
 	assert.Equal(t, record.Lower, c.Metrics[0].Better, "ms is inferred as lower-is-better")
 	assert.Equal(t, "tok_s", c.Primary().Name)
 	assert.False(t, c.Metrics[0].Primary)
-	assert.Equal(t, Bisect{Confidence: 0.95, MinEffect: 0.005, MaxRuns: 50, Repeats: 3}, c.Bisect)
+	assert.Equal(t, Bisect{Confidence: 0.95, MinEffect: 0.005, MaxRuns: 50, MaxHunkRuns: 90, Repeats: 3}, c.Bisect)
 	assert.InDelta(t, 0.04, c.Detect.MinEffect, 1e-12)
 	assert.Equal(t, 1, c.Detect.ConfirmNights)
 	assert.Equal(t, GitHub{Repo: "owner/name", TokenEnv: "PERF_TOKEN", APIURL: "https://ghe.example.com/api/v3/", Labels: nil}, c.GitHub)
@@ -204,7 +204,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown nested key",
 			yaml: minimal + "bisect:\n  confidence: 0.9\n  max_run: 10\n",
-			want: "perfbot.yaml:14: bisect.max_run: unknown key (want one of confidence, min_effect, max_runs, repeats)",
+			want: "perfbot.yaml:14: bisect.max_run: unknown key (want one of confidence, min_effect, max_runs, max_hunk_runs, repeats)",
 		},
 		{
 			name: "repeated key",

@@ -35,6 +35,7 @@ const (
 	defaultBisectConfidence  = 0.99
 	defaultBisectMinEffect   = 0.02
 	defaultBisectMaxRuns     = 400
+	defaultMaxHunkRuns       = 200
 	defaultBisectRepeats     = 3 // DESIGN §6: the ends start at 3 runs
 	defaultDetectMinEffect   = 0.03
 	defaultDetectRepeats     = 5
@@ -534,12 +535,13 @@ func (d *decoder) components(n *yaml.Node) Components {
 }
 
 func (d *decoder) bisect(n *yaml.Node) Bisect {
-	f := d.mapping(n, "bisect", "confidence", "min_effect", "max_runs", "repeats")
+	f := d.mapping(n, "bisect", "confidence", "min_effect", "max_runs", "max_hunk_runs", "repeats")
 	b := Bisect{
-		Confidence: defaultBisectConfidence,
-		MinEffect:  defaultBisectMinEffect,
-		MaxRuns:    defaultBisectMaxRuns,
-		Repeats:    defaultBisectRepeats,
+		Confidence:  defaultBisectConfidence,
+		MinEffect:   defaultBisectMinEffect,
+		MaxRuns:     defaultBisectMaxRuns,
+		MaxHunkRuns: defaultMaxHunkRuns,
+		Repeats:     defaultBisectRepeats,
 	}
 	if v := value(f, "confidence"); v != nil {
 		b.Confidence = d.confidence(v, "bisect.confidence")
@@ -549,6 +551,9 @@ func (d *decoder) bisect(n *yaml.Node) Bisect {
 	}
 	if v := value(f, "max_runs"); v != nil {
 		b.MaxRuns = d.positive(v, "bisect.max_runs")
+	}
+	if v := value(f, "max_hunk_runs"); v != nil {
+		b.MaxHunkRuns = d.positive(v, "bisect.max_hunk_runs")
 	}
 	if v := value(f, "repeats"); v != nil {
 		b.Repeats = d.positive(v, "bisect.repeats")

@@ -55,7 +55,16 @@
 // removal stays unresolved is reported in Isolation.Undecided with a typed
 // warning (record.WarnUndecidedElements), never in Isolation.Minimal. A
 // configuration that does not apply or build is unresolved at once and is
-// never good.
+// never good. A configuration whose samples differ from both ends, in
+// opposite directions (it carries part of the effect), is unresolved as
+// soon as that shows, and is not repeated: no number of runs would make it
+// behave like either end.
+//
+// Options.MaxRuns bounds the samples of the whole search. When they are
+// spent the search stops: a minimal set already confirmed bad stands (what
+// reverting it does is left unmeasured); otherwise no set is named and the
+// narrowest difference reached is reported unresolved. Either way a
+// record.WarnSetBudgetSpent says so.
 //
 // # Effects
 //

@@ -275,6 +275,9 @@ func (s *setSearch) measure(ctx context.Context, phase string, c *setConfig, fro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if s.overBudget(c) {
+			return errBudgetSpent
+		}
 		xs, err := s.o.Samples(ctx, names, n)
 		if errors.Is(err, bisect.ErrBroken) {
 			c.broken, c.verdict, c.pBad = true, OutcomeUnresolved, 0.5

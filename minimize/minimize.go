@@ -49,6 +49,11 @@ type Options struct {
 	// MaxRunsPerTest bounds the samples of one test of a configuration.
 	// Default 60.
 	MaxRunsPerTest int
+	// MaxRuns bounds the samples of the whole search, the ends included:
+	// once they are spent the search stops, names no set, and reports the
+	// narrowest difference it had reached as unresolved (with a
+	// WarnSetBudgetSpent). Zero is no bound.
+	MaxRuns int
 	// Retests is how many times a configuration whose test stays
 	// undecided (not broken: the host was too noisy for it) is tested
 	// again on fresh samples before it is called unresolved. Default 2;
@@ -298,6 +303,18 @@ func Isolate(ctx context.Context, o Oracle, opts Options) (*Isolation, error) {
 	if err := s.measureEnds(ctx); err != nil {
 		return nil, err
 	}
+	iso, err := s.search(ctx)
+	if errors.Is(err, errBudgetSpent) {
+		return s.spentResult(), nil
+	}
+	return iso, err
+}
+
+// errBudgetSpent stops a search whose samples reached Options.MaxRuns.
+var errBudgetSpent = errors.New("isolate: run budget spent")
+
+// search narrows, minimizes and confirms until a minimal set holds up.
+func (s *setSearch) search(ctx context.Context) (*Isolation, error) {
 	for {
 		minimal, err := s.narrow(ctx)
 		if err != nil {
@@ -321,6 +338,31 @@ func Isolate(ctx context.Context, o Oracle, opts Options) (*Isolation, error) {
 	}
 }
 
+// spentResult is the result of a search stopped by Options.MaxRuns: no
+// set is named; the narrowest difference the search had reached is
+// reported unresolved, with the tests measured so far.
+func (s *setSearch) spentResult() *Isolation {
+	left := s.candidates
+	if len(left) == 0 {
+		left = s.u.all()
+	}
+	iso := &Isolation{
+		Unresolved:      [][]string{s.u.namesOf(left)},
+		AppliedOutcome:  OutcomeUnresolved,
+		RevertedOutcome: OutcomeUnresolved,
+		Applied:         effectOf(s.good.samples, s.bad.samples),
+		Reverted:        effectOf(s.bad.samples, s.good.samples),
+		Tests:           s.tests,
+		Configurations:  len(s.configs),
+	}
+	for _, c := range s.configs {
+		iso.Samples += len(c.samples)
+	}
+	iso.Warnings = append(iso.Warnings, record.Warning{Kind: record.WarnSetBudgetSpent, Runs: s.opts.MaxRuns, Commits: s.u.namesOf(left)})
+	s.log.Info("isolate: run budget spent", "max_runs", s.opts.MaxRuns, "left", iso.Unresolved[0], "samples", iso.Samples)
+	return iso
+}
+
 // setSearch is the state of one Isolate call.
 type setSearch struct {
 	o    Oracle
@@ -339,6 +381,25 @@ type setSearch struct {
 	// undecided are the elements of the result whose removal could not be
 	// decided.
 	undecided elemSet
+}
+
+// drawn is the number of samples the search holds, the ends included,
+// and c's when c is not among them yet (a first test under way).
+func (s *setSearch) drawn(c *setConfig) int {
+	n := 0
+	for _, k := range s.configs {
+		n += len(k.samples)
+	}
+	if s.configs[c.set.key()] != c {
+		n += len(c.samples)
+	}
+	return n
+}
+
+// overBudget reports whether Options.MaxRuns is spent, with c's samples
+// counted.
+func (s *setSearch) overBudget(c *setConfig) bool {
+	return s.opts.MaxRuns > 0 && s.drawn(c) >= s.opts.MaxRuns
 }
 
 // setConfig is one measured set with its verdict.
@@ -617,28 +678,38 @@ func (s *setSearch) minimize(ctx context.Context, minimal elemSet) (elemSet, err
 func (s *setSearch) result(ctx context.Context, minimal elemSet) (*Isolation, error) {
 	reverted := s.u.closeDown(s.u.all().minus(minimal))
 	revertedVerdict, err := s.test(ctx, reverted, SideRevert)
-	if err != nil {
+	spent := errors.Is(err, errBudgetSpent)
+	if err != nil && !spent {
 		return nil, err
 	}
 	applied := s.configs[minimal.key()]
-	for _, c := range []*setConfig{applied, s.configs[reverted.key()]} {
-		if err := s.ensure(ctx, c, effectRuns); err != nil {
-			return nil, err
-		}
+	if err := s.ensure(ctx, applied, effectRuns); err != nil {
+		return nil, err
 	}
 	iso := &Isolation{
 		Minimal:         s.u.namesOf(minimal.minus(s.undecided)),
 		Undecided:       s.u.namesOf(s.undecided),
 		AppliedOutcome:  applied.verdict,
 		Applied:         effectOf(s.good.samples, applied.samples),
-		Reverted:        effectOf(s.bad.samples, s.configs[reverted.key()].samples),
 		RevertedOutcome: revertedVerdict,
 		Tests:           s.tests,
+	}
+	if spent {
+		// The minimal set stands (it was confirmed bad); what reverting
+		// it does was left unmeasured.
+		iso.RevertedOutcome = OutcomeUnresolved
+		iso.Warnings = append(iso.Warnings, record.Warning{Kind: record.WarnSetBudgetSpent, Runs: s.opts.MaxRuns, Commits: iso.Minimal})
+	} else {
+		c := s.configs[reverted.key()]
+		if err := s.ensure(ctx, c, effectRuns); err != nil {
+			return nil, err
+		}
+		iso.Reverted = effectOf(s.bad.samples, c.samples)
 	}
 	if iso.AppliedOutcome != OutcomeBad {
 		iso.Warnings = append(iso.Warnings, record.Warning{Kind: record.WarnSetNotBadAlone})
 	}
-	if iso.RevertedOutcome != OutcomeGood {
+	if iso.RevertedOutcome != OutcomeGood && !spent {
 		iso.Warnings = append(iso.Warnings, record.Warning{Kind: record.WarnSetIncomplete})
 	}
 	if len(iso.Undecided) > 0 {

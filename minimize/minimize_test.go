@@ -499,3 +499,35 @@ func TestIsolateHalfEffects(t *testing.T) {
 		assert.LessOrEqual(t, iso.Samples, 130, "seed %d", seed)
 	}
 }
+
+// MaxRuns bounds the whole search: once it is spent the search stops and
+// reports the narrowest difference it reached, unresolved, rather than
+// naming a set it did not measure; a minimal set already confirmed bad
+// stands.
+func TestIsolateRunBudget(t *testing.T) {
+	for seed := range uint64(5) {
+		w := bisecttest.OneCulprit(32, 7, drop, 0.02, seed)
+		iso, err := minimize.Isolate(context.Background(), w, minimize.Options{Groups: flat(w.Elements), MaxRuns: 50})
+		require.NoError(t, err, "seed %d", seed)
+		t.Logf("seed %d: unresolved %v, %d configurations, %d samples", seed, iso.Unresolved, iso.Configurations, iso.Samples)
+		assert.LessOrEqual(t, w.SamplesDrawn(), 50+8, "seed %d: at most one test's step past the budget", seed)
+		require.NotEmpty(t, iso.Warnings)
+		assert.Equal(t, record.WarnSetBudgetSpent, iso.Warnings[0].Kind)
+		if len(iso.Minimal) > 0 {
+			// Spent after the minimal set was confirmed: it stands, and
+			// what reverting it does is unmeasured.
+			assert.Equal(t, []string{"h07"}, iso.Minimal, "seed %d", seed)
+			assert.Equal(t, minimize.OutcomeUnresolved, iso.RevertedOutcome, "seed %d", seed)
+			continue
+		}
+		require.Len(t, iso.Unresolved, 1, "seed %d", seed)
+		assert.Contains(t, iso.Unresolved[0], "h07", "seed %d: the culprit is in what is left", seed)
+		assert.Less(t, len(iso.Unresolved[0]), 32, "seed %d: the search narrowed before it stopped", seed)
+
+		full, err := minimize.Isolate(context.Background(), bisecttest.OneCulprit(32, 7, drop, 0.02, seed), minimize.Options{Groups: flat(w.Elements)})
+		require.NoError(t, err)
+		t.Logf("seed %d unbounded: %d samples", seed, full.Samples)
+		require.Equal(t, []string{"h07"}, full.Minimal, "seed %d: unbounded, the same world is solved", seed)
+		require.Greater(t, full.Samples, 50, "seed %d: the budget bound the search", seed)
+	}
+}

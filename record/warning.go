@@ -67,6 +67,11 @@ const (
 	// direction searched, but they do in Direction, by Pct: the search
 	// asked for an improvement of what is a regression, or the reverse.
 	WarnOtherDirection WarningKind = "other_direction"
+	// WarnSetBudgetSpent: a hunk or environment search spent its run
+	// budget (Runs) before it was resolved; Commits (hunk or variable
+	// ids) are what it had narrowed the change down to, none of them
+	// named.
+	WarnSetBudgetSpent WarningKind = "set_budget_spent"
 )
 
 // Warning is one statistical caveat on a search's result: a value, not
@@ -129,6 +134,8 @@ func (w Warning) String() string {
 		return "applying the minimal set alone to the parent does not reproduce the change: the set is not trustworthy"
 	case WarnSetIncomplete:
 		return "reverting the minimal set alone does not recover the change: other hunks contribute too"
+	case WarnSetBudgetSpent:
+		return fmt.Sprintf("run budget (%d) spent before the search was resolved; the change lies in %s", w.Runs, strings.Join(w.Commits, ", "))
 	case WarnOtherDirection:
 		return fmt.Sprintf("the ends %s do not differ in the direction searched, but they do the other way: %s of %+.1f%%; search it with --direction %s (or any)",
 			span, w.Direction, w.Pct, w.Direction)
