@@ -111,8 +111,9 @@ type Bisect struct {
 	MinEffect float64
 	// MaxRuns bounds the benchmark runs one bisection may spend.
 	MaxRuns int
-	// MaxHunkRuns bounds the benchmark runs of one hunk or environment
-	// search (minimize.Options.MaxRuns), its two ends included.
+	// MaxHunkRuns bounds the benchmark runs of the configurations one hunk
+	// or environment search tests, its two ends left out
+	// (minimize.Options.MaxRuns).
 	MaxHunkRuns int
 	// Repeats is the number of runs measured at each end before the search
 	// starts.

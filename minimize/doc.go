@@ -60,7 +60,8 @@
 // soon as that shows, and is not repeated: no number of runs would make it
 // behave like either end.
 //
-// Options.MaxRuns bounds the samples of the whole search. When they are
+// Options.MaxRuns bounds the samples of the configurations tested (the
+// ends, which grow until they differ, are not counted). When they are
 // spent the search stops: a minimal set already confirmed bad stands (what
 // reverting it does is left unmeasured); otherwise no set is named and the
 // narrowest difference reached is reported unresolved. Either way a

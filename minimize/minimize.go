@@ -49,8 +49,8 @@ type Options struct {
 	// MaxRunsPerTest bounds the samples of one test of a configuration.
 	// Default 60.
 	MaxRunsPerTest int
-	// MaxRuns bounds the samples of the whole search, the ends included:
-	// once they are spent the search stops, names no set, and reports the
+	// MaxRuns bounds the samples of the configurations the search tests,
+	// the two ends left out: once they are spent the search stops, names no set, and reports the
 	// narrowest difference it had reached as unresolved (with a
 	// WarnSetBudgetSpent). Zero is no bound.
 	MaxRuns int
@@ -383,12 +383,17 @@ type setSearch struct {
 	undecided elemSet
 }
 
-// drawn is the number of samples the search holds, the ends included,
-// and c's when c is not among them yet (a first test under way).
+// drawn is the number of samples of the configurations tested, the ends
+// left out, and c's when c is not among them yet (a first test under
+// way). The ends are not counted: they grow with the host's noise until
+// they differ, before any test, and a budget they could spend would buy
+// no answer.
 func (s *setSearch) drawn(c *setConfig) int {
 	n := 0
 	for _, k := range s.configs {
-		n += len(k.samples)
+		if k != s.good && k != s.bad {
+			n += len(k.samples)
+		}
 	}
 	if s.configs[c.set.key()] != c {
 		n += len(c.samples)
