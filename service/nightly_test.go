@@ -377,6 +377,12 @@ func TestNightlyRefutedAlertLeavesTheSeries(t *testing.T) {
 	for _, i := range tips {
 		h.night(b, i, 1)
 	}
+	require.Equal(t, []string{h.commits[culprit]}, culpritsOf(t, b))
+}
+
+// culpritsOf lists the culprit commits of the stored findings.
+func culpritsOf(t *testing.T, b *Bot) []string {
+	t.Helper()
 	fs, err := b.Store.Findings()
 	require.NoError(t, err)
 	var culprits []string
@@ -385,7 +391,7 @@ func TestNightlyRefutedAlertLeavesTheSeries(t *testing.T) {
 			culprits = append(culprits, c.Commit.Hash)
 		}
 	}
-	require.Equal(t, []string{h.commits[culprit]}, culprits, "findings %+v", fs)
+	return culprits
 }
 
 // An alert placed on a quiet night (its tip the night before's) is the
@@ -448,14 +454,7 @@ func TestNightlyConfirmNights(t *testing.T) {
 					}
 				}
 			}
-			fs, err := b.Store.Findings()
-			require.NoError(t, err)
-			var culprits []string
-			for _, f := range fs {
-				for _, c := range f.Culprits {
-					culprits = append(culprits, c.Commit.Hash)
-				}
-			}
+			culprits := culpritsOf(t, b)
 			if !tc.step {
 				require.Empty(t, jobs, "notes %q", notes)
 				require.Empty(t, culprits)
