@@ -139,7 +139,10 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if warmup == 0 {
 		warmup = detect.DefaultWarmup
 	}
-	tips := nightTips(chain, opts.Step, warmup+1, cfg.Detect.ConfirmNights+2)
+	// The head stays long enough for a change of the last steps to be
+	// confirmed: the nights hold waits for, and one more.
+	tail := cfg.Detect.ConfirmNights + 2
+	tips := nightTips(chain, opts.Step, warmup+1, tail)
 	if err := setBranch(ctx, origin, cfg.Repo.Branch, tips[0].Hash); err != nil {
 		return nil, err
 	}
@@ -155,7 +158,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	defer bot.Close()
 
 	fmt.Fprintf(opts.Progress, "replaying %d commits %s..%s as %d nights: %d quiet ones, %d commits a night, then %d at the head\n",
-		len(chain)-1, chain[0].Short(), head.Short(), len(tips), warmup+1, opts.Step, max(cfg.Detect.ConfirmNights+2, 1))
+		len(chain)-1, chain[0].Short(), head.Short(), len(tips), warmup+1, opts.Step, tail)
 	sum := &Summary{Repo: repoDir, Commits: len(chain) - 1, Nights: len(tips)}
 	for i, tip := range tips {
 		night, nightStart = i, time.Now()

@@ -50,9 +50,8 @@ type Options struct {
 	// Default 60.
 	MaxRunsPerTest int
 	// MaxRuns bounds the samples of the configurations the search tests,
-	// the two ends left out: once they are spent the search stops, names no set, and reports the
-	// narrowest difference it had reached as unresolved (with a
-	// WarnSetBudgetSpent). Zero is no bound.
+	// the two ends left out. Once they are spent the search stops (see the
+	// package doc) with a record.WarnSetBudgetSpent. Zero is no bound.
 	MaxRuns int
 	// Retests is how many times a configuration whose test stays
 	// undecided (not broken: the host was too noisy for it) is tested
