@@ -130,8 +130,12 @@ func (d *Detector) step() (Alert, bool) {
 	case since >= 0 && t-d.level < d.cfg.Window:
 		// A young level's median follows every night, except those of an
 		// excursion that has lasted MinLevel nights: a step would
-		// otherwise become the level before its sum could reach h.
+		// otherwise become the level before its sum could reach h. The
+		// sums are taken again against that median, as they would have
+		// been with the baseline frozen from the excursion's start: the
+		// nights they summed had moved the median toward themselves.
 		d.base = d.estimate(since)
+		d.resum(since, t)
 	case t-d.level < d.cfg.Window || d.sides[0].start < 0 && d.sides[1].start < 0:
 		d.base = d.estimate(t)
 	}
@@ -161,6 +165,30 @@ func (d *Detector) step() (Alert, bool) {
 		}
 	}
 	return Alert{}, false
+}
+
+// resum sums the nights from..t−1 again against the current baseline,
+// each side from the first of them on which it was above zero; a side
+// that falls to zero starts again, as the CUSUM does.
+func (d *Detector) resum(from, t int) {
+	for i := range d.sides {
+		c := &d.sides[i]
+		if c.start < 0 {
+			continue
+		}
+		c.s, c.start = 0, -1
+		for j := from; j < t; j++ {
+			x := d.nights[j]
+			sd := d.sigma(d.base, x) * math.Sqrt(1+medianVariance(d.base.n))
+			c.s = max(0, c.s+(c.sign*(x.y-d.base.mu)-d.cfg.Allowance)/sd)
+			switch {
+			case c.s == 0:
+				c.start = -1
+			case c.start < 0:
+				c.start = j
+			}
+		}
+	}
 }
 
 // sustained returns the first night of the earliest excursion that has

@@ -41,7 +41,9 @@
 // A young median still leaves out the nights of an excursion that has
 // lasted MinLevel nights (its sum above zero all along): such a run of
 // nights is a step more often than a biased median, and followed, the
-// step would become the level before its sum reached h.
+// step would become the level before its sum reached h. The sums are then
+// taken again over the excursion against the median without it, as if it
+// had been frozen from the excursion's first night.
 // The noise σ of a night's value is the larger of two estimates over the
 // last 2·Window nights of any level: the spread between successive nights
 // (a trimmed root mean square of their differences, robust to a change
@@ -99,6 +101,10 @@
 // nights (either direction) and alerted a 5% drop after 1.3 nights on
 // average, placing it on the right night 95% of the time and within
 // First…Last 99%; TestAccuracy states the same on a smaller simulation.
+// A 5% drop a week after an 8% one at 5% noise (a young level) was
+// alerted in 90% of series within 30 nights, after 10 nights on average:
+// near a night's noise, the CUSUM needs that many (the t-test found 31%,
+// e-divisive 59%).
 //
 // # Caveats
 //

@@ -81,7 +81,7 @@ func (b *Bot) alert(ctx context.Context, req AlertRequest) (*AlertReport, error)
 			rep.Hunks = append(rep.Hunks, nil)
 			continue
 		}
-		hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: req.Metric})
+		hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: req.Metric, Known: knownEffect(c)})
 		var ie *InputError
 		switch {
 		case errors.As(err, &ie):

@@ -229,3 +229,28 @@ func TestHunkSearchOfTheWrongDirection(t *testing.T) {
 	_, err = bot.Hunks(context.Background(), HunksRequest{Rev: culprit, Direction: "sideways"})
 	require.ErrorContains(t, err, `direction "sideways"`)
 }
+
+// A change of one hunk whose effect a confirmed bisection measured needs
+// no search: its hunk is named with that effect and nothing runs. Without
+// the effect (perfbot hunks on its own), the ends are measured.
+func TestHunkSearchOfOneHunk(t *testing.T) {
+	bot, culprit := craftedBot(t, crafted{parent: map[string]string{"comm/f.txt": "a\n"}, culprit: map[string]string{"comm/f.txt": "a SLOW\n"}, slow: "grep -q SLOW comm/f.txt"})
+	known := &DeltaReport{DeltaPct: -10, CIPct: [2]float64{-12, -8}, N: 9}
+	rep, err := bot.Hunks(context.Background(), HunksRequest{Rev: culprit, Known: known})
+	require.NoError(t, err)
+	require.Zero(t, rep.Runs, "nothing measured")
+	require.Len(t, rep.Hunks, 1)
+	require.Equal(t, "comm/f.txt", rep.Hunks[0].File)
+	require.Equal(t, "communicator", rep.Hunks[0].Component)
+	require.Equal(t, *known, rep.Effect.Applied)
+	// Undoing −10% is +11.1%; the interval turns around.
+	require.InDelta(t, 11.11, rep.Effect.Reverted.DeltaPct, 0.01)
+	require.InDelta(t, 100*(1/0.92-1), rep.Effect.Reverted.CIPct[0], 1e-9)
+	require.InDelta(t, 100*(1/0.88-1), rep.Effect.Reverted.CIPct[1], 1e-9)
+
+	rep, err = bot.Hunks(context.Background(), HunksRequest{Rev: culprit})
+	require.NoError(t, err)
+	require.Positive(t, rep.Runs, "measured without a known effect")
+	require.Len(t, rep.Hunks, 1)
+	require.Less(t, rep.Effect.Applied.CIPct[1], 0.0)
+}

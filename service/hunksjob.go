@@ -27,6 +27,11 @@ type HunksRequest struct {
 	// regression (the default) or an improvement. An improvement's hunks
 	// are the ones that make the change better.
 	Direction record.Direction
+	// Known is the change's effect as a confirmed bisection measured it
+	// (its culprit against the parent). A change of one hunk is then
+	// named without a run: applying that hunk to the parent is the commit
+	// itself, so the commit's effect is the hunk's. Nil measures.
+	Known *DeltaReport
 }
 
 // HunksReport is the outcome of a hunk search as `perfbot hunks` prints it.
@@ -164,6 +169,14 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
 		return rep, nil
 	}
+	if len(all) == 1 && req.Known != nil && !req.Worktree {
+		b.progressf("hunks of %s: one hunk, the whole change: its effect is the commit's, measured by the bisection", record.ShortHash(rep.Change))
+		rep.Hunks = []HunkReport{b.hunkReport(all[0])}
+		rep.Effect = EffectReport{Applied: *req.Known, Reverted: reverted(*req.Known)}
+		rep.Tests, rep.Unresolved = []TestReport{}, [][]string{}
+		rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+		return rep, nil
+	}
 	params := map[string]any{"base": patch.Base, "change": rep.Change, "patch": patch.ID, "metric": metric.Name, "spec": b.Oracle.SpecHash()}
 	if rep.Direction == record.Improvement {
 		params["direction"] = rep.Direction
@@ -218,11 +231,7 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 		byID[h.ID] = h
 	}
 	for _, id := range iso.Minimal {
-		h := byID[id]
-		rep.Hunks = append(rep.Hunks, HunkReport{
-			ID: h.ID, File: h.File, Component: b.Config.Components.Match(h.File), Function: h.Function,
-			OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Diff: h.Text,
-		})
+		rep.Hunks = append(rep.Hunks, b.hunkReport(byID[id]))
 	}
 	sort.Slice(rep.Hunks, func(i, j int) bool { return rep.Hunks[i].File < rep.Hunks[j].File })
 	rep.Effect = effectOf(iso)
@@ -236,6 +245,30 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 	rep.Configurations = iso.Configurations
 	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
 	return rep, nil
+}
+
+// hunkReport is hunk h as a report names it.
+func (b *Bot) hunkReport(h *gitops.Hunk) HunkReport {
+	return HunkReport{
+		ID: h.ID, File: h.File, Component: b.Config.Components.Match(h.File), Function: h.Function,
+		OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Diff: h.Text,
+	}
+}
+
+// reverted is the effect of undoing a change of effect d: the parent
+// measured against the change, (1+d)⁻¹−1, its interval turned around.
+func reverted(d DeltaReport) DeltaReport {
+	inv := func(pct float64) float64 { return 100 * (1/(1+pct/100) - 1) }
+	return DeltaReport{DeltaPct: inv(d.DeltaPct), CIPct: [2]float64{inv(d.CIPct[1]), inv(d.CIPct[0])}, N: d.N}
+}
+
+// knownEffect is the effect a confirmed culprit's bisection measured, for
+// HunksRequest.Known; nil when it is not confirmed.
+func knownEffect(c CulpritReport) *DeltaReport {
+	if !c.Confirmed {
+		return nil
+	}
+	return &DeltaReport{DeltaPct: c.DeltaPct, CIPct: c.CIPct, N: min(c.ParentRuns.N, c.CulpritRuns.N)}
 }
 
 // searchedWorse is the direction minimize.Isolate is to treat as worse

@@ -60,8 +60,8 @@ func groundTruth() []anchor {
 		{40, []step{changeC()}},
 		{50, []step{changeG()}},
 		{70, []step{changeF()}},
-		{84, []step{changeA()}},
-		{110, []step{changeD()}},
+		{92, []step{changeA()}},
+		{112, []step{changeD()}},
 	}
 }
 
