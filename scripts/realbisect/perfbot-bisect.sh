@@ -46,7 +46,7 @@ else
 	rm -rf "$work/.perfbot/perfbot.db" "$work/.perfbot/issues" "$work"/*.json "$work"/*.log "$work/perfbot.yaml"
 fi
 mkdir -p "$work"
-sed -e "s|@REPO@|$repo|g" -e "s|@COUNTER@|$counter|g" "$here/perfbot.yaml" > "$work/perfbot.yaml"
+sed -e "s|@REPO@|$repo|g" -e "s|@COUNTER@|$counter|g" -e "s|@BENCHTIME@|$RB_BENCHTIME|g" "$here/perfbot.yaml" > "$work/perfbot.yaml"
 runs_before=$(wc -l < "$counter")
 if ! "$PERFBOT" -v bisect --config "$work/perfbot.yaml" --good "$good" --bad "$bad" \
 	--direction "$RB_DIRECTION" --json > "$work/report.json" 2> "$work/stderr.log"; then
