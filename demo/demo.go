@@ -194,7 +194,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum.Rows = compareWithManifest(m, findings)
+	sum.Rows = compareWithManifest(m, findings, cfg.Primary().Name)
 	nights, err := alertNights(bot)
 	if err != nil {
 		return nil, err
@@ -276,8 +276,10 @@ func alertNights(bot *service.Bot) (map[string]uint64, error) {
 
 // compareWithManifest sets each ground-truth change beside the finding
 // whose culprit is its commit; culprits that match no change get rows of
-// their own.
-func compareWithManifest(m *testbed.Manifest, findings []*record.Finding) []Row {
+// their own. A row's intended effect is the change's on the metric it was
+// found by, or, missed, on primary, the metric the nights follow (on
+// verify_tok_s when the manifest gives none for primary).
+func compareWithManifest(m *testbed.Manifest, findings []*record.Finding, primary string) []Row {
 	byCommit := map[string]*record.Finding{}
 	for _, f := range findings {
 		for _, c := range f.Culprits {
@@ -290,6 +292,9 @@ func compareWithManifest(m *testbed.Manifest, findings []*record.Finding) []Row 
 	matched := map[string]bool{}
 	for _, ch := range m.Changes {
 		row := Row{Change: ch.ID, Kind: string(ch.Kind), TrueCommit: ch.Commit, IntendedPct: ch.Effects[testbed.VerifyTokS]}
+		if pct, ok := ch.Effects[primary]; ok {
+			row.IntendedPct = pct
+		}
 		if ch.Hunk != nil {
 			row.TrueHunk = fmt.Sprintf("%s::%s", ch.Hunk.File, ch.Hunk.Function)
 		}

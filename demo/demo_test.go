@@ -106,7 +106,7 @@ func TestRows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rows := compareWithManifest(&testbed.Manifest{Changes: tt.changes}, tt.findings)
+			rows := compareWithManifest(&testbed.Manifest{Changes: tt.changes}, tt.findings, testbed.VerifyCost)
 			var got []string
 			for _, r := range rows {
 				got = append(got, r.Match())
@@ -119,10 +119,23 @@ func TestRows(t *testing.T) {
 func TestRowFields(t *testing.T) {
 	f := found(commitA, "engine/attention/tiled.go", 40, 4)
 	f.Issue = 3
-	rows := compareWithManifest(&testbed.Manifest{Changes: []testbed.Change{regressionAt("a", commitA)}}, []*record.Finding{f})
+	rows := compareWithManifest(&testbed.Manifest{Changes: []testbed.Change{regressionAt("a", commitA)}}, []*record.Finding{f}, testbed.VerifyCost)
 	require.Equal(t, []Row{{
 		Change: "a", Kind: "regression", TrueCommit: commitA, IntendedPct: -8, TrueHunk: "engine/attention/tiled.go::(*tiled).Extend",
 		FoundCommit: commitA, FoundHunk: "engine/attention/tiled.go::(*tiled).Extend", Component: "attention",
 		DeltaPct: -7.9, Confidence: 0.998, CommitMatch: true, HunkMatch: true, Issue: "#3",
 	}}, rows)
+}
+
+// A missed change shows its intended effect on the metric the nights
+// follow, a found one on the metric it was found by.
+func TestRowIntendedEffect(t *testing.T) {
+	c := regressionAt("c", commitA)
+	c.Effects[testbed.VerifyCost] = 4.7
+	rows := compareWithManifest(&testbed.Manifest{Changes: []testbed.Change{c}}, nil, testbed.VerifyCost)
+	require.Equal(t, 4.7, rows[0].IntendedPct, "missed: the primary metric's")
+	rows = compareWithManifest(&testbed.Manifest{Changes: []testbed.Change{c}}, []*record.Finding{found(commitA, "", 0, 0)}, testbed.VerifyCost)
+	require.Equal(t, -8.0, rows[0].IntendedPct, "found on verify_tok_s: that metric's")
+	rows = compareWithManifest(&testbed.Manifest{Changes: []testbed.Change{regressionAt("d", commitB)}}, nil, testbed.VerifyCost)
+	require.Equal(t, -8.0, rows[0].IntendedPct, "no effect given on the primary metric: verify_tok_s's")
 }
