@@ -216,8 +216,8 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 	rep := b.bisectReport(res, chain, metric)
 	rep.JobID = b.job.rec.ID
 	if req.Hunks {
-		for i, c := range res.Culprits {
-			hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name, Direction: c.Direction, Known: knownEffect(rep.Culprits[i])})
+		for _, c := range rep.Culprits {
+			hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name, Direction: c.Direction, Known: knownEffect(c)})
 			if errors.Is(err, minimize.ErrEndsAlike) || errors.Is(err, minimize.ErrNotWorse) {
 				// The culprit stands; only its hunks could not be told
 				// apart (a host too noisy for the search between them).

@@ -9,10 +9,10 @@
 // drop rows hold 60 quiet nights and then a step drop of 3%, 5% or 10%
 // for 30 nights, and one row a second drop of 5% a week after a first of
 // 8% at CV 5% (the testbed's b and c on a noisy host: the second step
-// lands on a young level, and only its alert counts). A drop is detected by the first alert of a fall on or
-// after the drop night; "nights to alert" counts the alert's night itself
-// (an alert on the first night at the new level is 1 night), its mean and
-// p90 over the detected drops; "change night right" is the share of the
+// lands on a young level, and only its alert counts). A drop is detected
+// by the first alert of a fall on or after the drop night; "nights to
+// alert" counts the alert's night itself (an alert on the first night at
+// the new level is 1 night), its mean and p90 over the detected drops; "change night right" is the share of the
 // detected drops whose alert places the change on the drop night, and
 // "in First…Last" the share whose alert's range of nights holds it (only
 // perfbot gives a range).
