@@ -160,6 +160,11 @@ func TestSlurmTimeoutStartsWithTheJob(t *testing.T) {
 	assert.Equal(t, "ran\n", string(res.Output))
 }
 
+// cancelSelf is a script that has Slurm end its own job. On a loaded
+// machine scancel can time out talking to slurmctld: it asks until it is
+// answered.
+const cancelSelf = "until scancel $SLURM_JOB_ID; do sleep 1; done; sleep 100"
+
 // A job that Slurm ends before its script does (here the script cancels
 // its own job, as a preemption or a node failure would end it) is an
 // infrastructure failure naming the host and the job, after the retries;
@@ -170,9 +175,9 @@ func TestSlurmJobFailureIsInfra(t *testing.T) {
 
 	t.Run("every attempt fails", func(t *testing.T) {
 		dir := t.TempDir()
-		_, err := s.Exec(ctx, 0, Command{Dir: dir, Script: "echo attempt >> attempts; scancel $SLURM_JOB_ID; sleep 100", Scratch: dir, Timeout: time.Minute})
+		res, err := s.Exec(ctx, 0, Command{Dir: dir, Script: "echo attempt >> attempts; " + cancelSelf, Scratch: dir, Timeout: 5 * time.Minute})
 		var infra *record.InfraError
-		require.ErrorAs(t, err, &infra)
+		require.ErrorAs(t, err, &infra, "timed out %v, output %q", res.TimedOut, res.Output)
 		assert.Equal(t, "cluster", infra.Host)
 		assert.Regexp(t, `^slurm job \d+ \(perfbot-cluster-0-[0-9a-f]+\)$`, infra.Op)
 		assert.ErrorContains(t, err, "the job ended before its script did")
@@ -186,9 +191,9 @@ func TestSlurmJobFailureIsInfra(t *testing.T) {
 	})
 	t.Run("the first attempt fails", func(t *testing.T) {
 		dir := t.TempDir()
-		script := "if [ ! -e once ]; then touch once; scancel $SLURM_JOB_ID; sleep 100; fi; echo second; exit 4"
-		res, err := s.Exec(ctx, 0, Command{Dir: dir, Script: script, Scratch: dir, Timeout: time.Minute})
-		require.NoError(t, err)
+		script := "if [ ! -e once ]; then touch once; " + cancelSelf + "; fi; echo second; exit 4"
+		res, err := s.Exec(ctx, 0, Command{Dir: dir, Script: script, Scratch: dir, Timeout: 5 * time.Minute})
+		require.NoError(t, err, "output %q", res.Output)
 		assert.Equal(t, 4, res.ExitCode, "the retry's own result")
 		assert.Equal(t, "second\n", string(res.Output))
 	})
@@ -257,7 +262,7 @@ func TestSlurmMeasureInfraError(t *testing.T) {
 	require.NoError(t, err)
 	spec := counterSpec
 	spec.Benchmarks = []record.BenchStep{counterSpec.Benchmarks[0]}
-	spec.Benchmarks[0].Run = "scancel $SLURM_JOB_ID; sleep 100"
+	spec.Benchmarks[0].Run = cancelSelf
 	runs, err := measureIn(t, context.Background(), pool, &Runner{Spec: spec}, Source{Target: record.Target{Commit: commits[0]}}, 2)
 	var infra *record.InfraError
 	require.ErrorAs(t, err, &infra)
