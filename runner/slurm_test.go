@@ -162,8 +162,11 @@ func TestSlurmTimeoutStartsWithTheJob(t *testing.T) {
 
 // cancelSelf is a script that has Slurm end its own job. On a loaded
 // machine scancel can time out talking to slurmctld: it asks until it is
-// answered.
-const cancelSelf = "until scancel $SLURM_JOB_ID; do sleep 1; done; sleep 100"
+// answered. Then it waits as the shell itself (exec): proctrack/linuxproc
+// finds a job's processes by their parents, and a child forked while
+// slurmd signals the shell outlives it, reparented, holding the step's
+// output open, which kept a CI run's job COMPLETING past a minute.
+const cancelSelf = "until scancel $SLURM_JOB_ID; do sleep 1; done; exec sleep 100"
 
 // A job that Slurm ends before its script does (here the script cancels
 // its own job, as a preemption or a node failure would end it) is an
