@@ -480,7 +480,8 @@ func TestBisectResult(t *testing.T) {
 	h := &bisecttest.History{Len: 33, CV: 0.02, Changes: []bisecttest.Change{changeAt(20, 0.95)}}
 	o := h.Oracle(11)
 	var events []bisect.ProbeEvent
-	res, err := bisect.Bisect(context.Background(), h.Chain(), o, bisect.Options{OnProbe: func(e bisect.ProbeEvent) {
+	// The fields of a result, at a stricter confidence than the default.
+	res, err := bisect.Bisect(context.Background(), h.Chain(), o, bisect.Options{Confidence: 0.99, InitialRuns: 3, OnProbe: func(e bisect.ProbeEvent) {
 		events = append(events, e)
 	}})
 	require.NoError(t, err)

@@ -23,13 +23,13 @@ func Example() {
 	}
 	fmt.Println(res.Verdict)
 	for _, c := range res.Culprits {
-		fmt.Printf("%s %s, confidence at least %.2f, %s\n", c.Commit, c.Direction, 0.99, c.Confirmation.Verdict)
+		fmt.Printf("%s %s, confidence at least %.2f, %s\n", c.Commit, c.Direction, bisect.DefaultConfidence, c.Confirmation.Verdict)
 		fmt.Println(c.CILoPct < -2 && c.CIHiPct < 0)
 	}
 	fmt.Println(record.WarningStrings(res.Warnings))
 	// Output:
 	// culprit
-	// c0040 regression, confidence at least 0.99, confirmed
+	// c0040 regression, confidence at least 0.98, confirmed
 	// true
-	// []
+	// [a second change in c0040..c0064 was not excluded (p=0.36 when its check stopped after 0 runs)]
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/bench"
+	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -42,7 +43,12 @@ func TestParseDefaults(t *testing.T) {
 	assert.Equal(t, "/srv/perf/.perfbot/issues", c.IssuesDir)
 	assert.Equal(t, []Host{{Name: "local", Kind: HostLocal}}, c.Hosts)
 	assert.Equal(t, 10*time.Minute, c.Benchmarks[0].Timeout)
-	assert.Equal(t, Bisect{Confidence: 0.99, MinEffect: 0.02, MaxRuns: 400, MaxHunkRuns: 200, Repeats: 3}, c.Bisect)
+	assert.Equal(t, Bisect{Confidence: 0.98, MinEffect: 0.02, MaxRuns: 400, MaxHunkRuns: 200, Repeats: 2}, c.Bisect)
+	// The engine's defaults are the configuration's.
+	assert.Equal(t, bisect.DefaultConfidence, c.Bisect.Confidence)
+	assert.Equal(t, bisect.DefaultInitialRuns, c.Bisect.Repeats)
+	assert.Equal(t, bisect.DefaultMinEffect, c.Bisect.MinEffect)
+	assert.Equal(t, bisect.DefaultMaxRuns, c.Bisect.MaxRuns)
 	assert.Equal(t, Detect{MinEffect: 0.03, Repeats: 5, MissingNights: 3, Estimator: "median"}, c.Detect)
 	assert.Equal(t, GitHub{TokenEnv: "GITHUB_TOKEN", APIURL: "https://api.github.com/", Labels: []string{"perf-regression"}}, c.GitHub)
 	assert.Equal(t, Report{PublishConfidence: 0.9, Reopen: true}, c.Report)

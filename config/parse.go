@@ -32,11 +32,11 @@ const (
 	defaultIssuesDir         = ".perfbot/issues"
 	defaultBuildTimeout      = 30 * time.Minute
 	defaultBenchTimeout      = 10 * time.Minute
-	defaultBisectConfidence  = 0.99
+	defaultBisectConfidence  = 0.98 // bisect.DefaultConfidence: chosen by simulation
 	defaultBisectMinEffect   = 0.02
 	defaultBisectMaxRuns     = 400
 	defaultMaxHunkRuns       = 200
-	defaultBisectRepeats     = 3 // DESIGN §6: the ends start at 3 runs
+	defaultBisectRepeats     = 2 // bisect.DefaultInitialRuns
 	defaultDetectMinEffect   = 0.03
 	defaultDetectRepeats     = 5
 	defaultListen            = "127.0.0.1:8080"
