@@ -180,16 +180,16 @@
 // # Figures
 //
 // From cmd/bench-bisect (1000 simulated cases per row, lognormal noise,
-// culprit uniform): the whole job (Locate with the command line's
-// defaults) on 64 commits with a 5% drop at 2% noise costs 26.3 runs on
-// average, every one counted, with the right culprit in 99.9% of cases;
-// plain bisection with ten runs per step needs 80. A range without a change
-// ends not_reproduced in 99.9% of cases. The search alone costs 25–32 runs
-// for 64–1024 commits at 2% noise (99.7–99.8% exact) and 112–148 runs at
-// 5% noise (98–99%). With four hosts whose speeds differ by up to 5%
-// (256 commits, 2% noise) the search is as exact as on one host (99.9%
-// against 99.7%) in 10.5 rounds against 29.0, at 42 runs and 33.5 builds
-// (each host builds what it measures).
+// culprit uniform, the defaults: confidence 0.98, two runs an end): the
+// whole job (Locate with the command line's defaults) on 64 commits with a
+// 5% drop at 2% noise costs 25.3 runs on average, every one counted, with
+// the right culprit in 99.8% of cases (99.9% over 20,000); plain
+// bisection with ten runs per step needs 80. A range without a change
+// ends not_reproduced in 99.6% of cases. The search alone costs 24–31
+// runs for 64–1024 commits at 2% noise (99.6–99.8% exact) and 105–142
+// runs at 5% noise (97.4–98.5%). With four hosts (256 commits, 2% noise)
+// the search is as exact as on one host (99.6% both) in 14.2 rounds
+// against 27.4, at 36.5 runs and 16.1 builds.
 //
 // # Caveats
 //
