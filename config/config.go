@@ -154,7 +154,19 @@ type Detect struct {
 	// night: a build that landed fast, a host that was busy) is left out
 	// of the series and costs no bisection. Zero acts on the first night.
 	ConfirmNights int
+	// Improvements is what a nightly cycle does with a detected
+	// improvement: ImprovementsBisect enqueues its job like a
+	// regression's (bisected, never filed), ImprovementsNote only notes it
+	// in the night's report with the bisect command that would locate it,
+	// so that no host time goes to a change nobody needs to fix.
+	Improvements string
 }
+
+// What a nightly cycle does with an improvement (Detect.Improvements).
+const (
+	ImprovementsBisect = "bisect"
+	ImprovementsNote   = "note"
+)
 
 // The estimators of a night's value.
 const (

@@ -49,7 +49,7 @@ func TestParseDefaults(t *testing.T) {
 	assert.Equal(t, bisect.DefaultInitialRuns, c.Bisect.Repeats)
 	assert.Equal(t, bisect.DefaultMinEffect, c.Bisect.MinEffect)
 	assert.Equal(t, bisect.DefaultMaxRuns, c.Bisect.MaxRuns)
-	assert.Equal(t, Detect{MinEffect: 0.03, Repeats: 5, MissingNights: 3, Estimator: "median"}, c.Detect)
+	assert.Equal(t, Detect{MinEffect: 0.03, Repeats: 5, MissingNights: 3, Estimator: "median", Improvements: ImprovementsBisect}, c.Detect)
 	assert.Equal(t, GitHub{TokenEnv: "GITHUB_TOKEN", APIURL: "https://api.github.com/", Labels: []string{"perf-regression"}}, c.GitHub)
 	assert.Equal(t, Report{PublishConfidence: 0.9, Reopen: true}, c.Report)
 	assert.Equal(t, "0 2 * * *", c.Schedule)
@@ -113,7 +113,7 @@ components:
   comm.allreduce: ["python/**/device_communicators/**"]
   comm: ["python/**/distributed/**"]
 bisect: {confidence: 0.95, min_effect: 0.5%, max_runs: 50, max_hunk_runs: 90, repeats: 3}
-detect: {min_effect: 4%, confirm_nights: 1}
+detect: {min_effect: 4%, confirm_nights: 1, improvements: note}
 github:
   repo: owner/name
   token_env: PERF_TOKEN
@@ -149,6 +149,7 @@ fingerprint:
 	assert.Equal(t, Bisect{Confidence: 0.95, MinEffect: 0.005, MaxRuns: 50, MaxHunkRuns: 90, Repeats: 3}, c.Bisect)
 	assert.InDelta(t, 0.04, c.Detect.MinEffect, 1e-12)
 	assert.Equal(t, 1, c.Detect.ConfirmNights)
+	assert.Equal(t, ImprovementsNote, c.Detect.Improvements)
 	assert.Equal(t, GitHub{Repo: "owner/name", TokenEnv: "PERF_TOKEN", APIURL: "https://ghe.example.com/api/v3/", Labels: nil}, c.GitHub)
 	assert.Equal(t, Report{PublishConfidence: 0.8, Reopen: false}, c.Report)
 	assert.Equal(t, "@daily", c.Schedule)
@@ -271,6 +272,11 @@ func TestParseErrors(t *testing.T) {
 			name: "negative confirm nights",
 			yaml: minimal + "detect:\n  confirm_nights: -1\n",
 			want: `perfbot.yaml:13: detect.confirm_nights: -1 must be at least 0`,
+		},
+		{
+			name: "unknown improvements action",
+			yaml: minimal + "detect:\n  improvements: file\n",
+			want: `perfbot.yaml:13: detect.improvements: "file": want bisect or note`,
 		},
 		{
 			name: "zero percentage",

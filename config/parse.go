@@ -562,8 +562,16 @@ func (d *decoder) bisect(n *yaml.Node) Bisect {
 }
 
 func (d *decoder) detect(n *yaml.Node) Detect {
-	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights", "warmup", "estimator", "sample", "confirm_nights")
-	det := Detect{MinEffect: defaultDetectMinEffect, Repeats: defaultDetectRepeats, MissingNights: defaultMissingNights, Estimator: EstimatorMedian}
+	f := d.mapping(n, "detect", "min_effect", "repeats", "missing_nights", "warmup", "estimator", "sample", "confirm_nights", "improvements")
+	det := Detect{MinEffect: defaultDetectMinEffect, Repeats: defaultDetectRepeats, MissingNights: defaultMissingNights, Estimator: EstimatorMedian,
+		Improvements: ImprovementsBisect}
+	if v := value(f, "improvements"); v != nil {
+		switch det.Improvements = d.str(v, "detect.improvements"); det.Improvements {
+		case ImprovementsBisect, ImprovementsNote:
+		default:
+			d.errorf(v, "detect.improvements", "%q: want bisect or note", det.Improvements)
+		}
+	}
 	if v := value(f, "estimator"); v != nil {
 		switch det.Estimator = d.str(v, "detect.estimator"); det.Estimator {
 		case EstimatorMedian, EstimatorBest:

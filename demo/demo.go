@@ -81,8 +81,12 @@ type Row struct {
 	Night uint64 `json:"night,omitempty"`
 	// Unconfirmed is set when fresh runs did not show the change again;
 	// the finding was kept, not filed.
-	Unconfirmed bool   `json:"unconfirmed,omitempty"`
-	Issue       string `json:"issue,omitempty"`
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
+	// Noted is set on a change that no bisection named but whose commit
+	// lies in the range of an alert the nights only noted (an
+	// improvement under detect.improvements: note).
+	Noted bool   `json:"noted,omitempty"`
+	Issue string `json:"issue,omitempty"`
 }
 
 // Run replays the testbed's history as nights of the service and compares
@@ -160,6 +164,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	fmt.Fprintf(opts.Progress, "replaying %d commits %s..%s as %d nights: %d quiet ones, %d commits a night, then %d at the head\n",
 		len(chain)-1, chain[0].Short(), head.Short(), len(tips), warmup+1, opts.Step, tail)
 	sum := &Summary{Repo: repoDir, Commits: len(chain) - 1, Nights: len(tips)}
+	var noted []service.AlertNote
 	for i, tip := range tips {
 		night, nightStart = i, time.Now()
 		if err := setBranch(ctx, origin, cfg.Repo.Branch, tip.Hash); err != nil {
@@ -171,6 +176,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, fmt.Errorf("night %d: %w", i+1, err)
 		}
 		sum.Alerts += len(rep.Alerts)
+		for _, a := range rep.Alerts {
+			if a.Unbisected != nil {
+				noted = append(noted, a)
+			}
+		}
 		if err := bot.Drain(ctx); err != nil {
 			return nil, fmt.Errorf("night %d: %w", i+1, err)
 		}
@@ -202,9 +212,37 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	for i := range sum.Rows {
 		sum.Rows[i].Night = nights[sum.Rows[i].FoundCommit]
 	}
+	markNoted(sum.Rows, noted, chain)
 	sum.Runs, sum.Builds = bot.Oracle.Counts()
 	sum.Wall = time.Since(start).Seconds()
 	return sum, nil
+}
+
+// markNoted marks the rows of changes that no bisection named but that
+// lie in the range of an alert only noted, with the night it was first
+// seen.
+func markNoted(rows []Row, noted []service.AlertNote, chain []gitops.Commit) {
+	at := map[string]int{}
+	for i, c := range chain {
+		at[c.Hash] = i
+	}
+	for i := range rows {
+		r := &rows[i]
+		c, ok := at[r.TrueCommit]
+		if r.FoundCommit != "" || !ok {
+			continue
+		}
+		for _, a := range noted {
+			good, okGood := at[a.Unbisected.Good]
+			bad, okBad := at[a.Unbisected.Bad]
+			if okGood && okBad && good < c && c <= bad {
+				r.Noted = true
+				if r.Night == 0 || a.Night < r.Night {
+					r.Night = a.Night
+				}
+			}
+		}
+	}
 }
 
 // nightTips are the branch tips of the nights: quiet nights on the root
@@ -403,6 +441,7 @@ const (
 	MatchUnexpected       = "unexpected"
 	MatchNoEffectExpected = "no effect expected, none found"
 	MatchMissed           = "missed"
+	MatchNoted            = "noted, not bisected"
 	MatchNone             = "-"
 	// unconfirmedSuffix follows the judgement of a culprit whose fresh
 	// runs did not show its change again.
@@ -411,7 +450,8 @@ const (
 
 // Match judges the row: whether perfbot found the change's commit (and
 // its hunk), found a culprit the ground truth does not hold (unexpected),
-// rightly found nothing where no effect was intended, or missed the
+// saw it on the nights and only noted it, rightly found nothing where no
+// effect was intended, or missed the
 // change. A culprit that was not confirmed says so after the judgement.
 func (r Row) Match() string {
 	match := MatchNone
@@ -422,6 +462,8 @@ func (r Row) Match() string {
 		match = MatchCommit
 	case r.FoundCommit != "" && r.Change == "-":
 		match = MatchUnexpected
+	case r.FoundCommit == "" && r.Noted:
+		match = MatchNoted
 	case r.FoundCommit == "" && r.IntendedPct == 0:
 		match = MatchNoEffectExpected
 	case r.FoundCommit == "" && r.TrueCommit != "":

@@ -6,7 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/testbed"
 )
 
@@ -114,6 +116,35 @@ func TestRows(t *testing.T) {
 			require.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// A change that no bisection named but that lies in the range of an
+// alert the nights only noted (an improvement under detect.improvements:
+// note) says so, with the night; one outside every noted range stays
+// missed, and a found change is left as found.
+func TestMarkNoted(t *testing.T) {
+	var chain []gitops.Commit
+	for _, c := range "0123456789" {
+		chain = append(chain, gitops.Commit{Hash: strings.Repeat(string(c), 40)})
+	}
+	hash := func(i int) string { return chain[i].Hash }
+	rows := []Row{
+		{Change: "d", Kind: "improvement", TrueCommit: hash(5), IntendedPct: 11},
+		{Change: "x", Kind: "improvement", TrueCommit: hash(2), IntendedPct: 5},
+		{Change: "a", Kind: "regression", TrueCommit: hash(6), IntendedPct: -8, FoundCommit: hash(6), CommitMatch: true},
+	}
+	noted := []service.AlertNote{
+		{Night: 31, Unbisected: &service.Range{Good: hash(3), Bad: hash(7)}},
+		{Night: 30, Unbisected: &service.Range{Good: hash(4), Bad: hash(5)}},
+	}
+	markNoted(rows, noted, chain)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Match())
+	}
+	require.Equal(t, []string{MatchNoted, MatchMissed, MatchCommit}, got)
+	require.Equal(t, uint64(30), rows[0].Night, "the earliest night that noted it")
+	require.Zero(t, rows[1].Night)
 }
 
 func TestRowFields(t *testing.T) {

@@ -67,6 +67,14 @@
 // narrowest difference reached is reported unresolved. Either way a
 // record.WarnSetBudgetSpent says so.
 //
+// The bad end with the minimal set reverted is then tested, on a budget of
+// three times the samples the minimal set's own tests took (at least
+// 2×InitialRuns, at most MaxRunsPerTest) and without repetition: a rest of
+// the change that matters shows within it, and one that cannot be decided
+// there (a hunk that shifts the code's layout between the ends) leaves
+// Isolation.RevertedOutcome unresolved with record.WarnSetIncomplete
+// rather than spending the whole per-test limit.
+//
 // # Effects
 //
 // Isolation.Applied and Isolation.Reverted are stats.Delta of the

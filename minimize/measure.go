@@ -170,21 +170,44 @@ func evenOdd(xs []float64) (even, odd []float64) {
 // up to Retests times (see retest). A configuration measured before keeps
 // its verdict.
 func (s *setSearch) test(ctx context.Context, set elemSet, side string) (string, error) {
+	return s.testUpTo(ctx, set, side, s.opts.MaxRunsPerTest)
+}
+
+// testUpTo is test with at most limit samples; a test given fewer than
+// MaxRunsPerTest is a check with a budget of its own, and is not repeated
+// when it stays undecided.
+func (s *setSearch) testUpTo(ctx context.Context, set elemSet, side string, limit int) (string, error) {
 	if c, ok := s.configs[set.key()]; ok {
 		return c.verdict, nil
 	}
 	c := &setConfig{set: set, pBad: 0.5, side: side}
-	if err := s.measure(ctx, PhaseTest, c, 0, s.opts.MaxRunsPerTest); err != nil {
+	if err := s.measure(ctx, PhaseTest, c, 0, limit); err != nil {
 		return "", err
 	}
 	s.configs[set.key()] = c
 	c.test = len(s.tests)
 	s.tests = append(s.tests, Test{})
-	if err := s.retest(ctx, c); err != nil {
-		return "", err
+	if limit >= s.opts.MaxRunsPerTest {
+		if err := s.retest(ctx, c); err != nil {
+			return "", err
+		}
 	}
 	s.record(c)
 	return c.verdict, nil
+}
+
+// revertFactor sizes the check of the bad end with the minimal set
+// reverted: it gets revertFactor times the samples that the minimal set's
+// own tests took (at least 2×InitialRuns, at most MaxRunsPerTest). The
+// check is a residual one, like the commit search's beside a culprit: a
+// rest of the change large enough to matter shows within that budget, and
+// a rest that does not (a layout effect between the ends) is reported as
+// not excluded rather than measured to the limit.
+const revertFactor = 3
+
+// revertLimit is the sample budget of the revert check.
+func (s *setSearch) revertLimit(applied *setConfig) int {
+	return min(s.opts.MaxRunsPerTest, max(2*s.opts.InitialRuns, revertFactor*len(applied.samples)))
 }
 
 // retest repeats the test of a configuration that came out undecided, on

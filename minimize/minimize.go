@@ -215,7 +215,10 @@ type Isolation struct {
 	// OutcomeBad unless the search ran out of decisive tests.
 	AppliedOutcome string
 	// RevertedOutcome is the verdict on the bad end with Minimal reverted:
-	// OutcomeGood when Minimal explains the whole regression.
+	// OutcomeGood when Minimal explains the whole regression. Its test
+	// has a budget in proportion to the samples Minimal's own tests took
+	// (three times as many, within MaxRunsPerTest): undecided within it,
+	// it is OutcomeUnresolved, and a rest of the change was not excluded.
 	RevertedOutcome string
 	// Tests are the measured configurations in the order they were first
 	// decided (a confirmation updates its test in place); the ends are not
@@ -681,12 +684,12 @@ func (s *setSearch) minimize(ctx context.Context, minimal elemSet) (elemSet, err
 // the Isolation.
 func (s *setSearch) result(ctx context.Context, minimal elemSet) (*Isolation, error) {
 	reverted := s.u.closeDown(s.u.all().minus(minimal))
-	revertedVerdict, err := s.test(ctx, reverted, SideRevert)
+	applied := s.configs[minimal.key()]
+	revertedVerdict, err := s.testUpTo(ctx, reverted, SideRevert, s.revertLimit(applied))
 	spent := errors.Is(err, errBudgetSpent)
 	if err != nil && !spent {
 		return nil, err
 	}
-	applied := s.configs[minimal.key()]
 	if err := s.ensure(ctx, applied, effectRuns); err != nil {
 		return nil, err
 	}

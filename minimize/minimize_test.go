@@ -535,3 +535,68 @@ func TestIsolateRunBudget(t *testing.T) {
 		require.Greater(t, full.Samples, iso.Samples, "seed %d: the budget bound the search", seed)
 	}
 }
+
+// flipOracle measures one configuration at either end's level from one
+// sample to the next, as a build whose code layout lands either way does
+// (one of the demo testbed's hunks): no number of samples decides it.
+type flipOracle struct {
+	w   *bisecttest.SetWorld
+	set []string
+}
+
+var _ minimize.Oracle = flipOracle{}
+
+func (o flipOracle) Samples(ctx context.Context, set []string, n int) ([]float64, error) {
+	xs, err := o.w.Samples(ctx, set, n)
+	if err == nil && slices.Equal(set, o.set) {
+		for i := range xs {
+			if i%2 == 1 {
+				xs[i] *= 0.92
+			}
+		}
+	}
+	return xs, err
+}
+
+// The check of the bad end with the minimal set reverted has a budget in
+// proportion to what the minimal set took: a rest that cannot be decided
+// is reported as not excluded, not measured to MaxRunsPerTest and again.
+func TestIsolateRevertCheckBudget(t *testing.T) {
+	for seed := range uint64(5) {
+		w := &bisecttest.SetWorld{Elements: []string{"h00", "h01"}, CV: 0.02, Seed: seed,
+			Effect: func(set map[string]bool) float64 {
+				if set["h00"] {
+					return math.Log(0.92) // the change
+				}
+				return 0
+			}}
+		opts := minimize.Options{Groups: flat(w.Elements), InitialRuns: 8}
+		iso, err := minimize.Isolate(context.Background(), flipOracle{w: w, set: []string{"h01"}}, opts)
+		require.NoError(t, err, "seed %d", seed)
+		var applied, reverted *minimize.Test
+		for i, x := range iso.Tests {
+			switch {
+			case slices.Equal(x.Set, []string{"h00"}):
+				applied = &iso.Tests[i]
+			case slices.Equal(x.Set, []string{"h01"}) && x.Side == minimize.SideRevert:
+				reverted = &iso.Tests[i]
+			}
+		}
+		require.NotNil(t, applied, "seed %d: %+v", seed, iso.Tests)
+		require.NotNil(t, reverted, "seed %d: %+v", seed, iso.Tests)
+		t.Logf("seed %d: minimal %v, applied n=%d, reverted n=%d %s, %d samples", seed, iso.Minimal, applied.N, reverted.N, reverted.Outcome, iso.Samples)
+		assert.Equal(t, []string{"h00"}, iso.Minimal, "seed %d", seed)
+		assert.LessOrEqual(t, reverted.N, max(2*opts.InitialRuns, 3*applied.N), "seed %d", seed)
+		assert.Zero(t, reverted.Retests, "seed %d: a check with its own budget is not repeated", seed)
+		assert.Equal(t, minimize.OutcomeUnresolved, iso.RevertedOutcome, "seed %d", seed)
+		assert.Contains(t, kinds(iso.Warnings), record.WarnSetIncomplete, "seed %d", seed)
+	}
+}
+
+func kinds(ws []record.Warning) []record.WarningKind {
+	var out []record.WarningKind
+	for _, w := range ws {
+		out = append(out, w.Kind)
+	}
+	return out
+}

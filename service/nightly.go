@@ -47,6 +47,10 @@ type AlertNote struct {
 	Night     uint64           `json:"night"` // the night the change was first seen
 	Job       string           `json:"job,omitempty"`
 	Note      string           `json:"note,omitempty"`
+	// Unbisected, set on a change only noted (an improvement under
+	// detect.improvements: note), is the range its job would have
+	// bisected; BisectCommand locates the change in it.
+	Unbisected *Range `json:"unbisected,omitempty"`
 
 	wideGood, wideBad string // detection's widest range for the change
 	earlyGood         string // the tip of the night before wideGood's
@@ -745,17 +749,18 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 				lead = i
 			}
 		}
-		job, note, err := b.actOn(ctx, notes[lead], nights[len(nights)-1].Seq)
+		act, err := b.actOn(ctx, notes[lead], nights[len(nights)-1].Seq)
 		if err != nil {
 			return nil, err
 		}
+		job := act.job
 		err = b.Store.UpdateNightlyState(func(s *record.NightlyState) error {
 			if s.Handled == nil {
 				s.Handled = map[string]string{}
 			}
 			for _, i := range idx {
-				notes[i].Job, notes[i].Note = job, note
-				if i != lead && job != "" {
+				notes[i].Job, notes[i].Note, notes[i].Unbisected = job, act.note, act.unbisected
+				if i != lead && (job != "" || act.unbisected != nil) {
 					notes[i].Note = "same change as " + notes[lead].Metric
 				}
 				s.Handled[record.AlertKey(notes[i].Metric, notes[i].Direction, notes[i].Good, notes[i].Bad)] = job
@@ -775,6 +780,9 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 // sayAlert reports on stderr what the night did with an alert.
 func (b *Bot) sayAlert(a AlertNote) {
 	b.progressf("nightly: %s %s %+.1f%% between %s and %s (first seen night %d): %s%s", a.Metric, a.Direction, a.DeltaPct, record.ShortHash(a.Good), record.ShortHash(a.Bad), a.Night, a.Job, prefixed(a.Job, a.Note))
+	if cmd := a.BisectCommand(); cmd != "" {
+		b.progressf("nightly: to locate it: %s", cmd)
+	}
 }
 
 func prefixed(job, note string) string {
@@ -784,9 +792,33 @@ func prefixed(job, note string) string {
 	return note
 }
 
+// Range is a first-parent range of commits, good excluded.
+type Range struct {
+	Good string `json:"good"`
+	Bad  string `json:"bad"`
+}
+
+// BisectCommand is the perfbot bisect command that locates a noted
+// change, or "" for an alert that was acted on.
+func (a AlertNote) BisectCommand() string {
+	if a.Unbisected == nil {
+		return ""
+	}
+	return fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s --direction %s",
+		record.ShortHash(a.Unbisected.Good), record.ShortHash(a.Unbisected.Bad), a.Metric, a.Direction)
+}
+
+// action is what a night did with one new alert: the job it enqueued,
+// or a note saying why none was, and for an improvement only noted, the
+// range its job would have bisected.
+type action struct {
+	job, note  string
+	unbisected *Range
+}
+
 // actOn acts on one new alert: it enqueues the job that bisects it, or
 // says why none is needed.
-func (b *Bot) actOn(ctx context.Context, a AlertNote, night uint64) (job, note string, err error) {
+func (b *Bot) actOn(ctx context.Context, a AlertNote, night uint64) (action, error) {
 	good, bad := a.Good, a.Bad
 	if good == bad && a.wideGood != "" && a.wideBad != "" {
 		// The likeliest night has the commit of the night before it (a
@@ -794,15 +826,15 @@ func (b *Bot) actOn(ctx context.Context, a AlertNote, night uint64) (job, note s
 		good, bad = a.wideGood, a.wideBad
 	}
 	if good == bad || good == "" {
-		return "", "no commit between the two nights: the host, not the code, changed", nil
+		return action{note: "no commit between the two nights: the host, not the code, changed"}, nil
 	}
 	filed, err := b.filedInRange(ctx, good, bad)
 	if err != nil {
-		return "", "", err
+		return action{}, err
 	}
 	if filed != nil {
 		note, err := b.noteSeenAgain(ctx, filed, a.Metric, night)
-		return "", note, err
+		return action{note: note}, err
 	}
 	wideGood := a.wideGood
 	if a.earlyGood != "" && wideGood != "" {
@@ -812,9 +844,16 @@ func (b *Bot) actOn(ctx context.Context, a AlertNote, night uint64) (job, note s
 		// one more night costs the bisection about one probe.
 		wideGood = a.earlyGood
 	}
+	if a.Direction == record.Improvement && b.Config.Detect.Improvements == config.ImprovementsNote {
+		from, to := a.Good, a.Bad
+		if wideGood != "" && a.wideBad != "" {
+			from, to = wideGood, a.wideBad
+		}
+		return action{note: "an improvement: noted, not bisected (detect.improvements: note)", unbisected: &Range{Good: from, Bad: to}}, nil
+	}
 	id, err := b.Enqueue(record.JobAlert, AlertRequest{Metric: a.Metric, Direction: a.Direction, Good: a.Good, Bad: a.Bad, Night: a.Night, DeltaPct: a.DeltaPct,
 		WideGood: wideGood, WideBad: a.wideBad})
-	return id, "", err
+	return action{job: id}, err
 }
 
 // filedInRange returns a filed finding whose culprit lies in good..bad

@@ -125,41 +125,94 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 		}
 		return v
 	}
-	h := newNights(t, 49, level, nil)
-	b := h.open()
-	alerts := 0
-	// Quiet nights on the first commit let detection learn the noise;
-	// then the branch advances four commits a night.
-	tips := []int{0, 0, 0, 0, 0}
-	for i := 0; i < len(h.commits); i += 4 {
-		tips = append(tips, i)
-	}
-	for n, i := range tips {
-		rep := h.night(b, i, speeds[n%len(speeds)])
-		require.Equal(t, record.StatusOK, rep.Night.Status)
-		for _, a := range rep.Alerts {
-			if a.Note != "acted on before" {
-				t.Logf("night %d: %+v", n+1, a)
-				alerts++
+	for _, tc := range []struct {
+		name         string
+		improvements string
+		culprits     func(commits []string) map[string]record.Direction
+		noted        int // improvements noted with a bisect command instead of bisected
+	}{
+		{
+			name:         "improvements bisected",
+			improvements: config.ImprovementsBisect,
+			culprits: func(c []string) map[string]record.Direction {
+				return map[string]record.Direction{c[13]: record.Regression, c[37]: record.Improvement}
+			},
+		},
+		{
+			name:         "improvements noted",
+			improvements: config.ImprovementsNote,
+			culprits: func(c []string) map[string]record.Direction {
+				return map[string]record.Direction{c[13]: record.Regression}
+			},
+			noted: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newNights(t, 49, level, nil)
+			h.cfg.Detect.Improvements = tc.improvements
+			b := h.open()
+			alerts := 0
+			var noted []AlertNote
+			// Quiet nights on the first commit let detection learn the
+			// noise; then the branch advances four commits a night.
+			tips := []int{0, 0, 0, 0, 0}
+			for i := 0; i < len(h.commits); i += 4 {
+				tips = append(tips, i)
 			}
-		}
-	}
-	require.Equal(t, 2, alerts, "one alert per injected change, no false alarm")
+			for n, i := range tips {
+				rep := h.night(b, i, speeds[n%len(speeds)])
+				require.Equal(t, record.StatusOK, rep.Night.Status)
+				for _, a := range rep.Alerts {
+					if a.Note != "acted on before" {
+						t.Logf("night %d: %+v", n+1, a)
+						alerts++
+					}
+					if a.Unbisected != nil {
+						noted = append(noted, a)
+					}
+				}
+			}
+			require.Equal(t, 2, alerts, "one alert per injected change, no false alarm")
+			require.Len(t, noted, tc.noted)
+			for _, a := range noted {
+				require.Equal(t, record.Improvement, a.Direction)
+				require.Empty(t, a.Job)
+				// The range holds the improvement, and the command
+				// bisects it.
+				require.Less(t, index(t, h.commits, a.Unbisected.Good), 37)
+				require.GreaterOrEqual(t, index(t, h.commits, a.Unbisected.Bad), 37)
+				require.Equal(t, fmt.Sprintf("perfbot bisect --good %s --bad %s --metric verify_tok_s --direction improvement",
+					a.Unbisected.Good[:10], a.Unbisected.Bad[:10]), a.BisectCommand())
+			}
 
-	fs, err := b.Store.Findings()
-	require.NoError(t, err)
-	culprits := map[string]record.Direction{}
-	filed := 0
-	for _, f := range fs {
-		for _, c := range f.Culprits {
-			culprits[c.Commit.Hash] = f.Direction
-		}
-		if f.State == record.StateFiled {
-			filed++
+			fs, err := b.Store.Findings()
+			require.NoError(t, err)
+			culprits := map[string]record.Direction{}
+			filed := 0
+			for _, f := range fs {
+				for _, c := range f.Culprits {
+					culprits[c.Commit.Hash] = f.Direction
+				}
+				if f.State == record.StateFiled {
+					filed++
+				}
+			}
+			require.Equal(t, tc.culprits(h.commits), culprits)
+			require.Equal(t, 1, filed, "the regression is filed, the improvement is not")
+		})
+	}
+}
+
+// index is the position of a commit in the history.
+func index(t *testing.T, commits []string, hash string) int {
+	t.Helper()
+	for i, c := range commits {
+		if c == hash {
+			return i
 		}
 	}
-	require.Equal(t, map[string]record.Direction{h.commits[13]: record.Regression, h.commits[37]: record.Improvement}, culprits)
-	require.Equal(t, 1, filed, "the regression is filed, the improvement is not")
+	t.Fatalf("commit %s is not in the history", hash)
+	return -1
 }
 
 func TestNightlyQuietHistoryRaisesNothing(t *testing.T) {
@@ -401,14 +454,14 @@ func TestActOnAQuietNight(t *testing.T) {
 	b := h.open()
 	ctx := context.Background()
 	c0, c4 := h.commits[0], h.commits[4]
-	job, note, err := b.actOn(ctx, AlertNote{Metric: "verify_tok_s", Direction: record.Regression, Good: c0, Bad: c0}, 7)
+	act, err := b.actOn(ctx, AlertNote{Metric: "verify_tok_s", Direction: record.Regression, Good: c0, Bad: c0}, 7)
 	require.NoError(t, err)
-	require.Empty(t, job)
-	require.Contains(t, note, "the host, not the code, changed")
-	job, note, err = b.actOn(ctx, AlertNote{Metric: "verify_tok_s", Direction: record.Regression, Good: c0, Bad: c0, wideGood: c0, wideBad: c4}, 7)
+	require.Empty(t, act.job)
+	require.Contains(t, act.note, "the host, not the code, changed")
+	act, err = b.actOn(ctx, AlertNote{Metric: "verify_tok_s", Direction: record.Regression, Good: c0, Bad: c0, wideGood: c0, wideBad: c4}, 7)
 	require.NoError(t, err)
-	require.NotEmpty(t, job, "the wide range has commits: a job bisects it")
-	require.Empty(t, note)
+	require.NotEmpty(t, act.job, "the wide range has commits: a job bisects it")
+	require.Empty(t, act.note)
 }
 
 // With detect.confirm_nights, an alert waits for the nights after its
