@@ -125,6 +125,12 @@ type Detect struct {
 	// MinEffect is the smallest relative change that raises an alert, as a
 	// fraction.
 	MinEffect float64
+	// MinEffects are the metrics whose alerts have a threshold of their
+	// own (metrics[].min_effect), overriding MinEffect: a metric that
+	// moves with the host's speed alerts only on changes larger than the
+	// host's. The threshold is no part of the spec's hash: it changes
+	// what alerts, not what a run measures.
+	MinEffects map[string]float64
 	// Repeats is the number of runs of the tip, and as many of the
 	// reference commit beside them, that a nightly cycle takes.
 	Repeats int
@@ -160,6 +166,14 @@ type Detect struct {
 	// in the night's report with the bisect command that would locate it,
 	// so that no host time goes to a change nobody needs to fix.
 	Improvements string
+}
+
+// MinEffectOf is the alert threshold of the named metric.
+func (d Detect) MinEffectOf(metric string) float64 {
+	if v, ok := d.MinEffects[metric]; ok {
+		return v
+	}
+	return d.MinEffect
 }
 
 // What a nightly cycle does with an improvement (Detect.Improvements).

@@ -98,6 +98,7 @@ metrics:
   - name: ttft_ms
     benchmark: serving
     select: ttft
+    min_effect: 10%
     unit: ms
   - name: tok_s
     benchmark: serving
@@ -150,6 +151,8 @@ fingerprint:
 	assert.InDelta(t, 0.04, c.Detect.MinEffect, 1e-12)
 	assert.Equal(t, 1, c.Detect.ConfirmNights)
 	assert.Equal(t, ImprovementsNote, c.Detect.Improvements)
+	assert.InDelta(t, 0.10, c.Detect.MinEffectOf("ttft_ms"), 1e-12, "metrics[].min_effect overrides detect.min_effect")
+	assert.InDelta(t, 0.04, c.Detect.MinEffectOf("tok_s"), 1e-12)
 	assert.Equal(t, GitHub{Repo: "owner/name", TokenEnv: "PERF_TOKEN", APIURL: "https://ghe.example.com/api/v3/", Labels: nil}, c.GitHub)
 	assert.Equal(t, Report{PublishConfidence: 0.8, Reopen: false}, c.Report)
 	assert.Equal(t, "@daily", c.Schedule)
@@ -272,6 +275,11 @@ func TestParseErrors(t *testing.T) {
 			name: "negative confirm nights",
 			yaml: minimal + "detect:\n  confirm_nights: -1\n",
 			want: `perfbot.yaml:13: detect.confirm_nights: -1 must be at least 0`,
+		},
+		{
+			name: "metric threshold without percent sign",
+			yaml: strings.Replace(minimal, "    unit: tok/s\n", "    unit: tok/s\n    min_effect: 0.1\n", 1),
+			want: `perfbot.yaml:12: metrics[0].min_effect: bad percentage "0.1" (write it like 2% or 0.5%)`,
 		},
 		{
 			name: "unknown improvements action",
@@ -428,7 +436,7 @@ func TestParseReportsEveryError(t *testing.T) {
 	data := strings.NewReplacer("format: gobench", "format: gobenc", "unit: tok/s", "unit: tok/s\n    colour: red").Replace(minimal)
 	_, err := Parse([]byte(data), "perfbot.yaml")
 	require.EqualError(t, err, `perfbot.yaml:6: benchmarks[0].format: unknown format "gobenc" (want one of `+strings.Join(bench.Formats(), ", ")+`)
-perfbot.yaml:12: metrics[0].colour: unknown key (want one of name, benchmark, select, unit, better, primary, alert)`)
+perfbot.yaml:12: metrics[0].colour: unknown key (want one of name, benchmark, select, unit, better, primary, alert, min_effect)`)
 
 	var one *Error
 	require.ErrorAs(t, err, &one)

@@ -139,12 +139,14 @@ func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	steps := map[string]int{} // step name → line, unique across build and benchmarks
 	c.Build = d.buildSteps(value(f, "build"), steps)
 	c.Benchmarks = d.benchSteps(f["benchmarks"], root, steps)
-	c.Metrics = d.metrics(f["metrics"], root, c.Benchmarks)
+	var minEffects map[string]float64
+	c.Metrics, minEffects = d.metrics(f["metrics"], root, c.Benchmarks)
 	c.Components = d.components(value(f, "components"))
 	c.Speculative = d.speculative(value(f, "speculative"), c.Metrics)
 
 	c.Bisect = d.bisect(value(f, "bisect"))
 	c.Detect = d.detect(value(f, "detect"))
+	c.Detect.MinEffects = minEffects
 	c.GitHub = d.github(value(f, "github"))
 	c.Report = d.report(value(f, "report"))
 	c.Schedule = d.schedule(value(f, "schedule"))
@@ -398,12 +400,13 @@ func (d *decoder) benchSteps(bf field, root *yaml.Node, names map[string]int) []
 	return steps
 }
 
-func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep) []record.Metric {
+func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep) ([]record.Metric, map[string]float64) {
 	items := d.sequence(mf.value, "metrics")
 	if len(items) == 0 {
 		d.errorf(at(mf.key, root), "metrics", "at least one metric is required")
-		return nil
+		return nil, nil
 	}
+	var minEffects map[string]float64
 	var benchNames []string
 	for _, b := range benches {
 		benchNames = append(benchNames, b.Name)
@@ -413,7 +416,7 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep)
 	primary := -1
 	for i, item := range items {
 		p := fmt.Sprintf("metrics[%d]", i)
-		f := d.mapping(item, p, "name", "benchmark", "select", "unit", "better", "primary", "alert")
+		f := d.mapping(item, p, "name", "benchmark", "select", "unit", "better", "primary", "alert", "min_effect")
 		m := record.Metric{
 			Name:      d.str(value(f, "name"), p+".name"),
 			Benchmark: d.str(value(f, "benchmark"), p+".benchmark"),
@@ -461,6 +464,12 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep)
 		if n := value(f, "alert"); n != nil {
 			m.Quiet = !d.boolean(n, p+".alert")
 		}
+		if n := value(f, "min_effect"); n != nil {
+			if minEffects == nil {
+				minEffects = map[string]float64{}
+			}
+			minEffects[m.Name] = d.percent(n, p+".min_effect")
+		}
 		if n := value(f, "primary"); n != nil && d.boolean(n, p+".primary") {
 			if primary >= 0 {
 				d.errorf(n, p+".primary", "a second primary metric (%s is already primary)", metrics[primary].Name)
@@ -478,7 +487,7 @@ func (d *decoder) metrics(mf field, root *yaml.Node, benches []record.BenchStep)
 	if metrics[primary].Quiet {
 		d.errorf(items[primary], fmt.Sprintf("metrics[%d].alert", primary), "the primary metric %s must alert: detection and bisection follow it", metrics[primary].Name)
 	}
-	return metrics
+	return metrics, minEffects
 }
 
 // inferBetter guesses a metric's direction from its unit: rates are better

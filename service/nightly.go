@@ -522,7 +522,7 @@ func medianOr(vs []float64) float64 {
 func (b *Bot) detectConfig(m record.Metric) detect.Config {
 	return detect.Config{
 		Better:        m.Better,
-		MinEffect:     b.Config.Detect.MinEffect,
+		MinEffect:     b.Config.Detect.MinEffectOf(m.Name),
 		MissingNights: b.Config.Detect.MissingNights,
 		Warmup:        b.Config.Detect.Warmup,
 	}

@@ -215,6 +215,32 @@ func index(t *testing.T, commits []string, hash string) int {
 	return -1
 }
 
+// A metric's own threshold (metrics[].min_effect) overrides
+// detect.min_effect: an 8% step raises no alert on a metric that alerts
+// from 20% only.
+func TestNightlyMetricThreshold(t *testing.T) {
+	h := newNights(t, 30, func(i int) float64 {
+		if i >= 13 {
+			return 920
+		}
+		return 1000
+	}, nil)
+	h.cfg.Detect.MinEffects = map[string]float64{"verify_tok_s": 0.20}
+	b := h.open()
+	tips := []int{0, 0, 0, 0, 0}
+	for i := 0; i < len(h.commits); i += 4 {
+		tips = append(tips, i)
+	}
+	tips = append(tips, len(h.commits)-1, len(h.commits)-1)
+	for n, i := range tips {
+		rep := h.night(b, i, speeds[n%len(speeds)])
+		require.Empty(t, rep.Alerts, "night %d", n+1)
+	}
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	require.Empty(t, fs)
+}
+
 func TestNightlyQuietHistoryRaisesNothing(t *testing.T) {
 	h := newNights(t, 25, func(int) float64 { return 1000 }, nil)
 	b := h.open()
