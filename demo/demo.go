@@ -82,6 +82,10 @@ type Row struct {
 	// Unconfirmed is set when fresh runs did not show the change again;
 	// the finding was kept, not filed.
 	Unconfirmed bool `json:"unconfirmed,omitempty"`
+	// NoCode is set when the culprit changes no code (comments, docs):
+	// what was measured came from noise or the code's layout, and the
+	// finding was kept, not filed.
+	NoCode bool `json:"no_code,omitempty"`
 	// Noted is set on a change that no bisection named but whose commit
 	// lies in the range of an alert the nights only noted (an
 	// improvement under detect.improvements: note).
@@ -376,6 +380,7 @@ func fillFound(row *Row, f *record.Finding) {
 	c := f.Culprits[0]
 	row.FoundCommit, row.DeltaPct, row.Confidence = c.Commit.Hash, c.DeltaPct, c.Confidence
 	row.Unconfirmed = f.Unconfirmed != ""
+	row.NoCode = c.NoCodeChange
 	var hunks []string
 	for _, h := range f.Hunks() {
 		name := h.File
@@ -446,13 +451,17 @@ const (
 	// unconfirmedSuffix follows the judgement of a culprit whose fresh
 	// runs did not show its change again.
 	unconfirmedSuffix = ", not confirmed: kept"
+	// noCodeSuffix follows the judgement of a culprit that changes no
+	// code.
+	noCodeSuffix = ", no code changed: kept"
 )
 
 // Match judges the row: whether perfbot found the change's commit (and
 // its hunk), found a culprit the ground truth does not hold (unexpected),
 // saw it on the nights and only noted it, rightly found nothing where no
 // effect was intended, or missed the
-// change. A culprit that was not confirmed says so after the judgement.
+// change. A culprit that was not confirmed, or that changes no code and
+// so was not filed, says so after the judgement.
 func (r Row) Match() string {
 	match := MatchNone
 	switch {
@@ -469,8 +478,11 @@ func (r Row) Match() string {
 	case r.FoundCommit == "" && r.TrueCommit != "":
 		match = MatchMissed
 	}
-	if r.Unconfirmed {
+	switch {
+	case r.Unconfirmed:
 		match += unconfirmedSuffix
+	case r.NoCode && r.Issue == "":
+		match += noCodeSuffix
 	}
 	return match
 }

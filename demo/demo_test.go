@@ -70,6 +70,16 @@ func TestRows(t *testing.T) {
 			want: []string{MatchCommitAndHunk + ", not confirmed: kept"},
 		},
 		{
+			name:    "unexpected, changing no code: kept",
+			changes: []testbed.Change{regressionAt("a", commitA)},
+			findings: []*record.Finding{found(commitA, "", 0, 0), func() *record.Finding {
+				f := found(commitB, "", 0, 0)
+				f.Culprits[0].NoCodeChange = true
+				return f
+			}()},
+			want: []string{MatchCommit, MatchUnexpected + ", no code changed: kept"},
+		},
+		{
 			name:    "found by two metrics: the filed finding with its hunk shows",
 			changes: []testbed.Change{regressionAt("a", commitA)},
 			findings: []*record.Finding{func() *record.Finding {
