@@ -91,6 +91,9 @@ func printNight(w io.Writer, r *service.NightReport) error {
 			what = a.Note
 		}
 		fmt.Fprintf(w, "alert: %s %s %+.1f%% between %s and %s (night %d): %s\n", a.Metric, a.Direction, a.DeltaPct, record.ShortHash(a.Good), record.ShortHash(a.Bad), a.Night, what)
+		if cmd := a.BisectCommand(); cmd != "" {
+			fmt.Fprintf(w, "  to locate it: %s\n", cmd)
+		}
 	}
 	for _, id := range r.Missing {
 		fmt.Fprintf(w, "missing data: finding %s\n", id)

@@ -41,6 +41,7 @@ func TestPrint(t *testing.T) {
 		{"history", func(w io.Writer) error { return printHistory(w, historyRows(), time.UTC) }, historyRows()},
 		{"history-csv", func(w io.Writer) error { return writeHistoryCSV(w, historyRows()) }, nil},
 		{"history-benchstat", func(w io.Writer) error { return writeHistoryBenchstat(w, historyRows()) }, nil},
+		{"nightly", func(w io.Writer) error { return printNight(w, nightReport()) }, nightReport()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,9 +183,27 @@ func demoSummary() *demo.Summary {
 				CommitMatch: true, HunkMatch: true, Unconfirmed: true},
 			{Change: "d", Kind: "regression", TrueCommit: hBad, IntendedPct: -3},
 			{Change: "e", Kind: "non_runtime", TrueCommit: hGood},
+			{Change: "f", Kind: "improvement", TrueCommit: "e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70819", IntendedPct: 11, Night: 12, Noted: true},
 			{Change: "-", Kind: "unexpected", FoundCommit: "c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7", DeltaPct: -2.1, Confidence: 0.991, Issue: "#2"},
+			{Change: "-", Kind: "unexpected", FoundCommit: "d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708", DeltaPct: 6.9, Confidence: 0.978, Component: "attention", Night: 13, NoCode: true},
 		},
 		Issues: []string{"/home/me/demo-out/issues/1-verify-tok-s-7-9-at-3f2a9c1e00-attention.md", "/home/me/demo-out/issues/2-verify-tok-s-2-1-at-c4d5e6f708.md"},
+	}
+}
+
+func nightReport() *service.NightReport {
+	return &service.NightReport{
+		Night: record.Night{Seq: 31, Branch: "main", Tip: hBad, Reference: hGood, New: []string{hProbe1, hBad}, Status: record.StatusOK,
+			Metrics: map[string]record.NightMetric{
+				"verify_cost":    {Tip: []float64{5.21, 5.13, 5.3}, Ref: []float64{5.52, 5.61, 5.49}, Level: 5.55, Values: []float64{5.24, 5.07, 5.36}},
+				"allreduce_gbps": {Tip: []float64{0.31, 0.3, 0.32}, Ref: []float64{0.3, 0.31, 0.3}, Level: 0.3, RefWeight: 1, Values: []float64{0.31, 0.29, 0.32}},
+			}},
+		Alerts: []service.AlertNote{
+			{Metric: "verify_cost", Direction: record.Regression, Good: hGood, Bad: hProbe1, DeltaPct: 6.1, Night: 29, Job: "alert-5c9d99de7605"},
+			{Metric: "verify_cost", Direction: record.Improvement, Good: hProbe1, Bad: hBad, DeltaPct: -8.3, Night: 30,
+				Note: "an improvement: noted, not bisected (detect.improvements: note)", Unbisected: &service.Range{Good: hGood, Bad: hBad}},
+		},
+		Runs: 15, Builds: 2, Wall: 11.4,
 	}
 }
 
