@@ -222,9 +222,10 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	return sum, nil
 }
 
-// markNoted marks the rows of changes that no bisection named but that
-// lie in the range of an alert only noted, with the night it was first
-// seen.
+// markNoted marks the rows of improvements that no bisection named but
+// that lie in the range of an improvement alert only noted, with the
+// night it was first seen. Other changes in such a range (a regression, a
+// commit meant to change nothing) are not what the alert saw.
 func markNoted(rows []Row, noted []service.AlertNote, chain []gitops.Commit) {
 	at := map[string]int{}
 	for i, c := range chain {
@@ -233,10 +234,13 @@ func markNoted(rows []Row, noted []service.AlertNote, chain []gitops.Commit) {
 	for i := range rows {
 		r := &rows[i]
 		c, ok := at[r.TrueCommit]
-		if r.FoundCommit != "" || !ok {
+		if r.FoundCommit != "" || !ok || r.Kind != string(testbed.Improvement) {
 			continue
 		}
 		for _, a := range noted {
+			if a.Direction != record.Improvement {
+				continue
+			}
 			good, okGood := at[a.Unbisected.Good]
 			bad, okBad := at[a.Unbisected.Bad]
 			if okGood && okBad && good < c && c <= bad {

@@ -128,10 +128,11 @@ func TestRows(t *testing.T) {
 	}
 }
 
-// A change that no bisection named but that lies in the range of an
-// alert the nights only noted (an improvement under detect.improvements:
-// note) says so, with the night; one outside every noted range stays
-// missed, and a found change is left as found.
+// An improvement that no bisection named but that lies in the range of
+// an improvement alert the nights only noted (detect.improvements: note)
+// says so, with the night; one outside every noted range stays missed, a
+// found change is left as found, and the other changes in a noted range
+// are not its.
 func TestMarkNoted(t *testing.T) {
 	var chain []gitops.Commit
 	for _, c := range "0123456789" {
@@ -142,17 +143,21 @@ func TestMarkNoted(t *testing.T) {
 		{Change: "d", Kind: "improvement", TrueCommit: hash(5), IntendedPct: 11},
 		{Change: "x", Kind: "improvement", TrueCommit: hash(2), IntendedPct: 5},
 		{Change: "a", Kind: "regression", TrueCommit: hash(6), IntendedPct: -8, FoundCommit: hash(6), CommitMatch: true},
+		{Change: "c", Kind: "regression", TrueCommit: hash(4), IntendedPct: -5},
+		{Change: "g", Kind: "non_runtime", TrueCommit: hash(7)},
 	}
 	noted := []service.AlertNote{
-		{Night: 31, Unbisected: &service.Range{Good: hash(3), Bad: hash(7)}},
-		{Night: 30, Unbisected: &service.Range{Good: hash(4), Bad: hash(5)}},
+		{Night: 31, Direction: record.Improvement, Unbisected: &service.Range{Good: hash(3), Bad: hash(7)}},
+		{Night: 30, Direction: record.Improvement, Unbisected: &service.Range{Good: hash(4), Bad: hash(5)}},
 	}
 	markNoted(rows, noted, chain)
 	var got []string
 	for _, r := range rows {
 		got = append(got, r.Match())
 	}
-	require.Equal(t, []string{MatchNoted, MatchMissed, MatchCommit}, got)
+	// The regression and the commit meant to change nothing lie in the
+	// noted range too, but an improvement alert is not about them.
+	require.Equal(t, []string{MatchNoted, MatchMissed, MatchCommit, MatchMissed, MatchNoEffectExpected}, got)
 	require.Equal(t, uint64(30), rows[0].Night, "the earliest night that noted it")
 	require.Zero(t, rows[1].Night)
 }
