@@ -358,11 +358,9 @@ func isGo(path string) bool     { return strings.HasSuffix(path, ".go") }
 func isPython(path string) bool { return strings.HasSuffix(path, ".py") }
 
 // ChangesCode reports whether any line the patch adds or removes is more
-// than a comment or blank: a line whose text, trimmed, starts with "//",
-// "/*", "*", "#" or "--" is taken for a comment (Go, C, Python, shell,
-// SQL), so the answer is a heuristic that errs towards "changes code". A
-// patch that adds, deletes, renames or changes the mode of a file, or
-// changes a binary one, changes code.
+// than a comment or blank (see commentLine), so the answer is a heuristic
+// that errs towards "changes code". A patch that adds, deletes, renames or
+// changes the mode of a file, or changes a binary one, changes code.
 func (p *Patch) ChangesCode() bool {
 	for _, fd := range p.Files {
 		if fd.Kind != Modified {
@@ -379,15 +377,54 @@ func (p *Patch) ChangesCode() bool {
 			if !inFragment || line == "" || (line[0] != '+' && line[0] != '-') {
 				continue
 			}
-			text := strings.TrimSpace(line[1:])
-			switch {
-			case text == "",
-				strings.HasPrefix(text, "//"), strings.HasPrefix(text, "/*"), strings.HasPrefix(text, "*"),
-				strings.HasPrefix(text, "#"), strings.HasPrefix(text, "--"):
-				continue
+			if !commentLine(h.File, strings.TrimSpace(line[1:])) {
+				return true
 			}
-			return true
 		}
+	}
+	return false
+}
+
+// cFamily are the extensions of files whose lines starting with "#" are
+// preprocessor directives (#pragma unroll, #define), not comments: C, C++,
+// CUDA, Objective-C and assembly.
+var cFamily = map[string]bool{
+	".c": true, ".h": true, ".cc": true, ".cpp": true, ".cxx": true, ".hpp": true, ".hh": true, ".hxx": true,
+	".cu": true, ".cuh": true, ".m": true, ".mm": true, ".s": true,
+}
+
+// dashComment are the extensions of files in which "--" starts a comment.
+var dashComment = map[string]bool{".sql": true, ".lua": true, ".hs": true}
+
+// commentLine reports whether text, a changed line of the file at path
+// with its white space trimmed, is blank or a comment that no compiler or
+// interpreter acts on: "//" and "/*" (but not Go's directives, //go:noinline
+// or //go:build, nor cgo's #cgo lines), a block comment's "*" continuation
+// (not a dereference, *p = x), "#" outside the C family (not a shebang),
+// and "--" in SQL, Lua and Haskell.
+func commentLine(path, text string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	switch {
+	case text == "":
+		return true
+	case strings.HasPrefix(text, "//"):
+		rest := text[2:]
+		for _, directive := range []string{"go:", "line ", "export ", " +build", "#cgo", " #cgo"} {
+			if strings.HasPrefix(rest, directive) {
+				return false
+			}
+		}
+		return true
+	case strings.HasPrefix(text, "/*"):
+		return true
+	case strings.HasPrefix(text, "*"):
+		return text == "*" || strings.HasPrefix(text, "* ") || strings.HasPrefix(text, "*/")
+	case strings.HasPrefix(text, "#!"):
+		return false // a shebang picks the interpreter
+	case strings.HasPrefix(text, "#"):
+		return !cFamily[ext]
+	case strings.HasPrefix(text, "--"):
+		return dashComment[ext]
 	}
 	return false
 }

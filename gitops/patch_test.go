@@ -288,6 +288,7 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 func TestChangesCode(t *testing.T) {
 	tests := []struct {
 		name       string
+		file       string // m.go when empty
 		old, new   string
 		wantChange bool
 	}{
@@ -295,12 +296,23 @@ func TestChangesCode(t *testing.T) {
 		{name: "blank lines and a block comment", old: "package m\n\nfunc F() {}\n", new: "package m\n\n/* F\n * does nothing.\n */\n\nfunc F() {}\n", wantChange: false},
 		{name: "a statement", old: "package m\n\nfunc F() {}\n", new: "package m\n\nfunc F() { println() }\n", wantChange: true},
 		{name: "a comment and a statement", old: "package m\n\nfunc F() {}\n", new: "package m\n\n// F prints.\nfunc F() { println() }\n", wantChange: true},
+		{name: "a compiler directive", old: "package m\n\nfunc F() {}\n", new: "package m\n\n//go:noinline\nfunc F() {}\n", wantChange: true},
+		{name: "a Python comment", file: "m.py", old: "def f():\n    pass\n", new: "def f():\n    # nothing to do\n    pass\n", wantChange: false},
+		{name: "a CUDA pragma", file: "k.cu", old: "__global__ void k() {\n  #pragma unroll 4\n  for (;;) {}\n}\n", new: "__global__ void k() {\n  #pragma unroll 1\n  for (;;) {}\n}\n", wantChange: true},
+		{name: "a C dereference", file: "m.c", old: "void f(int *p) {\n  *p = 1;\n}\n", new: "void f(int *p) {\n  *p = 2;\n}\n", wantChange: true},
+		{name: "a C decrement", file: "m.c", old: "void f(int i) {\n  --i;\n}\n", new: "void f(int i) {\n  --i;\n  --i;\n}\n", wantChange: true},
+		{name: "an SQL comment", file: "q.sql", old: "SELECT 1;\n", new: "-- one\nSELECT 1;\n", wantChange: false},
+		{name: "a shebang", file: "run.sh", old: "#!/bin/sh\necho\n", new: "#!/bin/bash\necho\n", wantChange: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := gitopstest.NewBuilder(t)
-			parent := b.Commit("old", map[string]string{"m.go": tt.old})
-			child := b.Commit("new", map[string]string{"m.go": tt.new})
+			file := tt.file
+			if file == "" {
+				file = "m.go"
+			}
+			parent := b.Commit("old", map[string]string{file: tt.old})
+			child := b.Commit("new", map[string]string{file: tt.new})
 			repo, err := gitops.Open(context.Background(), b.Dir, t.TempDir())
 			require.NoError(t, err)
 			p, err := repo.Diff(context.Background(), parent, child)
