@@ -759,8 +759,11 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 				s.Handled = map[string]string{}
 			}
 			for _, i := range idx {
-				notes[i].Job, notes[i].Note, notes[i].Unbisected = job, act.note, act.unbisected
-				if i != lead && (job != "" || act.unbisected != nil) {
+				notes[i].Job, notes[i].Note = job, act.note
+				switch {
+				case i == lead:
+					notes[i].Unbisected = act.unbisected
+				case job != "" || act.unbisected != nil:
 					notes[i].Note = "same change as " + notes[lead].Metric
 				}
 				s.Handled[record.AlertKey(notes[i].Metric, notes[i].Direction, notes[i].Good, notes[i].Bad)] = job
