@@ -110,6 +110,17 @@ func (h *nights) night(b *Bot, i int, speed float64) *NightReport {
 	return rep
 }
 
+// tips are the commits of the nights: five quiet nights on the first
+// commit (detection learns the noise), then every fourth commit from
+// first on.
+func (h *nights) tips(first int) []int {
+	tips := []int{0, 0, 0, 0, 0}
+	for i := first; i < len(h.commits); i += 4 {
+		tips = append(tips, i)
+	}
+	return tips
+}
+
 // speeds is a host that runs up to 30% slower or 25% faster from one
 // night to the next.
 var speeds = []float64{1, 0.7, 1.25, 0.85, 1.1, 0.75, 1, 1.2}
@@ -153,13 +164,7 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 			b := h.open()
 			alerts := 0
 			var noted []AlertNote
-			// Quiet nights on the first commit let detection learn the
-			// noise; then the branch advances four commits a night.
-			tips := []int{0, 0, 0, 0, 0}
-			for i := 0; i < len(h.commits); i += 4 {
-				tips = append(tips, i)
-			}
-			for n, i := range tips {
+			for n, i := range h.tips(0) {
 				rep := h.night(b, i, speeds[n%len(speeds)])
 				require.Equal(t, record.StatusOK, rep.Night.Status)
 				for _, a := range rep.Alerts {
@@ -227,11 +232,7 @@ func TestNightlyMetricThreshold(t *testing.T) {
 	}, nil)
 	h.cfg.Detect.MinEffects = map[string]float64{"verify_tok_s": 0.20}
 	b := h.open()
-	tips := []int{0, 0, 0, 0, 0}
-	for i := 0; i < len(h.commits); i += 4 {
-		tips = append(tips, i)
-	}
-	tips = append(tips, len(h.commits)-1, len(h.commits)-1)
+	tips := append(h.tips(0), len(h.commits)-1, len(h.commits)-1)
 	for n, i := range tips {
 		rep := h.night(b, i, speeds[n%len(speeds)])
 		require.Empty(t, rep.Alerts, "night %d", n+1)
@@ -375,10 +376,7 @@ func TestNightlySampledCommitNarrowsTheRange(t *testing.T) {
 	h := newNights(t, 41, level, nil)
 	h.cfg.Detect.Sample = 1
 	b := h.open()
-	tips := []int{0, 0, 0, 0, 0}
-	for i := 4; i < len(h.commits); i += 4 {
-		tips = append(tips, i)
-	}
+	tips := h.tips(4)
 	var alerts []AlertNote
 	for n, i := range tips {
 		rep := h.night(b, i, speeds[n%len(speeds)])
