@@ -562,15 +562,22 @@ func (s *search) nextEnd(t endsTest) int {
 // pairProbe returns the next of the two commits beside a change to run,
 // so that their runs pair up in time in the pattern A B B A A B …: after a
 // run of one that followed a run of the other, that one again; otherwise
-// the other. A steady trend of the host then favours neither commit.
+// the other. A steady trend of the host then favours neither commit. When
+// one of them has a single run that counts more than the other, it goes
+// first: the confirmation's pairs rest on the smaller side, and the
+// pattern entered one run off would keep it a run short (a wider gap is
+// left to the pattern, which never runs one commit three times in a row).
 func (s *search) pairProbe(parent, culprit int) int {
 	other := func(i int) int { return parent + culprit - i }
+	np, nc := s.commits[parent].n, s.commits[culprit].n
+	twice := func(i int) bool { return s.lastRun == i && s.row >= 2 }
 	switch {
-	case s.lastRun != parent && s.lastRun != culprit:
-		if s.commits[culprit].n < s.commits[parent].n {
-			return culprit
-		}
+	case np+1 == nc && !twice(parent):
 		return parent
+	case nc+1 == np && !twice(culprit):
+		return culprit
+	case s.lastRun != parent && s.lastRun != culprit:
+		return culprit
 	case s.row == 1 && s.prevRun == other(s.lastRun):
 		return s.lastRun
 	}

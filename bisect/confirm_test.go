@@ -202,16 +202,22 @@ func TestLocate(t *testing.T) {
 	t.Run("a culprit the runs side by side do not show sends the range back", func(t *testing.T) {
 		// The host's speed wanders twice as much as a run varies: the
 		// search is now and then misled, and its confirmation (on pairs
-		// only: the host drifts) catches it.
+		// only: the host drifts) catches it, though not always: the drift
+		// moves a pair's two runs apart too, and a wrong culprit passes
+		// its confirmation in about 3 of 1000 such searches (seeds 1000 to
+		// 1999, at 5a00e79 and after).
 		h := &bisecttest.History{Len: 65, CV: 0.02, Changes: []bisecttest.Change{changeAt(37, 0.95)}, DriftSD: 0.04, DriftCorr: 0.9}
-		again, right := 0, 0
+		again, right, wrong := 0, 0, 0
 		for seed := range int64(40) {
 			o := h.Oracle(seed)
 			res, err := bisect.Locate(context.Background(), h.Chain(), o, bisect.Options{OnSearchAgain: func(int, int) { again++ }})
 			require.NoError(t, err)
 			for _, c := range res.Culprits {
 				if c.Confirmation.Confirmed {
-					assert.Equal(t, 37, c.Index, "seed %d: a confirmed culprit is right", seed)
+					if c.Index != 37 {
+						t.Logf("seed %d: %s confirmed: %s", seed, c.Commit, c.Confirmation)
+						wrong++
+					}
 					continue
 				}
 				assert.Contains(t, res.Warnings, record.Warning{Kind: record.WarnUnconfirmed, Commit: c.Commit,
@@ -223,6 +229,7 @@ func TestLocate(t *testing.T) {
 		}
 		assert.Positive(t, again, "some searches went back over the range")
 		assert.GreaterOrEqual(t, right, 38)
+		assert.LessOrEqual(t, wrong, 1, "wrong culprits confirmed")
 	})
 }
 

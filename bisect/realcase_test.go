@@ -17,10 +17,11 @@ import (
 // compression module, an improvement that multiplies the decoder's MB/s
 // by about 2.9 at version 18, and a later release that takes a third of
 // it back (the other direction: no second culprit), searched with
-// --direction improvement and the case's max_runs. The host keeps four
-// built trees per slot, as the pool does, so a commit measured again after
-// four others is built again; builds, not runs, are most of such a job's
-// wall time (a build takes seconds, a run a tenth of one).
+// --direction improvement and the case's max_runs. The host keeps eight
+// built trees per slot, as the pool does by default, so a commit measured
+// again after eight others is built again; builds cost as much as runs in
+// such a job's wall time (a build takes about half a second with the build
+// cache warm, a run 0.3 to 1 s).
 //
 // git bisect run with 5 runs a step costs 10 runs for the ends and 5 for
 // each of its 5 or 6 steps here: 35 to 40 runs and 7 or 8 builds. On a
@@ -39,16 +40,16 @@ func TestLocateRealCaseShape(t *testing.T) {
 	}{
 		{
 			name: "quiet host",
-			history: bisecttest.History{Len: 47, Base: 180, CV: 0.08, Trees: 4,
+			history: bisecttest.History{Len: 47, Base: 180, CV: 0.08, Trees: 8,
 				Changes: []bisecttest.Change{{At: 18, Factor: 2.9}, later}},
-			minRight: 20, maxRuns: 20, maxBuilds: 8,
+			minRight: 20, maxRuns: 17, maxBuilds: 8,
 		},
 		{
 			name: "loaded host",
-			history: bisecttest.History{Len: 47, Base: 150, CV: 0.3, Trees: 4,
+			history: bisecttest.History{Len: 47, Base: 150, CV: 0.3, Trees: 8,
 				DriftSD: 0.2, DriftCorr: 0.8, OutlierRate: 0.05, OutlierShift: -3,
 				Changes: []bisecttest.Change{{At: 18, Factor: 2}, {At: 26, Factor: 0.85}}},
-			minRight: 19, maxRuns: 60, maxBuilds: 14,
+			minRight: 19, maxRuns: 60, maxBuilds: 12,
 		},
 	}
 	for _, tt := range tests {

@@ -78,33 +78,48 @@ func anchored(groups [][]Run) [][]bool {
 	return out
 }
 
-// pairs matches runs of a with runs of b taken on one machine within
-// pairWindow of each other, closest first, each run used once, and returns the indexes of the
-// matched runs of a and of b, in the order of a's runs.
+// pairs matches runs of a with runs of b taken side by side (besides) on
+// one machine, each run used once, and returns the indexes of the matched
+// runs of a and of b, in the order of a's runs. It finds as many pairs as
+// there can be: in time order, a run takes the earliest run of the other
+// commit still waiting within reach, the one that would go unpaired first
+// (closest first would strand it: in A A B B with the window 3, pairing
+// the middle two leaves the outer two too far apart).
 func pairs(a, b []Run) (ia, ib []int) {
-	type cand struct {
-		i, j int
-		d    uint64
+	type ref struct {
+		side, k int
+		run     Run
 	}
-	var cands []cand
-	for i, x := range a {
-		for j, y := range b {
-			// A pair is of one machine: runs of two differ by the
-			// machines' speeds as well as by the commits.
-			if x.machine() == y.machine() && besides(x, y) {
-				cands = append(cands, cand{i, j, dist(x.Seq, y.Seq)})
+	var refs []ref
+	for side, runs := range [][]Run{a, b} {
+		for k, r := range runs {
+			if r.Seq > 0 {
+				refs = append(refs, ref{side: side, k: k, run: r})
 			}
 		}
 	}
-	slices.SortStableFunc(cands, func(p, q cand) int { return cmp.Compare(p.d, q.d) })
-	usedA, usedB := map[int]bool{}, map[int]bool{}
+	slices.SortStableFunc(refs, func(p, q ref) int { return cmp.Compare(p.run.Seq, q.run.Seq) })
+	var waiting [2][]ref
 	matched := map[int]int{}
-	for _, c := range cands {
-		if usedA[c.i] || usedB[c.j] {
+	for _, r := range refs {
+		other := 1 - r.side
+		// Runs of the other commit too early to pair with this one pair
+		// with no later run either.
+		waiting[other] = slices.DeleteFunc(waiting[other], func(w ref) bool { return r.run.Seq-w.run.Seq > pairWindow })
+		i := slices.IndexFunc(waiting[other], func(w ref) bool {
+			return w.run.machine() == r.run.machine() && besides(w.run, r.run)
+		})
+		if i < 0 {
+			waiting[r.side] = append(waiting[r.side], r)
 			continue
 		}
-		usedA[c.i], usedB[c.j] = true, true
-		matched[c.i] = c.j
+		w := waiting[other][i]
+		waiting[other] = slices.Delete(waiting[other], i, i+1)
+		if r.side == 0 {
+			matched[r.k] = w.k
+		} else {
+			matched[w.k] = r.k
+		}
 	}
 	for i := range a {
 		if j, ok := matched[i]; ok {

@@ -1,6 +1,7 @@
 package bisect
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -20,11 +21,75 @@ func TestAnchored(t *testing.T) {
 }
 
 func TestPairs(t *testing.T) {
-	a := []Run{{Seq: 1}, {Seq: 5}, {Seq: 20}, {Seq: 30}}
-	b := []Run{{Seq: 2}, {Seq: 3}, {Seq: 6}, {Seq: 40}}
-	ia, ib := pairs(a, b)
-	assert.Equal(t, []int{0, 1}, ia)
-	assert.Equal(t, []int{0, 2}, ib)
+	seqs := func(ns ...uint64) []Run {
+		out := make([]Run, len(ns))
+		for i, n := range ns {
+			out[i] = Run{Value: 1, Seq: n}
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		a, b   []Run
+		ia, ib []int
+	}{
+		{"far runs stay alone", seqs(1, 5, 20, 30), seqs(2, 3, 6, 40), []int{0, 1}, []int{0, 1}},
+		{"the outer two of A A B B pair too", seqs(1, 3), seqs(4, 6), []int{0, 1}, []int{0, 1}},
+		{"an endgame after a lone probe", seqs(9, 11, 12, 15), seqs(7, 10, 13, 14), []int{0, 1, 2, 3}, []int{0, 1, 2, 3}},
+		{"no time, no pair", []Run{{Value: 1}}, []Run{{Value: 1}}, nil, nil},
+		{"two machines make no pair", []Run{{Value: 1, Seq: 1, Host: "a"}}, []Run{{Value: 1, Seq: 2, Host: "b"}}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ia, ib := pairs(tt.a, tt.b)
+			assert.Equal(t, tt.ia, ia)
+			assert.Equal(t, tt.ib, ib)
+		})
+	}
+}
+
+// TestPairsIsMaximum checks pairs against every matching of small random
+// interleavings: it finds as many pairs as the best of them.
+func TestPairsIsMaximum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 2000 {
+		var a, b []Run
+		seq := uint64(0)
+		for range 2 + rng.IntN(9) {
+			seq += 1 + uint64(rng.IntN(3))
+			if rng.IntN(2) == 0 {
+				a = append(a, Run{Value: 1, Seq: seq})
+			} else {
+				b = append(b, Run{Value: 1, Seq: seq})
+			}
+		}
+		ia, ib := pairs(a, b)
+		for k := range ia {
+			if !besides(a[ia[k]], b[ib[k]]) {
+				t.Fatalf("trial %d: pair %d is not side by side: %v %v", trial, k, a[ia[k]], b[ib[k]])
+			}
+		}
+		if best := maxPairs(a, b, 0, map[int]bool{}); len(ia) != best {
+			t.Fatalf("trial %d: a %v b %v: %d pairs, %d possible", trial, a, b, len(ia), best)
+		}
+	}
+}
+
+// maxPairs is the largest matching of a[i:] into the unused runs of b, by
+// trying every choice.
+func maxPairs(a, b []Run, i int, used map[int]bool) int {
+	if i == len(a) {
+		return 0
+	}
+	best := maxPairs(a, b, i+1, used)
+	for j := range b {
+		if !used[j] && besides(a[i], b[j]) {
+			used[j] = true
+			best = max(best, 1+maxPairs(a, b, i+1, used))
+			used[j] = false
+		}
+	}
+	return best
 }
 
 func TestBesidesInTime(t *testing.T) {

@@ -91,9 +91,16 @@ type Host struct {
 	Workdir string
 	// Slots is how many targets the host measures at once; 0 means 1.
 	Slots int
+	// Trees is how many built checkouts each slot keeps, at most
+	// maxTrees; 0 means runner.DefaultTrees.
+	Trees int
 	// Slurm is how a slurm host submits its jobs (slurm only).
 	Slurm Slurm
 }
+
+// maxTrees bounds hosts[].trees: each tree is a whole checkout with its
+// build on the host's disk.
+const maxTrees = 64
 
 // Host kinds.
 const (

@@ -74,6 +74,7 @@ hosts:
     key_file: keys/id_ed25519
     workdir: /scratch/perfbot
     slots: 2
+    trees: 6
   - name: gpu2
     kind: ssh
     address: 10.0.0.7
@@ -133,7 +134,7 @@ fingerprint:
 	assert.Equal(t, "/var/perfbot/work", c.Workdir)
 	assert.Equal(t, "/etc/perfbot/state/perf.db", c.Store)
 	assert.Equal(t, []Host{
-		{Name: "gpu1", Kind: HostSSH, Address: "gpu1.lan:2222", User: "bench", KeyFile: "/etc/perfbot/keys/id_ed25519", Workdir: "/scratch/perfbot", Slots: 2},
+		{Name: "gpu1", Kind: HostSSH, Address: "gpu1.lan:2222", User: "bench", KeyFile: "/etc/perfbot/keys/id_ed25519", Workdir: "/scratch/perfbot", Slots: 2, Trees: 6},
 		{Name: "gpu2", Kind: HostSSH, Address: "10.0.0.7", InsecureIgnoreHostKey: true, Workdir: "/data/perfbot"},
 		{Name: "local", Kind: HostLocal},
 	}, c.Hosts)
@@ -370,6 +371,16 @@ func TestParseErrors(t *testing.T) {
 			name: "zero slots",
 			yaml: minimal + "hosts:\n  - name: gpu\n    kind: ssh\n    address: gpu.lan\n    workdir: /w\n    slots: 0\n",
 			want: "perfbot.yaml:17: hosts[0].slots: 0 must be at least 1",
+		},
+		{
+			name: "zero trees",
+			yaml: minimal + "hosts:\n  - name: gpu\n    trees: 0\n",
+			want: "perfbot.yaml:14: hosts[0].trees: 0 must be at least 1",
+		},
+		{
+			name: "too many trees",
+			yaml: minimal + "hosts:\n  - name: gpu\n    trees: 100\n",
+			want: "perfbot.yaml:14: hosts[0].trees: 100 is more than 64",
 		},
 		{
 			name: "duplicate host",

@@ -230,6 +230,16 @@ func (d *decoder) atLeast(n *yaml.Node, path string, least int) int {
 	return v
 }
 
+// within reads a whole number from least to most.
+func (d *decoder) within(n *yaml.Node, path string, least, most int) int {
+	v := d.atLeast(n, path, least)
+	if v > most {
+		d.errorf(n, path, "%d is more than %d", v, most)
+		return 0
+	}
+	return v
+}
+
 // boolean reads true or false.
 func (d *decoder) boolean(n *yaml.Node, path string) bool {
 	n = resolve(n)

@@ -241,7 +241,7 @@ func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
 	for i, item := range items {
 		p := fmt.Sprintf("hosts[%d]", i)
 		f := d.mapping(item, p, append([]string{"name", "kind", "address", "user", "key_file", "known_hosts", "workdir",
-			"insecure_ignore_host_key", "slots"}, slurmKeys...)...)
+			"insecure_ignore_host_key", "slots", "trees"}, slurmKeys...)...)
 		h := Host{
 			Name:       d.str(value(f, "name"), p+".name"),
 			Kind:       d.str(value(f, "kind"), p+".kind"),
@@ -253,6 +253,9 @@ func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
 		}
 		if n := value(f, "slots"); n != nil {
 			h.Slots = d.positive(n, p+".slots")
+		}
+		if n := value(f, "trees"); n != nil {
+			h.Trees = d.within(n, p+".trees", 1, maxTrees)
 		}
 		if n := value(f, "insecure_ignore_host_key"); n != nil {
 			h.InsecureIgnoreHostKey = d.boolean(n, p+".insecure_ignore_host_key")

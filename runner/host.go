@@ -65,8 +65,12 @@ type Layout struct {
 }
 
 // DefaultTrees is the number of trees a slot keeps unless its host says
-// otherwise: both ends of a comparison and two probes stay built.
-const DefaultTrees = 4
+// otherwise (hosts[].trees): what one bisection of a few hundred commits
+// builds, its two ends, about log2 of the commits as probes, and the
+// culprit with its parent, so that none of them is built twice. With
+// four, the least recently used tree by the end of a search was its good
+// end, which the check for a second change measures again.
+const DefaultTrees = 8
 
 // Source is what a host materializes: a target's commit, with the hunks
 // of Patch the target names applied on top. The target's environment

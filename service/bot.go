@@ -141,7 +141,7 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 		case h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir):
 			return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
 		}
-		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Slots: h.Slots, Logger: log,
+		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Slots: h.Slots, Trees: h.Trees, Logger: log,
 			Withheld: perfbotSecrets(cfg)}
 		lay := l.Layout()
 		firstTree += lay.Slots * lay.Trees
@@ -156,7 +156,7 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 func newSSHHost(h config.Host, repo *gitops.Repo, log *slog.Logger) *runner.SSH {
 	return &runner.SSH{HostName: h.Name, Address: h.Address, User: h.User, KeyFile: h.KeyFile,
 		KnownHosts: h.KnownHosts, InsecureIgnoreHostKey: h.InsecureIgnoreHostKey,
-		Workdir: h.Workdir, Repo: repo, Slots: h.Slots, Logger: log}
+		Workdir: h.Workdir, Repo: repo, Slots: h.Slots, Trees: h.Trees, Logger: log}
 }
 
 // perfbotSecrets names the variables of perfbot's own environment that

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -260,9 +261,11 @@ func TestOracleTwoLocalHosts(t *testing.T) {
 	assert.ElementsMatch(t, []string{"a", "b"}, []string{ran[c1], ran[c2]}, "each host measured one commit")
 	runs, builds := o.Counts()
 	assert.Equal(t, [2]int{2, 2}, [2]int{runs, builds})
-	// Host a has trees 0-3 of the clone, host b 4-7; scratch files are
-	// under the workdir, one directory per tree.
-	for _, dir := range []string{"slots/0", "slots/4", "scratch/0", "scratch/4"} {
+	// Host a has the clone's trees 0 to runner.DefaultTrees-1, host b
+	// the next ones; scratch files are under the workdir, one directory
+	// per tree.
+	b := strconv.Itoa(runner.DefaultTrees)
+	for _, dir := range []string{"slots/0", "slots/" + b, "scratch/0", "scratch/" + b} {
 		assert.DirExists(t, filepath.Join(workdir, dir))
 	}
 }

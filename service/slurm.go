@@ -34,7 +34,7 @@ func newSlurm(cfg *config.Config, h config.Host, repo *gitops.Repo, log *slog.Lo
 	}
 	s := h.Slurm
 	return &runner.Slurm{
-		Local: &runner.Local{HostName: h.Name, Workdir: h.Workdir, Slots: s.Slots, Logger: log,
+		Local: &runner.Local{HostName: h.Name, Workdir: h.Workdir, Slots: s.Slots, Trees: h.Trees, Logger: log,
 			Withheld: perfbotSecrets(cfg)},
 		Origin:    origin,
 		Partition: s.Partition,
