@@ -507,7 +507,8 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 		}
 		pos, posP, group, groupP := post.best(broken)
 		s.last.best, s.last.p = s.chain[pos], posP
-		if group > 0 && groupP >= threshold && s.withinDF() >= minWithinDF {
+		endgame := s.opts.Parallel == 1 && group > 0 && post.measured[group-1]+1 == post.measured[group]
+		if group > 0 && groupP >= threshold && s.withinDF() >= minWithinDF && !(endgame && s.pairShort(post.measured[group-1], post.measured[group])) {
 			f := found{first: post.measured[group-1] + 1, last: post.measured[group], p: groupP}
 			s.log.Debug("located", "first", s.chain[f.first], "last", s.chain[f.last], "p", groupP, "samples", s.samples)
 			return f, spanLocated, nil
@@ -519,7 +520,7 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 			// or show that there is none, a probe has nothing to be
 			// compared with.
 			probes = []int{s.nextEnd(recheck)}
-		case s.opts.Parallel == 1 && group > 0 && groupP >= endgameConfidence && post.measured[group-1]+1 == post.measured[group]:
+		case endgame && groupP >= endgameConfidence:
 			probes = []int{s.pairProbe(post.measured[group-1], post.measured[group])}
 		default:
 			probes = s.chooseProbes(post, sp)
@@ -557,6 +558,16 @@ func (s *search) nextEnd(t endsTest) int {
 		next = t.a + t.b - next
 	}
 	return next
+}
+
+// pairShort reports whether the two commits beside a change have fewer
+// runs that count than the confirmation's least number of pairs, while
+// the budget has room for them: the search's runs of the two are the
+// confirmation's first evidence, and one more run of the smaller side
+// now costs less than the fresh pair of runs the confirmation would add.
+func (s *search) pairShort(parent, culprit int) bool {
+	short := max(0, minPairs-s.commits[parent].n) + max(0, minPairs-s.commits[culprit].n)
+	return short > 0 && s.budgetFor(short)
 }
 
 // pairProbe returns the next of the two commits beside a change to run,
