@@ -113,9 +113,12 @@
 //     Whenever the ends stop showing the change, they are measured, in
 //     turn, until they show it again or show there is none. Once a single
 //     commit holds half the posterior, its parent and it are measured in
-//     turn: the runs the posterior needs to settle, taken side by side so
-//     that they are also the pairs Confirm rests on. On a drifting host a
-//     reference run goes between runs of one commit.
+//     turn (A B B A A B …, the side a run short first): the runs the
+//     posterior needs to settle, taken side by side so that they are also
+//     the pairs Confirm rests on, until each has the four runs Confirm
+//     needs at least (one more run of a side now is cheaper than the
+//     fresh pair Confirm would add). On a drifting host a reference run
+//     goes between runs of one commit.
 //  4. At 0.95, once the noise within commits has eight degrees of freedom
 //     (a few agreeing runs must not make a noisy host look quiet), a
 //     culprit is taken up and the two ranges beside it are checked
@@ -167,7 +170,8 @@
 //
 // Confirm decides whether a culprit's change shows in runs of it and of its
 // parent taken side by side: it pairs runs of the two taken within a few
-// runs of each other (or, after a search that found the host steady, takes
+// runs of each other, as many pairs as there can be (or, after a search
+// that found the host steady, takes
 // all the runs that search made of them), adds fresh pairs one at a time,
 // alternating which commit goes first, and stops as soon as the 95%
 // interval of the effect (stats.Delta, at least four runs a side) excludes
@@ -182,14 +186,15 @@
 // From cmd/bench-bisect (1000 simulated cases per row, lognormal noise,
 // culprit uniform, the defaults: confidence 0.98, two runs an end): the
 // whole job (Locate with the command line's defaults) on 64 commits with a
-// 5% drop at 2% noise costs 25.3 runs on average, every one counted, with
-// the right culprit in 99.8% of cases (99.9% over 20,000); plain
-// bisection with ten runs per step needs 80. A range without a change
-// ends not_reproduced in 99.6% of cases. The search alone costs 24–31
-// runs for 64–1024 commits at 2% noise (99.6–99.8% exact) and 105–142
-// runs at 5% noise (97.4–98.5%). With four hosts (256 commits, 2% noise)
-// the search is as exact as on one host (99.6% both) in 14.2 rounds
-// against 27.4, at 36.5 runs and 16.1 builds.
+// 5% drop at 2% noise costs 24.9 runs on average, every one counted, with
+// the right culprit in 99.9% of cases; plain bisection with ten runs per
+// step needs 80. A range without a change ends not_reproduced in 99.6% of
+// cases. The search alone costs 25–32 runs for 64–1024 commits at 2% noise
+// (99.7–99.9% exact; some of them runs the job's confirmation would
+// otherwise make) and 105–141 runs at 5% noise (97.2–98.7%). With four
+// hosts (256 commits, 2% noise) the search is as exact as on one host
+// (99.6% and 99.7%) in 14.2 rounds against 28.2, at 36.4 runs and 16.1
+// builds.
 //
 // # Caveats
 //
