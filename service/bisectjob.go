@@ -202,6 +202,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 	opts.Scan = req.Scan
 	opts.Known = state.Confirmations
 	opts.OnConfirm = func(c bisect.Confirmation) {
+		b.progressf("%s", confirmLine(c))
 		state.Confirmations[c.Commit] = c
 		save(state)
 	}

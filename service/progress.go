@@ -33,6 +33,13 @@ func probeLine(e bisect.ProbeEvent) string {
 	return line
 }
 
+// confirmLine is the line of a culprit's confirmation verdict, printed
+// whether or not it took fresh runs (the search's own runs of parent and
+// culprit are often enough).
+func confirmLine(c bisect.Confirmation) string {
+	return fmt.Sprintf("  %-8s %s %s: %s", bisect.PhaseConfirm, record.ShortHash(c.Commit), c.Verdict, c)
+}
+
 // stepLine is the line of one measurement of a set search: an end, or
 // one step of a test.
 func stepLine(e minimize.StepEvent) string {
