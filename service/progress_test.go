@@ -208,9 +208,9 @@ func TestProgressInEveryPhase(t *testing.T) {
 	t.Run("bisect", func(t *testing.T) {
 		r := newHunkRepo(t)
 		b, w := r.open(t)
-		// Stricter than the default, as the scan below is not: the
-		// confirmation prints its verdict either way, with or without
-		// fresh runs of its own.
+		// Stricter than the default (the scan below runs with it): the
+		// confirmation prints its verdict either way, with fresh runs of
+		// its own or without.
 		b.Config.Bisect.Confidence, b.Config.Bisect.Repeats = 0.99, 3
 		rep, err := b.Bisect(ctx, BisectRequest{Good: r.commits[0], Bad: r.commits[4]})
 		require.NoError(t, err)
