@@ -171,9 +171,9 @@
 // Confirm decides whether a culprit's change shows in runs of it and of its
 // parent taken side by side: it pairs runs of the two taken within a few
 // runs of each other, as many pairs as there can be (or, after a search
-// that found the host steady, takes
-// all the runs that search made of them), adds fresh pairs one at a time,
-// alternating which commit goes first, and stops as soon as the 95%
+// that found the host steady, takes all the runs that search made of
+// them), adds fresh pairs one at a time, alternating which commit goes
+// first, and stops as soon as the 95%
 // interval of the effect (stats.Delta, at least four runs a side) excludes
 // zero on the culprit's side, or as soon as more pairs within its budget
 // could not make it. The effect it measures is the culprit's effect in the

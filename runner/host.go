@@ -65,11 +65,12 @@ type Layout struct {
 }
 
 // DefaultTrees is the number of trees a slot keeps unless its host says
-// otherwise (hosts[].trees): what one bisection of a few hundred commits
-// builds, its two ends, about log2 of the commits as probes, and the
-// culprit with its parent, so that none of them is built twice. With
-// four, the least recently used tree by the end of a search was its good
-// end, which the check for a second change measures again.
+// otherwise (hosts[].trees): what a bisection of about fifty commits
+// builds (its two ends and five or six probes, the culprit and its parent
+// among them), so that none of them is built twice; a longer range builds
+// about one more commit per doubling, and the tree used least recently is
+// given up. With four, that tree was by the end of a search its good end,
+// which the check for a second change measures again.
 const DefaultTrees = 8
 
 // Source is what a host materializes: a target's commit, with the hunks
