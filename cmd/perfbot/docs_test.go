@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/config"
@@ -141,4 +143,59 @@ func TestConfigurationDocumentsEveryKey(t *testing.T) {
 		})
 		require.True(t, documented, "%s has no row for %s", configurationDoc, key)
 	}
+}
+
+// TestDocsYAMLBlocksLoad: every YAML block of the README and of docs/
+// loads. A block with repo: is a whole configuration; any other is a
+// fragment, laid over the quick start's perfbot.yaml (its lists added to
+// the quick start's, its other keys replacing them). A block after
+// "<!-- excerpt: configs/NAME -->" is a part of that example, line for
+// line.
+func TestDocsYAMLBlocksLoad(t *testing.T) {
+	files := []string{"README.md"}
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	require.NoError(t, err)
+	for _, d := range docs {
+		files = append(files, "docs/"+filepath.Base(d))
+	}
+	var base map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(readmeBlock(t, "perfbot.yaml")), &base))
+
+	block := regexp.MustCompile("(?s)(?:<!-- excerpt: (\\S+) -->\n)?```yaml\n(.*?)\n```\n")
+	blocks := 0
+	for _, name := range files {
+		for i, m := range block.FindAllStringSubmatch(readDoc(t, name), -1) {
+			blocks++
+			where := name + " yaml block " + strconv.Itoa(i+1)
+			if m[1] != "" {
+				example := readDoc(t, m[1])
+				for _, line := range strings.Split(m[2], "\n") {
+					require.Contains(t, example, strings.TrimSpace(line), "%s: a line that %s does not have", where, m[1])
+				}
+				continue
+			}
+			var doc map[string]any
+			require.NoError(t, yaml.Unmarshal([]byte(m[2]), &doc), where)
+			if _, whole := doc["repo"]; !whole {
+				merged := map[string]any{}
+				for k, v := range base {
+					merged[k] = v
+				}
+				for k, v := range doc {
+					if list, ok := v.([]any); ok {
+						if old, ok := merged[k].([]any); ok {
+							v = append(slices.Clone(old), list...)
+						}
+					}
+					merged[k] = v
+				}
+				doc = merged
+			}
+			data, err := yaml.Marshal(doc)
+			require.NoError(t, err, where)
+			_, err = config.Parse(data, "perfbot.yaml")
+			require.NoError(t, err, "%s:\n%s", where, m[2])
+		}
+	}
+	require.Positive(t, blocks)
 }

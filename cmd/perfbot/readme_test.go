@@ -277,7 +277,7 @@ func TestREADMESGLangNamesItsConfigsMetrics(t *testing.T) {
 	require.Positive(t, named)
 
 	// The prose beside the block lists the configuration's metrics.
-	listed := regexp.MustCompile(`(?s)Its metrics are\s(.*?)\.\n`).FindStringSubmatch(readmeSection(t, "## Against SGLang"))
+	listed := regexp.MustCompile(`(?s)Its metrics are\s(.*?)\.\n`).FindStringSubmatch(readmeSection(t, "## SGLang and vLLM"))
 	require.NotNil(t, listed, "README.md's SGLang section says which metrics its configuration has")
 	var names []string
 	for _, m := range regexp.MustCompile("`([a-z0-9_]+)`").FindAllStringSubmatch(listed[1], -1) {
