@@ -116,7 +116,7 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s: %w", strings.Join(cmdline, " "), err)
 		}
 		took := time.Since(start).Round(time.Second)
-		fmt.Fprintf(&body, "## %s\n\n%s\n\n`%s` took %s:\n\n", p.name, p.about, strings.Join(cmdline[2:], " "), took)
+		fmt.Fprintf(&body, "## %s\n\n%s\n\n`%s` (%s):\n\n", p.name, p.about, strings.Join(cmdline, " "), took)
 		writeVerbatim(&body, stdout.String())
 	}
 
