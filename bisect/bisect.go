@@ -14,11 +14,8 @@ import (
 )
 
 // Defaults of Options. Confidence and InitialRuns are the cheapest pair
-// that named the culprit of a 5% regression among 64 commits at 2% noise
-// in at least 99.8% of simulated whole jobs when they were chosen
-// (cmd/bench-bisect, 20,000 trials: 0.98 and 2 runs 25.3 runs a job,
-// 99.90% right; 0.99 and 3 runs 26.4, 99.93%; 0.97 and 3 runs 25.3,
-// 99.79%).
+// that names the culprit of a 5% regression among 64 commits at 2% noise
+// in at least 99.8% of the whole jobs cmd/bench-bisect simulates.
 const (
 	DefaultConfidence  = 0.98
 	DefaultMinEffect   = 0.02

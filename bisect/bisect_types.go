@@ -82,13 +82,14 @@ var ErrBroken = errors.New("broken revision")
 // Options configures Bisect, Scan and Locate. The zero value asks for the
 // defaults.
 type Options struct {
-	// Confidence is the posterior probability a culprit needs. Default 0.99.
+	// Confidence is the posterior probability a culprit needs. Default
+	// DefaultConfidence.
 	Confidence float64
 	// MinEffect is the smallest relative change worth finding, as a
-	// fraction (0.02 = 2%). Default 0.02.
+	// fraction (0.02 = 2%). Default DefaultMinEffect.
 	MinEffect float64
 	// MaxRuns bounds the runs one search requests from the oracle.
-	// Default 400.
+	// Default DefaultMaxRuns.
 	MaxRuns int
 	// Better says which way the metric improves. Default record.Higher.
 	Better record.Better
@@ -106,7 +107,8 @@ type Options struct {
 	// InitialRuns is the number of runs each end gets before the ends are
 	// first compared. The end comparison is sequential: it then adds one
 	// run to each end at a time, interleaved, until it decides; "not
-	// reproduced" needs at least 10 runs of each end. Default 3.
+	// reproduced" needs at least 10 runs of each end. Default
+	// DefaultInitialRuns.
 	InitialRuns int
 	// Expected, when above MinEffect, is the size of the change the caller
 	// expects the range to hold (a fraction: a nightly alert's measured
@@ -126,10 +128,10 @@ type Options struct {
 	Scan int
 	// Attempts bounds the searches of Locate: a culprit that is not
 	// confirmed sends the range back to the search, with the confirmation's
-	// runs in the oracle. Default 3.
+	// runs in the oracle. Default DefaultAttempts.
 	Attempts int
 	// ConfirmPairs bounds the fresh parent/culprit pairs one confirmation
-	// may take. Default 12.
+	// may take. Default DefaultConfirmPairs.
 	ConfirmPairs int
 	// Known holds confirmations from an earlier run of the same job, by
 	// culprit commit: Locate takes a confirmed one as it is and measures
