@@ -1,8 +1,9 @@
 // Package config loads perfbot's YAML configuration strictly.
 //
-// The key names are a contract (DESIGN.md §8): keys may be added, never
-// renamed. Loading is strict: an unknown or repeated key is an error, and
-// every error names the file, the line and the key path, for example
+// The key names are a contract (docs/configuration.md lists them): keys
+// may be added, never renamed. Loading is strict: an unknown or repeated
+// key is an error, and every error names the file, the line and the key
+// path, for example
 //
 //	perfbot.yaml:12: benchmarks[0].format: unknown format "gobenc" (want one of gobench, nccl-tests, …)
 //

@@ -21,7 +21,7 @@ import (
 	"github.com/perfbot/perfbot/store"
 )
 
-// Exit statuses: a contract with scripts (DESIGN.md §8).
+// Exit statuses: a contract with scripts (the README lists them).
 const (
 	exitOK          = 0
 	exitInput       = 1   // bad usage, input or configuration
