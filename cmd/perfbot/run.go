@@ -238,7 +238,7 @@ func (g *globals) loadConfig() (*config.Config, error) {
 		if _, err := os.Stat(defaultConfig); err != nil {
 			wd, _ := os.Getwd()
 			return nil, usagef("no configuration: %s has no %s and --config names none; "+
-				"write one for your repository (examples in configs/, keys in README.md), or run `perfbot demo` to try perfbot on its bundled testbed", wd, defaultConfig)
+				"write one for your repository (examples in configs/, keys in docs/configuration.md), or run `perfbot demo` to try perfbot on its bundled testbed", wd, defaultConfig)
 		}
 		path = defaultConfig
 	}
