@@ -69,8 +69,8 @@ type Layout struct {
 // builds (its two ends and five or six probes, the culprit and its parent
 // among them), so that none of them is built twice; a longer range builds
 // about one more commit per doubling, and the tree used least recently is
-// given up. With four, that tree was by the end of a search its good end,
-// which the check for a second change measures again.
+// given up. Fewer would give up the good end before the check for a
+// second change measures it again.
 const DefaultTrees = 8
 
 // Source is what a host materializes: a target's commit, with the hunks
