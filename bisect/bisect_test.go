@@ -372,7 +372,7 @@ func TestBisectBrokenCommits(t *testing.T) {
 	t.Run("broken end", func(t *testing.T) {
 		h := &bisecttest.History{Len: 9, CV: 0.02, Broken: []bisecttest.Range{{From: 8, To: 8}}}
 		_, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(1), bisect.Options{})
-		require.ErrorIs(t, err, bisect.ErrBroken)
+		require.ErrorIs(t, err, record.ErrBroken)
 		assert.False(t, record.IsInfra(err))
 	})
 }
@@ -408,7 +408,7 @@ func TestBisectInfraError(t *testing.T) {
 				require.ErrorAs(t, err, &infra)
 				assert.Contains(t, err.Error(), tc.errContains)
 				assert.ErrorIs(t, err, bisecttest.ErrInfra)
-				assert.NotErrorIs(t, err, bisect.ErrBroken)
+				assert.NotErrorIs(t, err, record.ErrBroken)
 				return
 			}
 			require.NoError(t, err)

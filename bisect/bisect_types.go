@@ -2,7 +2,6 @@ package bisect
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -58,7 +57,7 @@ type Oracle interface {
 	// recorded. Asking for one more run than recorded therefore makes one
 	// fresh run now, which is how Confirm takes its runs. The searches may
 	// call it concurrently for different commits. An error wrapping
-	// ErrBroken means the commit does not build or run and is skipped; any
+	// record.ErrBroken means the commit does not build or run and is skipped; any
 	// other error is an infrastructure failure and stops the search.
 	Samples(ctx context.Context, commit string, n int) ([]Run, error)
 }
@@ -73,11 +72,6 @@ type HostOracle interface {
 	// hosts may run at once.
 	SamplesOn(ctx context.Context, commit, host string, n int) ([]Run, error)
 }
-
-// ErrBroken marks a revision or configuration that cannot be measured
-// because it does not build or its benchmark fails: a property of the
-// revision, not of the host.
-var ErrBroken = errors.New("broken revision")
 
 // Options configures Bisect, Scan and Locate. The zero value asks for the
 // defaults.

@@ -142,7 +142,7 @@ func Confirm(ctx context.Context, o Oracle, parent, culprit string, opts Confirm
 		}
 	}
 	switch {
-	case errors.Is(err, ErrBroken):
+	case errors.Is(err, record.ErrBroken):
 		c.Verdict, c.Confirmed = Unmeasurable, false
 		return c, nil
 	case ctx.Err() != nil:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
@@ -302,7 +301,7 @@ func (s *setSearch) measure(ctx context.Context, phase string, c *setConfig, fro
 			return errBudgetSpent
 		}
 		xs, err := s.o.Samples(ctx, names, n)
-		if errors.Is(err, bisect.ErrBroken) {
+		if errors.Is(err, record.ErrBroken) {
 			c.broken, c.verdict, c.pBad = true, OutcomeUnresolved, 0.5
 			s.log.Debug("isolate: configuration does not apply or build", "set", names, "err", err)
 			s.step(phase, c, "")

@@ -18,7 +18,7 @@ import (
 type Oracle interface {
 	// Samples returns every value recorded for the configuration, measuring
 	// more until there are at least n (n = 0 returns only what is
-	// recorded). An error wrapping bisect.ErrBroken means the
+	// recorded). An error wrapping record.ErrBroken means the
 	// configuration does not apply or build; any other error stops the
 	// search.
 	Samples(ctx context.Context, set []string, n int) ([]float64, error)
@@ -168,7 +168,7 @@ type Test struct {
 	PBad float64
 	// Outcome is OutcomeBad, OutcomeGood or OutcomeUnresolved.
 	Outcome string
-	// Broken is set when the oracle reported bisect.ErrBroken.
+	// Broken is set when the oracle reported record.ErrBroken.
 	Broken bool
 	// Retests counts the times the configuration was tested again after
 	// an undecided test.
@@ -260,7 +260,7 @@ var ErrNotWorse = errors.New("the bad end is not worse than the good end")
 //   - A test measures one configuration sequentially, one sample at a time,
 //     until Classify against the two ends says bad (≥ Confidence) or good
 //     (≤ 1−Confidence); after MaxRunsPerTest samples it is unresolved. A
-//     configuration that does not apply or build (bisect.ErrBroken) is
+//     configuration that does not apply or build (record.ErrBroken) is
 //     unresolved at once. A test that stays undecided (a noisy host, not a
 //     broken configuration) is repeated on fresh samples, up to Retests
 //     times, before the configuration is unresolved; an undecided test is

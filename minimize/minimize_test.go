@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
 	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
@@ -328,7 +327,7 @@ func TestIsolateErrors(t *testing.T) {
 			name:   "good end broken",
 			oracle: &bisecttest.SetWorld{Elements: ids, Broken: func(map[string]bool) bool { return true }},
 			opts:   minimize.Options{Groups: flat(ids)},
-			wantIs: bisect.ErrBroken,
+			wantIs: record.ErrBroken,
 		},
 		{
 			name:   "cancelled",
@@ -384,7 +383,7 @@ func TestIsolateErrors(t *testing.T) {
 			if tc.name == "infrastructure" {
 				var infra *record.InfraError
 				assert.ErrorAs(t, err, &infra)
-				assert.NotErrorIs(t, err, bisect.ErrBroken)
+				assert.NotErrorIs(t, err, record.ErrBroken)
 			}
 		})
 	}

@@ -8,7 +8,7 @@ import (
 
 // FreshRuns runs n more benchmark invocations of t, whatever the store
 // holds already, and returns the values of those runs by metric. A target
-// that does not build gives an error wrapping bisect.ErrBroken. The
+// that does not build gives an error wrapping record.ErrBroken. The
 // confirmation of a culprit and the testbed's own checks use it: they need
 // runs taken now, side by side, not the ones a search took earlier.
 func (b *Bot) FreshRuns(ctx context.Context, t record.Target, n int) (map[string][]float64, error) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/perfbot/perfbot/internal/num"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/detect"
 	"github.com/perfbot/perfbot/gitops"
@@ -222,7 +221,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 	for i := 0; i < repeats; i++ {
 		if interleave {
 			v, err := b.nightRun(ctx, "reference", ref, i, repeats)
-			if errors.Is(err, bisect.ErrBroken) {
+			if errors.Is(err, record.ErrBroken) {
 				// The reference no longer builds (a toolchain change): the tip
 				// becomes the reference at tonight's level, and the sampled
 				// commits have nothing to be scaled by.
@@ -245,7 +244,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			}
 			t := record.Target{Commit: s.Commit}
 			v, err := b.nightRun(ctx, "sampled", t, i, repeats)
-			if errors.Is(err, bisect.ErrBroken) {
+			if errors.Is(err, record.ErrBroken) {
 				s.Status, s.Error = b.lastStatus(t), err.Error()
 				b.progressf("nightly: sampled commit %s does not measure: %v", t.Short(), err)
 				continue
@@ -256,7 +255,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			appendValues(s.vals, v)
 		}
 		v, err := b.nightRun(ctx, "tip", tip, i, repeats)
-		if errors.Is(err, bisect.ErrBroken) {
+		if errors.Is(err, record.ErrBroken) {
 			night.Status, night.Error = b.lastStatus(tip), err.Error()
 			b.progressf("nightly: tip %s does not measure: %v", tip.Short(), err)
 			night.Sampled = b.nightCommits(sampled, refVals, state.Levels, past)

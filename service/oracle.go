@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
@@ -145,7 +144,7 @@ func (o *Oracle) Counts() (runs, builds int) {
 
 // Values returns every recorded value of metric for t, measuring until
 // there are at least n ok runs. A target that fails to build or to
-// benchmark is broken: the error wraps bisect.ErrBroken and the failure is
+// benchmark is broken: the error wraps record.ErrBroken and the failure is
 // recorded, so it is never built again for the same spec.
 func (o *Oracle) Values(ctx context.Context, t record.Target, metric string, n int) ([]float64, error) {
 	if err := o.Ensure(ctx, t, n); err != nil {
@@ -262,10 +261,10 @@ func (o *Oracle) hostOf(r store.RunRef) (string, error) {
 func (o *Oracle) brokenError(t record.Target, runID uint64) error {
 	r, ok, err := o.store.Run(runID)
 	if err != nil || !ok {
-		return fmt.Errorf("%s: %w", t.Short(), bisect.ErrBroken)
+		return fmt.Errorf("%s: %w", t.Short(), record.ErrBroken)
 	}
 	first, _, _ := strings.Cut(r.Error, "\n")
-	return fmt.Errorf("%s: %s: %s: %w", t.Short(), r.Status, first, bisect.ErrBroken)
+	return fmt.Errorf("%s: %s: %s: %w", t.Short(), r.Status, first, record.ErrBroken)
 }
 
 func (o *Oracle) targetLock(key string) *sync.Mutex {
@@ -340,7 +339,7 @@ func (o *Oracle) source(t record.Target) (runner.Source, error) {
 func (o *Oracle) brokenFromStore(t record.Target) error {
 	entry, err := o.store.Cached(o.spec, t.Key())
 	if err != nil || len(entry.Failed) == 0 {
-		return fmt.Errorf("%s: %w", t.Short(), bisect.ErrBroken)
+		return fmt.Errorf("%s: %w", t.Short(), record.ErrBroken)
 	}
 	return o.brokenError(t, entry.Failed[len(entry.Failed)-1].ID)
 }
