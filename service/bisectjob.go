@@ -188,7 +188,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 		Confidence:  b.Config.Bisect.Confidence,
 		MinEffect:   b.Config.Bisect.MinEffect,
 		MaxRuns:     b.Config.Bisect.MaxRuns,
-		Better:      record.Better(metric.Better),
+		Better:      metric.Better,
 		Direction:   req.Direction,
 		Hosts:       b.Oracle.Hosts(),
 		InitialRuns: b.Config.Bisect.Repeats,

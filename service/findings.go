@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -99,7 +100,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		// The bisection did not confirm it (a report from before
 		// confirmation, or one built by hand): do it now.
 		conf, err := bisect.Confirm(ctx, commitOracle{o: b.Oracle, metric: metric.Name}, parent.Hash, culprit.Hash, bisect.ConfirmOptions{
-			Better: record.Better(metric.Better), Direction: c.Direction,
+			Better: metric.Better, Direction: c.Direction,
 			OnProbe: func(e bisect.ProbeEvent) { b.progressf("%s", probeLine(e)) },
 		})
 		if err != nil {
@@ -134,7 +135,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		for _, h := range hr.Hunks {
 			fc.Hunks = append(fc.Hunks, record.Hunk{ID: h.ID, File: h.File, Component: h.Component, Function: h.Function,
 				OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Diff: h.Diff})
-			if h.Component != "" && !contains(f.Components, h.Component) {
+			if h.Component != "" && !slices.Contains(f.Components, h.Component) {
 				f.Components = append(f.Components, h.Component)
 			}
 		}
@@ -145,7 +146,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		f.Warnings = append(f.Warnings, hr.Warnings...)
 	} else {
 		for _, file := range rc.Files {
-			if comp := b.Config.Components.Match(file); comp != "" && !contains(f.Components, comp) {
+			if comp := b.Config.Components.Match(file); comp != "" && !slices.Contains(f.Components, comp) {
 				f.Components = append(f.Components, comp)
 			}
 		}
@@ -170,7 +171,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 // rangeFinding records a bisection that ended without a single culprit.
 func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record.Metric) (*record.Finding, error) {
 	f := b.newFinding(rep, metric)
-	f.Outcome = record.Outcome(rep.Verdict)
+	f.Outcome = rep.Verdict
 	for _, e := range []struct {
 		dst *record.End
 		src EndReport
@@ -351,13 +352,4 @@ func pathOf(fd *gitops.FileDiff) string {
 		return fd.NewPath
 	}
 	return fd.OldPath
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

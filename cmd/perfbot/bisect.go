@@ -129,7 +129,7 @@ func failOn(on bool, rep *service.BisectReport) error {
 	}
 	for _, c := range rep.Culprits {
 		if c.Confirmed && c.Direction == record.Regression {
-			return fmt.Errorf("culprit %s: %w", short(c.Commit), errCulprit)
+			return fmt.Errorf("culprit %s: %w", record.ShortHash(c.Commit), errCulprit)
 		}
 	}
 	return nil
@@ -139,17 +139,17 @@ func failOn(on bool, rep *service.BisectReport) error {
 // confirmation, the hunks of each culprit searched, and what it cost.
 func printBisect(w io.Writer, rep *service.BisectReport) error {
 	fmt.Fprintf(w, "%s on %s (%s): good %s median %s (n=%d)  bad %s median %s (n=%d)\n\n",
-		rep.Verdict, rep.Metric, rep.Direction, short(rep.Good.Commit), num.Format(rep.Good.Median), rep.Good.N, short(rep.Bad.Commit), num.Format(rep.Bad.Median), rep.Bad.N)
+		rep.Verdict, rep.Metric, rep.Direction, record.ShortHash(rep.Good.Commit), num.Format(rep.Good.Median), rep.Good.N, record.ShortHash(rep.Bad.Commit), num.Format(rep.Bad.Median), rep.Bad.N)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tCOMMIT\tN\tMEDIAN\tSTATUS\tSIDE\tSUBJECT")
 	for _, p := range rep.Probes {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", p.Index, short(p.Commit), p.N, num.Format(p.Median), p.Status, p.Side, p.Subject)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", p.Index, record.ShortHash(p.Commit), p.N, num.Format(p.Median), p.Status, p.Side, p.Subject)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	for _, c := range rep.Culprits {
 		fmt.Fprintf(w, "culprit %s %+.1f%% [%+.1f%%, %+.1f%%] confidence %.3f (%s) — %s by %s\n",
-			short(c.Commit), c.DeltaPct, c.CIPct[0], c.CIPct[1], c.Confidence, c.Direction, c.Subject, c.Author)
+			record.ShortHash(c.Commit), c.DeltaPct, c.CIPct[0], c.CIPct[1], c.Confidence, c.Direction, c.Subject, c.Author)
 		verdict := "confirmed"
 		if !c.Confirmed {
 			verdict = "NOT confirmed"
@@ -159,7 +159,7 @@ func printBisect(w io.Writer, rep *service.BisectReport) error {
 	if len(rep.Candidates) > 0 {
 		var names []string
 		for _, c := range rep.Candidates {
-			names = append(names, short(c.Commit))
+			names = append(names, record.ShortHash(c.Commit))
 		}
 		fmt.Fprintf(w, "candidates (among commits that do not build): %s\n", strings.Join(names, " "))
 	}

@@ -82,12 +82,12 @@ configuration, the workdir, the store, the issues directory) are left out.
 // their effect applied alone and reverted alone.
 func printHunks(w io.Writer, rep *service.HunksReport) error {
 	if rep.NoRuntimeChange != "" {
-		_, err := fmt.Fprintf(w, "\nhunks of %s (%s): none of its %d hunks can change %s: %s\n", short(rep.Change), rep.Subject, rep.TotalHunks, rep.Metric, rep.NoRuntimeChange)
+		_, err := fmt.Fprintf(w, "\nhunks of %s (%s): none of its %d hunks can change %s: %s\n", record.ShortHash(rep.Change), rep.Subject, rep.TotalHunks, rep.Metric, rep.NoRuntimeChange)
 		return err
 	}
-	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", short(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
+	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", record.ShortHash(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
 	fmt.Fprintf(w, "  applied alone to %s: %+.1f%% [%+.1f%%, %+.1f%%]; reverted alone: %+.1f%% [%+.1f%%, %+.1f%%]\n",
-		short(rep.Base), rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],
+		record.ShortHash(rep.Base), rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],
 		rep.Effect.Reverted.DeltaPct, rep.Effect.Reverted.CIPct[0], rep.Effect.Reverted.CIPct[1])
 	for _, h := range rep.Hunks {
 		loc := h.File
@@ -168,7 +168,7 @@ the same value in both files are not searched.`,
 // printEnvBisect prints the variables whose difference explains the
 // change, with their effect applied alone and reverted alone.
 func printEnvBisect(w io.Writer, rep *service.EnvBisectReport) error {
-	fmt.Fprintf(w, "at %s, %d variables differ (%s); the change is explained by: %s\n", short(rep.Commit), len(rep.Differing), strings.Join(rep.Differing, " "), strings.Join(rep.Minimal, " "))
+	fmt.Fprintf(w, "at %s, %d variables differ (%s); the change is explained by: %s\n", record.ShortHash(rep.Commit), len(rep.Differing), strings.Join(rep.Differing, " "), strings.Join(rep.Minimal, " "))
 	for _, name := range rep.Minimal {
 		fmt.Fprintf(w, "  %s: %q (good) → %q (bad)\n", name, rep.Good[name], rep.Bad[name])
 	}
