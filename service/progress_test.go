@@ -333,25 +333,24 @@ func TestHunksDocsOnlyAnsweredAtOnce(t *testing.T) {
 	assert.Contains(t, w.lines[len(w.lines)-1].text, "no hunk can change the benchmark")
 }
 
+// TestDocsOnly checks the hunk search's use of gitops.DocsOnly: the
+// configured docs component counts, and old and new paths both must be docs.
 func TestDocsOnly(t *testing.T) {
 	cfg := &config.Config{Components: config.Components{{Name: DocsComponent, Globs: []string{"site/**"}}, {Name: "comm", Globs: []string{"comm/**"}}}}
 	b := &Bot{Config: cfg}
 	for _, tc := range []struct {
-		name  string
-		paths []string
-		docs  bool
+		name     string
+		old, new string
+		docs     bool
 	}{
-		{name: "markdown and docs/", paths: []string{"README.md", "docs/guide.txt", "python/sglang/README.md"}, docs: true},
-		{name: "the configured docs component", paths: []string{"site/index.html", "LICENSE"}, docs: true},
-		{name: "a source file beside docs", paths: []string{"README.md", "comm/a.go"}},
-		{name: "a test file is no doc: the benchmark may be a test", paths: []string{"engine/verify_test.go"}},
-		{name: "a requirements text is no doc", paths: []string{"requirements.txt"}},
+		{name: "markdown", old: "README.md", new: "README.md", docs: true},
+		{name: "the configured docs component", old: "site/index.html", new: "site/index.html", docs: true},
+		{name: "a component that is not docs", old: "comm/a.go", new: "comm/a.go"},
+		{name: "a source file renamed into docs", old: "engine/a.go", new: "docs/a.go"},
+		{name: "a doc added", new: "docs/guide.md", docs: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &gitops.Patch{}
-			for _, path := range tc.paths {
-				p.Files = append(p.Files, &gitops.FileDiff{OldPath: path, NewPath: path})
-			}
+			p := &gitops.Patch{Files: []*gitops.FileDiff{{OldPath: tc.old, NewPath: tc.new}}}
 			assert.Equal(t, tc.docs, b.docsOnly(p) != "", b.docsOnly(p))
 		})
 	}
