@@ -26,27 +26,26 @@ import (
 
 // Defaults applied to keys the file leaves out.
 const (
-	defaultBranch            = "main"
-	defaultWorkdir           = ".perfbot/work"
-	defaultStore             = ".perfbot/perfbot.db"
-	defaultIssuesDir         = ".perfbot/issues"
-	defaultBuildTimeout      = 30 * time.Minute
-	defaultBenchTimeout      = 10 * time.Minute
-	defaultBisectConfidence  = 0.98 // bisect.DefaultConfidence: chosen by simulation
-	defaultBisectMinEffect   = 0.02
-	defaultBisectMaxRuns     = 400
-	defaultMaxHunkRuns       = 200
-	defaultBisectRepeats     = 2 // bisect.DefaultInitialRuns
-	defaultDetectMinEffect   = 0.03
-	defaultDetectRepeats     = 5
-	defaultListen            = "127.0.0.1:8080"
-	defaultAPITokenEnv       = "PERFBOT_API_TOKEN"
-	defaultMissingNights     = 3
-	defaultTokenEnv          = "GITHUB_TOKEN"
-	defaultAPIURL            = "https://api.github.com/"
-	defaultLabel             = "perf-regression"
-	defaultPublishConfidence = 0.9
-	defaultSchedule          = "0 2 * * *"
+	defaultBranch           = "main"
+	defaultWorkdir          = ".perfbot/work"
+	defaultStore            = ".perfbot/perfbot.db"
+	defaultIssuesDir        = ".perfbot/issues"
+	defaultBuildTimeout     = 30 * time.Minute
+	defaultBenchTimeout     = 10 * time.Minute
+	defaultBisectConfidence = 0.98 // bisect.DefaultConfidence: chosen by simulation
+	defaultBisectMinEffect  = 0.02
+	defaultBisectMaxRuns    = 400
+	defaultMaxHunkRuns      = 200
+	defaultBisectRepeats    = 2 // bisect.DefaultInitialRuns
+	defaultDetectMinEffect  = 0.03
+	defaultDetectRepeats    = 5
+	defaultListen           = "127.0.0.1:8080"
+	defaultAPITokenEnv      = "PERFBOT_API_TOKEN"
+	defaultMissingNights    = 3
+	defaultTokenEnv         = "GITHUB_TOKEN"
+	defaultAPIURL           = "https://api.github.com/"
+	defaultLabel            = "perf-regression"
+	defaultSchedule         = "0 2 * * *"
 )
 
 var (
@@ -661,7 +660,7 @@ func isLoopback(host string) bool {
 
 func (d *decoder) report(n *yaml.Node) Report {
 	f := d.mapping(n, "report", "publish_confidence", "reopen")
-	r := Report{PublishConfidence: defaultPublishConfidence, Reopen: true}
+	r := Report{PublishConfidence: record.DefaultPublishConfidence, Reopen: true}
 	if v := value(f, "publish_confidence"); v != nil {
 		r.PublishConfidence = d.confidence(v, "report.publish_confidence")
 	}

@@ -235,7 +235,7 @@ type Finding struct {
 
 	// PublishConfidence is the cut-off below which the finding is kept
 	// rather than filed; Warnings flags a confidence under it. Zero means
-	// the report's default.
+	// DefaultPublishConfidence (PublishCutOff).
 	PublishConfidence float64 `json:"publish_confidence,omitempty"`
 
 	// GoodState and BadState are the GPU and NCCL state of the ends'
@@ -259,6 +259,21 @@ type Finding struct {
 	// ParentLogs are the logs of the good side's last run (the culprit's
 	// parent), beside Logs of the bad side's.
 	ParentLogs string `json:"parent_logs,omitempty"`
+}
+
+// DefaultPublishConfidence is the publish cut-off (report.publish_confidence)
+// when none is configured. syzbot publishes nothing under 0.66; a perfbot
+// bisection stops at bisect.DefaultConfidence, so a culprit under this cut-off
+// means the search ran out of budget or the signal was too noisy to trust.
+const DefaultPublishConfidence = 0.9
+
+// PublishCutOff is the confidence below which f is kept rather than filed:
+// its PublishConfidence, or DefaultPublishConfidence when that is zero.
+func (f *Finding) PublishCutOff() float64 {
+	if f.PublishConfidence == 0 {
+		return DefaultPublishConfidence
+	}
+	return f.PublishConfidence
 }
 
 // What a Finding's History points are.

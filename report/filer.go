@@ -30,7 +30,7 @@ type Filer struct {
 	// label per component of the finding.
 	Labels []string
 	// PublishConfidence is the cut-off below which a finding is kept
-	// rather than filed; zero means DefaultPublishConfidence.
+	// rather than filed; zero means record.DefaultPublishConfidence.
 	PublishConfidence float64
 	// Reopen reopens a closed issue whose regression is found again;
 	// otherwise the comment says that it came back and the issue stays
@@ -92,7 +92,7 @@ func (f *Filer) File(ctx context.Context, fd *record.Finding) error {
 
 func (f *Filer) cutOff() float64 {
 	if f.PublishConfidence == 0 {
-		return DefaultPublishConfidence
+		return record.DefaultPublishConfidence
 	}
 	return f.PublishConfidence
 }

@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/secret"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 )
 
 // memIndex is the store's fingerprint → issue map, in memory.

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

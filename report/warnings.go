@@ -8,12 +8,6 @@ import (
 	"github.com/perfbot/perfbot/record"
 )
 
-// DefaultPublishConfidence is the publish cut-off of a finding whose
-// PublishConfidence is zero. syzbot publishes nothing under 0.66; a
-// perfbot bisection stops at 0.99, so a culprit under 0.9 means the search
-// ran out of budget or the signal was too noisy to trust.
-const DefaultPublishConfidence = 0.9
-
 // Warnings returns the reasons to doubt f that a reader should see before
 // blaming anyone: a merge commit, a commit that changes only documentation
 // or tests, a build identical to its parent's, a confidence below the
@@ -37,10 +31,7 @@ func Warnings(f *record.Finding) []string {
 			ws = append(ws, fmt.Sprintf("%s builds to the same output as its parent: the change must come from noise or the environment.", short))
 		}
 	}
-	cut := f.PublishConfidence
-	if cut == 0 {
-		cut = DefaultPublishConfidence
-	}
+	cut := f.PublishCutOff()
 	if f.Outcome != record.OutcomeNotReproduced && f.Confidence < cut {
 		ws = append(ws, fmt.Sprintf("Confidence %s is below the publish cut-off %s.", formatConfidence(f.Confidence), formatConfidence(cut)))
 	}
