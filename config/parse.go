@@ -22,6 +22,7 @@ import (
 
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 )
 
 // Defaults applied to keys the file leaves out.
@@ -639,23 +640,13 @@ func (d *decoder) github(n *yaml.Node) GitHub {
 		d.errorf(value(f, "api_url"), "github.api_url", "%q is not an http(s) URL", g.APIURL)
 	} else if u.User != nil {
 		d.errorf(value(f, "api_url"), "github.api_url", "%s must not hold credentials; the token goes in the variable named by github.token_env", u.Redacted())
-	} else if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+	} else if u.Scheme == "http" && !secret.IsLoopback(u.Hostname()) {
 		d.errorf(value(f, "api_url"), "github.api_url", "%q sends the token in clear: use https, or http only for a loopback host (127.0.0.1, ::1, localhost)", g.APIURL)
 	} else if !strings.HasSuffix(g.APIURL, "/") {
 		// go-github requires the trailing slash on its base URL.
 		g.APIURL += "/"
 	}
 	return g
-}
-
-// isLoopback reports whether host names this machine, the only host the
-// token may be sent to over plain http.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (d *decoder) report(n *yaml.Node) Report {
