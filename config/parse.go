@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/perfbot/perfbot/bench"
+	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/secret"
 )
@@ -189,23 +190,13 @@ func (d *decoder) repo(rf field, root *yaml.Node, dir string) Repo {
 	}
 	if r.URL == "" {
 		d.errorf(at(f["url"].key, rf.key, root), "repo.url", "missing: name the repository to watch (a local path or a clone URL)")
-	} else if isLocalPath(r.URL) {
+	} else if gitops.IsLocalPath(r.URL) {
 		r.URL = resolvePath(dir, r.URL)
 	}
 	if r.Branch == "" {
 		r.Branch = defaultBranch
 	}
 	return r
-}
-
-// isLocalPath tells a filesystem path from a clone URL ("https://…",
-// "ssh://…") or an scp-like address ("git@github.com:org/repo").
-func isLocalPath(s string) bool {
-	if strings.Contains(s, "://") {
-		return false
-	}
-	before, _, found := strings.Cut(s, ":")
-	return !found || strings.Contains(before, "/")
 }
 
 // path reads a filesystem path, resolved against dir.

@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/perfbot/perfbot/internal/lockfile"
 	"github.com/perfbot/perfbot/record"
 )
@@ -89,7 +90,7 @@ func Open(ctx context.Context, url, workdir string) (*Repo, error) {
 		return nil, errors.New("open repository: empty url")
 	}
 	origin := url
-	if isLocalPath(url) {
+	if IsLocalPath(url) {
 		abs, err := filepath.Abs(url)
 		if err != nil {
 			return nil, fmt.Errorf("open repository %s: %w", url, err)
@@ -196,14 +197,15 @@ func setOrigin(repo *git.Repository, url string) error {
 	return repo.SetConfig(cfg)
 }
 
-// isLocalPath tells a filesystem path from a clone URL ("https://…",
-// "ssh://…", "git@host:owner/repo").
-func isLocalPath(url string) bool {
+// IsLocalPath tells a filesystem path from a clone URL ("https://…",
+// "ssh://…", "file://…") or an scp-like address ("git@github.com:org/repo"),
+// by git's own rule: a path has no "://" and no colon before its first
+// slash. Whether the path exists does not matter, as it does not to git: a
+// directory whose name holds a colon is named with a slash before it
+// ("./a:b").
+func IsLocalPath(url string) bool {
 	if strings.Contains(url, "://") {
 		return false
-	}
-	if _, err := os.Stat(url); err == nil {
-		return true
 	}
 	colon := strings.Index(url, ":")
 	slash := strings.Index(url, "/")

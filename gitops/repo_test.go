@@ -258,3 +258,27 @@ func TestChain(t *testing.T) {
 	assert.Equal(t, "merge side", chain[1].Subject)
 	assert.Equal(t, []string{c, f2}, chain[1].Parents)
 }
+
+func TestIsLocalPath(t *testing.T) {
+	tests := []struct {
+		name string
+		url  string
+		want bool
+	}{
+		{name: "an absolute path", url: "/srv/git/infer", want: true},
+		{name: "a relative path", url: "../infer", want: true},
+		{name: "a bare name", url: "infer", want: true},
+		{name: "a colon after a slash", url: "./a:b", want: true},
+		{name: "https", url: "https://github.com/example/infer.git"},
+		{name: "ssh", url: "ssh://git@github.com/example/infer.git"},
+		{name: "file", url: "file:///srv/git/infer"},
+		{name: "scp-like", url: "git@github.com:example/infer.git"},
+		{name: "scp-like without a user", url: "github.com:example/infer"},
+		{name: "a colon before any slash", url: "a:b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, gitops.IsLocalPath(tt.url))
+		})
+	}
+}
