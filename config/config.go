@@ -13,6 +13,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,6 +209,34 @@ type GitHub struct {
 	// clear), and without credentials.
 	APIURL string
 	Labels []string
+}
+
+// CommitURL is the printf pattern, with one %s for the hash, of a commit's
+// page on the host of APIURL: https://github.com/owner/name/commit/%s for
+// github.com, https://ghe.example/owner/name/commit/%s for a GitHub
+// Enterprise Server whose API is https://ghe.example/api/v3/. It is "" when
+// no Repo is configured or APIURL is no URL.
+func (g GitHub) CommitURL() string {
+	if g.Repo == "" {
+		return ""
+	}
+	api := g.APIURL
+	if api == "" {
+		api = defaultAPIURL
+	}
+	u, err := url.Parse(api)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	// github.com serves its API from a host of its own (and GitHub
+	// Enterprise Cloud from api.<name>.ghe.com); GitHub Enterprise Server
+	// from /api/v3 of its web host.
+	host, path := u.Host, strings.TrimSuffix(u.Path, "/")
+	if rest, ok := strings.CutPrefix(host, "api."); ok {
+		host, path = rest, ""
+	}
+	path = strings.TrimSuffix(strings.TrimSuffix(path, "/api/v3"), "/api")
+	return u.Scheme + "://" + host + path + "/" + g.Repo + "/commit/%s"
 }
 
 // Report tunes what is published.

@@ -492,3 +492,24 @@ func TestDefault(t *testing.T) {
 	assert.True(t, strings.HasPrefix(c.Store, wd+string(filepath.Separator)), "store %s resolves against the working directory", c.Store)
 	assert.NotEmpty(t, c.Primary().Name)
 }
+
+func TestGitHubCommitURL(t *testing.T) {
+	tests := []struct {
+		name   string
+		github GitHub
+		want   string
+	}{
+		{name: "github.com", github: GitHub{Repo: "example/infer", APIURL: "https://api.github.com/"}, want: "https://github.com/example/infer/commit/%s"},
+		{name: "the default API", github: GitHub{Repo: "example/infer"}, want: "https://github.com/example/infer/commit/%s"},
+		{name: "GitHub Enterprise Server", github: GitHub{Repo: "infra/engine", APIURL: "https://ghe.example/api/v3/"}, want: "https://ghe.example/infra/engine/commit/%s"},
+		{name: "GitHub Enterprise Server on a port", github: GitHub{Repo: "infra/engine", APIURL: "https://ghe.example:8443/api/v3/"}, want: "https://ghe.example:8443/infra/engine/commit/%s"},
+		{name: "GitHub Enterprise Cloud", github: GitHub{Repo: "infra/engine", APIURL: "https://api.octo.ghe.com/"}, want: "https://octo.ghe.com/infra/engine/commit/%s"},
+		{name: "a loopback test server", github: GitHub{Repo: "o/r", APIURL: "http://127.0.0.1:8080/api/v3/"}, want: "http://127.0.0.1:8080/o/r/commit/%s"},
+		{name: "no repository: issues go to a directory", github: GitHub{APIURL: "https://api.github.com/"}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.github.CommitURL())
+		})
+	}
+}

@@ -210,9 +210,7 @@ func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Findin
 		PublishConfidence: b.Config.Report.PublishConfidence,
 		Steps:             b.steps(), Version: b.Version,
 	}
-	if b.Config.GitHub.Repo != "" {
-		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"
-	}
+	f.CommitURL = b.Config.GitHub.CommitURL()
 	byHash := map[string]gitops.Commit{}
 	for _, c := range rep.chain {
 		byHash[c.Hash] = c

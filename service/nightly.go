@@ -939,9 +939,7 @@ func (b *Bot) missingFinding(ctx context.Context, m record.Metric, nights []reco
 		Bad:        record.End{Commit: commit(nights[since].Tip)},
 		Candidates: []record.Commit{commit(nights[since].Tip)},
 	}
-	if b.Config.GitHub.Repo != "" {
-		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"
-	}
+	f.CommitURL = b.Config.GitHub.CommitURL()
 	if since > 0 {
 		f.Good = record.End{Commit: commit(nights[since-1].Tip)}
 	}

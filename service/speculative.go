@@ -281,9 +281,7 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 		Bad:         specEnd(commit(tip.Tip), tip.Metrics[metric.Name].Tip),
 		Speculative: &record.SpecAttribution{Metric: metric.Name, Tokens: s.Tokens, Good: earliest, Bad: last, TimeUnit: b.specTimeUnit()},
 	}
-	if b.Config.GitHub.Repo != "" {
-		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"
-	}
+	f.CommitURL = b.Config.GitHub.CommitURL()
 	for _, n := range nights[since:] {
 		if bd, ok := breakdown(n); !ok || !bd.Slower() {
 			continue
