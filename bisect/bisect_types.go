@@ -173,11 +173,12 @@ type ProbeEvent struct {
 type EndSummary struct {
 	Commit string
 	N      int
-	// Median is the median value; Lo and Hi bound it with probability
-	// Confidence (at least 0.95 from 6 runs on; with fewer, [Lo, Hi] is
-	// the range of the runs and Confidence its lower coverage).
-	Median, Lo, Hi float64
-	Confidence     float64
+	// Median is the median value; Interval bounds it with probability
+	// Confidence (at least 0.95 from 6 runs on; with fewer, it is the
+	// range of the runs and Confidence its lower coverage).
+	Median float64
+	record.Interval
+	Confidence float64
 }
 
 // Culprit is a commit that changed the metric.
@@ -188,12 +189,12 @@ type Culprit struct {
 	// Confidence is the posterior probability that this commit is where
 	// the change happened.
 	Confidence float64
-	// DeltaPct is the change from the parent to the commit, in percent of
-	// the parent's value, and CILoPct and CIHiPct bound its 95%
-	// confidence interval: stats.Delta of the runs of the two commits
-	// taken side by side in time (see Confirm). Too few such runs leave
-	// the bounds at −100 and +Inf; Locate always has enough.
-	DeltaPct, CILoPct, CIHiPct float64
+	// Effect is the change from the parent to the commit, in percent of
+	// the parent's value, with its 95% confidence interval: stats.Delta of
+	// the runs of the two commits taken side by side in time (see
+	// Confirm). Too few such runs leave the bounds at −100 and +Inf;
+	// Locate always has enough.
+	Effect record.Effect
 	// Direction is Regression or Improvement.
 	Direction record.Direction
 	// Parent and Self summarize the parent's and the commit's runs that

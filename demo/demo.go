@@ -382,7 +382,7 @@ func stronger(f, g *record.Finding) bool {
 
 func fillFound(row *Row, f *record.Finding) {
 	c := f.Culprits[0]
-	row.FoundCommit, row.DeltaPct, row.Confidence = c.Commit.Hash, c.DeltaPct, c.Confidence
+	row.FoundCommit, row.DeltaPct, row.Confidence = c.Commit.Hash, c.Effect.Pct, c.Confidence
 	row.Unconfirmed = f.Unconfirmed != ""
 	row.NoCode = c.NoCodeChange
 	var hunks []string

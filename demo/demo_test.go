@@ -27,7 +27,7 @@ func regressionAt(id, commit string) testbed.Change {
 // found is a finding whose culprit is commit, with one hunk at the lines.
 func found(commit string, file string, start, lines int) *record.Finding {
 	f := &record.Finding{Metric: testbed.VerifyTokS, Direction: record.Regression, Components: []string{"attention"},
-		Culprits: []record.Culprit{{Commit: record.Commit{Hash: commit}, Confidence: 0.998, DeltaPct: -7.9}}}
+		Culprits: []record.Culprit{{Commit: record.Commit{Hash: commit}, Confidence: 0.998, Effect: record.Effect{Pct: -7.9}}}}
 	if file != "" {
 		f.Culprits[0].Hunks = []record.Hunk{{File: file, Function: "(*tiled).Extend", NewStart: start, NewLines: lines}}
 	}

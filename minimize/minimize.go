@@ -730,7 +730,7 @@ func (s *setSearch) result(ctx context.Context, minimal elemSet) (*Isolation, er
 	}
 	slices.SortFunc(iso.Unresolved, func(a, b []string) int { return slices.Compare(a, b) })
 	iso.Configurations = len(s.configs)
-	s.log.Info("isolate: done", "minimal", iso.Minimal, "applied_pct", iso.Applied.DeltaPct,
-		"reverted_pct", iso.Reverted.DeltaPct, "configurations", iso.Configurations, "samples", iso.Samples)
+	s.log.Info("isolate: done", "minimal", iso.Minimal, "applied_pct", iso.Applied.Pct,
+		"reverted_pct", iso.Reverted.Pct, "configurations", iso.Configurations, "samples", iso.Samples)
 	return iso, nil
 }

@@ -73,11 +73,11 @@ func TestIsolateEffects(t *testing.T) {
 		m    minimize.Effect
 		want float64
 	}{{"applied", iso.Applied, -5}, {"reverted", iso.Reverted, 100/0.95 - 100}} {
-		assert.LessOrEqual(t, m.m.CILoPct, m.want, m.name)
-		assert.GreaterOrEqual(t, m.m.CIHiPct, m.want, m.name)
-		assert.LessOrEqual(t, m.m.CILoPct, m.m.DeltaPct, m.name)
-		assert.GreaterOrEqual(t, m.m.CIHiPct, m.m.DeltaPct, m.name)
-		assert.Positive(t, m.m.CILoPct*m.m.CIHiPct, "%s: %+v", m.name, m.m)
+		assert.LessOrEqual(t, m.m.Lo, m.want, m.name)
+		assert.GreaterOrEqual(t, m.m.Hi, m.want, m.name)
+		assert.LessOrEqual(t, m.m.Lo, m.m.Pct, m.name)
+		assert.GreaterOrEqual(t, m.m.Hi, m.m.Pct, m.name)
+		assert.Positive(t, m.m.Lo*m.m.Hi, "%s: %+v", m.name, m.m)
 	}
 	assert.Positive(t, iso.Applied.N)
 	assert.Positive(t, iso.Reverted.N)

@@ -3,6 +3,7 @@ package record
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -84,8 +85,8 @@ type End struct {
 	Commit Commit  `json:"commit"`
 	N      int     `json:"n"`
 	Median float64 `json:"median"`
-	Lo     float64 `json:"lo"` // confidence interval of the median
-	Hi     float64 `json:"hi"`
+	// Interval is the median's confidence interval (95%).
+	Interval
 	// Runs are the commit's recorded runs of the metric, oldest first:
 	// the raw values behind the summary.
 	Runs []RunValue `json:"runs,omitempty"`
@@ -113,13 +114,40 @@ type Confirmation struct {
 	// the runs taken for it (the others were the search's).
 	Pairs int `json:"pairs"`
 	Fresh int `json:"fresh"`
-	// DeltaPct is the culprit's change over its parent in those runs, in
-	// percent, and LoPct, HiPct its 95% interval.
-	DeltaPct float64 `json:"delta_pct"`
-	LoPct    float64 `json:"lo_pct"`
-	HiPct    float64 `json:"hi_pct"`
+	// Effect is the culprit's change over its parent in those runs (stored
+	// as delta_pct, lo_pct and hi_pct).
+	Effect Effect `json:"-"`
 	// Text says it in words.
 	Text string `json:"text"`
+}
+
+// MarshalJSON writes c with its effect under the names stored findings and
+// the API have always used.
+func (c Confirmation) MarshalJSON() ([]byte, error) {
+	type plain Confirmation
+	return json.Marshal(struct {
+		plain
+		DeltaPct float64 `json:"delta_pct"`
+		LoPct    float64 `json:"lo_pct"`
+		HiPct    float64 `json:"hi_pct"`
+	}{plain(c), c.Effect.Pct, c.Effect.Lo, c.Effect.Hi})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Confirmation) UnmarshalJSON(data []byte) error {
+	type plain Confirmation
+	var j struct {
+		*plain
+		DeltaPct float64 `json:"delta_pct"`
+		LoPct    float64 `json:"lo_pct"`
+		HiPct    float64 `json:"hi_pct"`
+	}
+	j.plain = (*plain)(c)
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	c.Effect = Effect{Pct: j.DeltaPct, Interval: Interval{Lo: j.LoPct, Hi: j.HiPct}}
+	return nil
 }
 
 // Culprit is a commit found to cause the change, with the hunks of its diff
@@ -127,11 +155,9 @@ type Confirmation struct {
 type Culprit struct {
 	Commit     Commit  `json:"commit"`
 	Confidence float64 `json:"confidence"`
-	// DeltaPct is the effect of the commit in percent of its parent's
-	// value; CILoPct and CIHiPct bound its confidence interval.
-	DeltaPct float64 `json:"delta_pct"`
-	CILoPct  float64 `json:"ci_lo_pct"`
-	CIHiPct  float64 `json:"ci_hi_pct"`
+	// Effect is the change of the commit over its parent, in percent of
+	// the parent's value (stored as delta_pct, ci_lo_pct and ci_hi_pct).
+	Effect Effect `json:"-"`
 	// BuildIdentical is set by the caller when the commit's build output is
 	// byte-identical to its parent's: the measured change cannot come from
 	// its code.
@@ -145,10 +171,39 @@ type Culprit struct {
 	Hunks []Hunk `json:"hunks,omitempty"`
 	// HunkEffect is the effect of Hunks applied alone on the parent and
 	// reverted alone from the culprit.
-	HunkEffect *Effect `json:"hunk_effect,omitempty"`
+	HunkEffect *HunkEffect `json:"hunk_effect,omitempty"`
 	// Confirmation is what confirmed (or failed to confirm) the culprit;
 	// nil for findings from before confirmations were kept.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
+}
+
+// MarshalJSON writes c with its effect under the names stored findings and
+// the API have always used.
+func (c Culprit) MarshalJSON() ([]byte, error) {
+	type plain Culprit
+	return json.Marshal(struct {
+		plain
+		DeltaPct float64 `json:"delta_pct"`
+		CILoPct  float64 `json:"ci_lo_pct"`
+		CIHiPct  float64 `json:"ci_hi_pct"`
+	}{plain(c), c.Effect.Pct, c.Effect.Lo, c.Effect.Hi})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Culprit) UnmarshalJSON(data []byte) error {
+	type plain Culprit
+	var j struct {
+		*plain
+		DeltaPct float64 `json:"delta_pct"`
+		CILoPct  float64 `json:"ci_lo_pct"`
+		CIHiPct  float64 `json:"ci_hi_pct"`
+	}
+	j.plain = (*plain)(c)
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	c.Effect = Effect{Pct: j.DeltaPct, Interval: Interval{Lo: j.CILoPct, Hi: j.CIHiPct}}
+	return nil
 }
 
 // Probe is one measured commit of the search.
@@ -171,17 +226,6 @@ type Hunk struct {
 	NewStart  int    `json:"new_start"`
 	NewLines  int    `json:"new_lines"`
 	Diff      string `json:"diff"`
-}
-
-// Effect is the measured effect of a set of hunks applied alone on the
-// parent, and reverted alone from the culprit, with confidence intervals.
-type Effect struct {
-	AppliedPct    float64 `json:"applied_pct"`
-	AppliedLoPct  float64 `json:"applied_lo_pct"`
-	AppliedHiPct  float64 `json:"applied_hi_pct"`
-	RevertedPct   float64 `json:"reverted_pct"`
-	RevertedLoPct float64 `json:"reverted_lo_pct"`
-	RevertedHiPct float64 `json:"reverted_hi_pct"`
 }
 
 // EnvDiff is one variable that differs between the two ends.

@@ -55,8 +55,8 @@ func baseFinding() *record.Finding {
 		Metric:    "verify_tok_s",
 		Unit:      "tok/s",
 		Direction: "regression",
-		Good:      record.End{Commit: goodCommit, N: 24, Median: 88.80, Lo: 88.12, Hi: 89.41},
-		Bad:       record.End{Commit: badCommit, N: 24, Median: 75.66, Lo: 74.93, Hi: 76.30},
+		Good:      record.End{Commit: goodCommit, N: 24, Median: 88.80, Interval: record.Interval{Lo: 88.12, Hi: 89.41}},
+		Bad:       record.End{Commit: badCommit, N: 24, Median: 75.66, Interval: record.Interval{Lo: 74.93, Hi: 76.30}},
 		EnvGood: map[string]string{
 			"NCCL_PROTO":           "LL",
 			"NCCL_ALGO":            "Ring",
@@ -96,10 +96,10 @@ func rawRuns(n int, median float64, start time.Time) []record.RunValue {
 func culpritWithHunks() *record.Finding {
 	f := baseFinding()
 	f.Outcome = record.OutcomeCulprit
-	f.Good = record.End{Commit: probeA, N: 12, Median: 88.71, Lo: 88.30, Hi: 89.02, Runs: rawRuns(12, 88.71, day(23, 0)), CPUAffinity: "0-15"}
-	f.Bad = record.End{Commit: culprit1, N: 12, Median: 75.61, Lo: 75.20, Hi: 76.01, Runs: rawRuns(12, 75.61, day(23, 0).Add(time.Minute)), CPUAffinity: "0-15"}
-	f.Culprits = []record.Culprit{{Commit: culprit1, Confidence: 0.9931, DeltaPct: -14.8, CILoPct: -15.9, CIHiPct: -13.6,
-		Confirmation: &record.Confirmation{Confirmed: true, Pairs: 12, Fresh: 8, DeltaPct: -14.8, LoPct: -15.9, HiPct: -13.6,
+	f.Good = record.End{Commit: probeA, N: 12, Median: 88.71, Interval: record.Interval{Lo: 88.30, Hi: 89.02}, Runs: rawRuns(12, 88.71, day(23, 0)), CPUAffinity: "0-15"}
+	f.Bad = record.End{Commit: culprit1, N: 12, Median: 75.61, Interval: record.Interval{Lo: 75.20, Hi: 76.01}, Runs: rawRuns(12, 75.61, day(23, 0).Add(time.Minute)), CPUAffinity: "0-15"}
+	f.Culprits = []record.Culprit{{Commit: culprit1, Confidence: 0.9931, Effect: record.Effect{Pct: -14.8, Interval: record.Interval{Lo: -15.9, Hi: -13.6}},
+		Confirmation: &record.Confirmation{Confirmed: true, Pairs: 12, Fresh: 8, Effect: record.Effect{Pct: -14.8, Interval: record.Interval{Lo: -15.9, Hi: -13.6}},
 			Text: "12 interleaved runs each of parent and culprit give -14.8% [-15.9%, -13.6%]"}}}
 	f.Confidence = 0.9931
 	f.Culprits[0].Hunks = []record.Hunk{{
@@ -108,7 +108,7 @@ func culpritWithHunks() *record.Finding {
 		Diff: allreduceDiff,
 	}}
 	f.Components = []string{"communicator"}
-	f.Culprits[0].HunkEffect = &record.Effect{AppliedPct: -14.1, AppliedLoPct: -15.3, AppliedHiPct: -12.9, RevertedPct: 15.3, RevertedLoPct: 13.9, RevertedHiPct: 16.7}
+	f.Culprits[0].HunkEffect = &record.HunkEffect{Applied: record.Effect{Pct: -14.1, Interval: record.Interval{Lo: -15.3, Hi: -12.9}}, Reverted: record.Effect{Pct: 15.3, Interval: record.Interval{Lo: 13.9, Hi: 16.7}}}
 	f.Probes = probes(
 		record.Probe{Commit: goodCommit, N: 24, Median: 88.80, Status: "ok", Verdict: "end"},
 		record.Probe{Commit: badCommit, N: 24, Median: 75.66, Status: "ok", Verdict: "end"},
@@ -143,12 +143,12 @@ func culpritWithoutHunks() *record.Finding {
 func twoCulprits() *record.Finding {
 	f := culpritWithHunks()
 	f.Culprits = []record.Culprit{
-		{Commit: culprit1, Confidence: 0.991, DeltaPct: -3.1, CILoPct: -4.0, CIHiPct: -2.2, Hunks: f.Culprits[0].Hunks},
-		{Commit: culprit2, Confidence: 0.987, DeltaPct: -2.8, CILoPct: -3.7, CIHiPct: -1.9},
+		{Commit: culprit1, Confidence: 0.991, Effect: record.Effect{Pct: -3.1, Interval: record.Interval{Lo: -4.0, Hi: -2.2}}, Hunks: f.Culprits[0].Hunks},
+		{Commit: culprit2, Confidence: 0.987, Effect: record.Effect{Pct: -2.8, Interval: record.Interval{Lo: -3.7, Hi: -1.9}}},
 	}
 	// Two culprits: the sides are the range's ends.
 	f.Good = baseFinding().Good
-	f.Bad = record.End{Commit: badCommit, N: 24, Median: 83.42, Lo: 82.90, Hi: 83.95}
+	f.Bad = record.End{Commit: badCommit, N: 24, Median: 83.42, Interval: record.Interval{Lo: 82.90, Hi: 83.95}}
 	f.Culprits[0].Confirmation = nil
 	f.ParentLogs = ""
 	f.Confidence = 0.987
@@ -226,8 +226,8 @@ func suspicious() *record.Finding {
 	c.Login = ""
 	c.Subject = "Merge @bob's branch 'docs' | fix #12 <b>now</b>"
 	c.Files = []string{"docs/tuning.md", "engine/moe/router_test.go", "README.md"}
-	f.Culprits = []record.Culprit{{Commit: c, Confidence: 0.82, DeltaPct: -6.2, CILoPct: -9.9, CIHiPct: -2.4, BuildIdentical: true,
-		Confirmation: &record.Confirmation{Pairs: 12, Fresh: 12, DeltaPct: -1.1, LoPct: -3.9, HiPct: 1.6, Text: "12 interleaved runs each of parent and culprit give -1.1% [-3.9%, +1.6%]"}}}
+	f.Culprits = []record.Culprit{{Commit: c, Confidence: 0.82, Effect: record.Effect{Pct: -6.2, Interval: record.Interval{Lo: -9.9, Hi: -2.4}}, BuildIdentical: true,
+		Confirmation: &record.Confirmation{Pairs: 12, Fresh: 12, Effect: record.Effect{Pct: -1.1, Interval: record.Interval{Lo: -3.9, Hi: 1.6}}, Text: "12 interleaved runs each of parent and culprit give -1.1% [-3.9%, +1.6%]"}}}
 	f.Bad.Commit = c
 	f.Unconfirmed = f.Culprits[0].Confirmation.Text
 	f.Confidence = 0.82

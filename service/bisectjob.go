@@ -99,7 +99,11 @@ type CulpritReport struct {
 // command after a crash does not confirm a culprit again. The probes are
 // in the store (every run) and in the job's trace (every line).
 type bisectState struct {
-	Confirmations map[string]bisect.Confirmation `json:"confirmations,omitempty"`
+	// Confirmations is stored under a name of its own since a
+	// confirmation's effect became one record.Effect: the state an older
+	// perfbot saved is not read, and its culprits are confirmed again
+	// rather than taken with no effect.
+	Confirmations map[string]bisect.Confirmation `json:"culprit_confirmations,omitempty"`
 }
 
 // CommitRef names a commit.
@@ -256,7 +260,7 @@ func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric rec
 		bc := byHash[c.Commit]
 		cr := CulpritReport{
 			Commit: c.Commit, Subject: bc.Subject, Author: bc.Author, Confidence: c.Confidence,
-			DeltaPct: c.DeltaPct, CIPct: [2]float64{c.CILoPct, c.CIHiPct}, Direction: c.Direction,
+			DeltaPct: c.Effect.Pct, CIPct: [2]float64{c.Effect.Lo, c.Effect.Hi}, Direction: c.Direction,
 			ParentRuns: end(c.Parent), CulpritRuns: end(c.Self),
 		}
 		if c.Confirmation != nil {

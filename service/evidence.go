@@ -45,7 +45,7 @@ func (b *Bot) rawRuns(t record.Target, metric string) ([]record.RunValue, string
 // confirmationOf is the record of a bisection's confirmation.
 func confirmationOf(c bisect.Confirmation) *record.Confirmation {
 	return &record.Confirmation{Confirmed: c.Confirmed, Pairs: c.Pairs, Fresh: c.Fresh,
-		DeltaPct: c.DeltaPct, LoPct: c.CILoPct, HiPct: c.CIHiPct, Text: c.String()}
+		Effect: c.Effect, Text: c.String()}
 }
 
 // steps are the configured build and benchmark steps as plain shell

@@ -80,9 +80,9 @@ func culpritFinding(commit string, confidence float64) record.Finding {
 	f := record.Finding{
 		Created: time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC), Repo: "/srv/infer",
 		Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Regression,
-		Good:       record.End{Commit: record.Commit{Hash: strings.Repeat("a", 40)}, N: 10, Median: 100, Lo: 99, Hi: 101},
-		Bad:        record.End{Commit: c, N: 10, Median: 92, Lo: 91, Hi: 93},
-		Culprits:   []record.Culprit{{Commit: c, Confidence: confidence, DeltaPct: -8, CILoPct: -9, CIHiPct: -7}},
+		Good:       record.End{Commit: record.Commit{Hash: strings.Repeat("a", 40)}, N: 10, Median: 100, Interval: record.Interval{Lo: 99, Hi: 101}},
+		Bad:        record.End{Commit: c, N: 10, Median: 92, Interval: record.Interval{Lo: 91, Hi: 93}},
+		Culprits:   []record.Culprit{{Commit: c, Confidence: confidence, Effect: record.Effect{Pct: -8, Interval: record.Interval{Lo: -9, Hi: -7}}}},
 		Components: []string{"communicator"},
 		Confidence: confidence,
 		State:      record.StateKept,

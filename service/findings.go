@@ -107,7 +107,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 			return nil, fmt.Errorf("confirm %s: %w", culprit.Short(), err)
 		}
 		c.Confirmed, c.Confirmation, c.Confirm = conf.Confirmed, conf.String(), confirmationOf(conf)
-		c.DeltaPct, c.CIPct = conf.DeltaPct, [2]float64{conf.CILoPct, conf.CIHiPct}
+		c.DeltaPct, c.CIPct = conf.Effect.Pct, [2]float64{conf.Effect.Lo, conf.Effect.Hi}
 		c.ParentRuns = EndReport{Commit: parent.Hash, N: conf.ParentRuns.N, Median: conf.ParentRuns.Median, CI: [2]float64{conf.ParentRuns.Lo, conf.ParentRuns.Hi}}
 		c.CulpritRuns = EndReport{Commit: culprit.Hash, N: conf.SelfRuns.N, Median: conf.SelfRuns.Median, CI: [2]float64{conf.SelfRuns.Lo, conf.SelfRuns.Hi}}
 	}
@@ -127,7 +127,7 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 		}
 		noCode = len(p.Files) > 0 && !p.ChangesCode()
 	}
-	f.Culprits = []record.Culprit{{Commit: rc, Confidence: c.Confidence, DeltaPct: c.DeltaPct, CILoPct: c.CIPct[0], CIHiPct: c.CIPct[1], NoCodeChange: noCode,
+	f.Culprits = []record.Culprit{{Commit: rc, Confidence: c.Confidence, Effect: record.Effect{Pct: c.DeltaPct, Interval: record.Interval{Lo: c.CIPct[0], Hi: c.CIPct[1]}}, NoCodeChange: noCode,
 		Confirmation: c.Confirm}}
 	f.Confidence = c.Confidence
 	if hr != nil {
@@ -139,9 +139,9 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 				f.Components = append(f.Components, h.Component)
 			}
 		}
-		fc.HunkEffect = &record.Effect{
-			AppliedPct: hr.Effect.Applied.DeltaPct, AppliedLoPct: hr.Effect.Applied.CIPct[0], AppliedHiPct: hr.Effect.Applied.CIPct[1],
-			RevertedPct: hr.Effect.Reverted.DeltaPct, RevertedLoPct: hr.Effect.Reverted.CIPct[0], RevertedHiPct: hr.Effect.Reverted.CIPct[1],
+		fc.HunkEffect = &record.HunkEffect{
+			Applied:  record.Effect{Pct: hr.Effect.Applied.DeltaPct, Interval: record.Interval{Lo: hr.Effect.Applied.CIPct[0], Hi: hr.Effect.Applied.CIPct[1]}},
+			Reverted: record.Effect{Pct: hr.Effect.Reverted.DeltaPct, Interval: record.Interval{Lo: hr.Effect.Reverted.CIPct[0], Hi: hr.Effect.Reverted.CIPct[1]}},
 		}
 		f.Warnings = append(f.Warnings, hr.Warnings...)
 	} else {
@@ -244,7 +244,7 @@ func sameEvidence(old, f *record.Finding) bool {
 	}
 	for i, c := range f.Culprits {
 		o := old.Culprits[i]
-		if o.Commit.Hash != c.Commit.Hash || o.DeltaPct != c.DeltaPct || o.CILoPct != c.CILoPct || o.CIHiPct != c.CIHiPct {
+		if o.Commit.Hash != c.Commit.Hash || o.Effect != c.Effect {
 			return false
 		}
 	}
@@ -254,7 +254,7 @@ func sameEvidence(old, f *record.Finding) bool {
 // endOf is the evidence's summary of one side: the bisection's, as the
 // command line printed it.
 func endOf(c record.Commit, e EndReport) record.End {
-	return record.End{Commit: c, N: e.N, Median: e.Median, Lo: e.CI[0], Hi: e.CI[1]}
+	return record.End{Commit: c, N: e.N, Median: e.Median, Interval: record.Interval{Lo: e.CI[0], Hi: e.CI[1]}}
 }
 
 func (b *Bot) reportCommit(c gitops.Commit) record.Commit {

@@ -376,7 +376,7 @@ func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, 
 
 func effectOf(iso *minimize.Isolation) EffectReport {
 	delta := func(m minimize.Effect) DeltaReport {
-		return DeltaReport{DeltaPct: m.DeltaPct, CIPct: [2]float64{m.CILoPct, m.CIHiPct}, N: m.N}
+		return DeltaReport{DeltaPct: m.Pct, CIPct: [2]float64{m.Lo, m.Hi}, N: m.N}
 	}
 	return EffectReport{Applied: delta(iso.Applied), Reverted: delta(iso.Reverted)}
 }

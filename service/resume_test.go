@@ -113,7 +113,7 @@ func TestFindingCarriesTheEvidence(t *testing.T) {
 	require.NotNil(t, c)
 	assert.True(t, c.Confirmed)
 	assert.Positive(t, c.Pairs)
-	assert.Less(t, c.HiPct, 0.0, "the confirmation's interval shows the drop")
+	assert.Less(t, c.Effect.Hi, 0.0, "the confirmation's interval shows the drop")
 	assert.Equal(t, []string{"go build ./...", "./bench"}, f.Steps)
 	assert.Equal(t, "v1.2.3", f.Version)
 	assert.Equal(t, record.HistoryCommits, f.HistoryOf)

@@ -309,5 +309,5 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 // specEnd summarizes the tip's speculative throughput.
 func specEnd(c record.Commit, values []float64) record.End {
 	e := specdecode.Median(values, specConfidence)
-	return record.End{Commit: c, N: len(values), Median: e.Median, Lo: e.Lo, Hi: e.Hi}
+	return record.End{Commit: c, N: len(values), Median: e.Median, Interval: record.Interval{Lo: e.Lo, Hi: e.Hi}}
 }

@@ -51,7 +51,7 @@ func printFindings(w io.Writer, fs []record.Finding) error {
 	for _, f := range fs {
 		culprit, delta := "-", ""
 		if len(f.Culprits) > 0 {
-			culprit, delta = f.Culprits[0].Commit.Short(), fmt.Sprintf("%+.1f", f.Culprits[0].DeltaPct)
+			culprit, delta = f.Culprits[0].Commit.Short(), fmt.Sprintf("%+.1f", f.Culprits[0].Effect.Pct)
 		}
 		issue := ""
 		if f.Issue > 0 {

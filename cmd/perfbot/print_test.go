@@ -210,7 +210,7 @@ func nightReport() *service.NightReport {
 func findingsList() []record.Finding {
 	day := func(d int) time.Time { return time.Date(2026, 11, d, 2, 3, 0, 0, time.UTC) }
 	culprit := func(hash string, delta, conf float64) []record.Culprit {
-		return []record.Culprit{{Commit: record.Commit{Hash: hash}, Confidence: conf, DeltaPct: delta}}
+		return []record.Culprit{{Commit: record.Commit{Hash: hash}, Confidence: conf, Effect: record.Effect{Pct: delta}}}
 	}
 	return []record.Finding{
 		{ID: "perfbotfp0123456789abcdef0123", Created: day(23), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Regression,
