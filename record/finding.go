@@ -237,35 +237,34 @@ type EnvDiff struct {
 
 // Finding is a localized change with all its evidence.
 type Finding struct {
-	ID          string            `json:"id"` // equals Fingerprint()
-	Created     time.Time         `json:"created"`
-	Repo        string            `json:"repo"`       // repository URL or path, for links and commands
-	CommitURL   string            `json:"commit_url"` // printf pattern with one %s for the hash, may be empty
-	Outcome     Outcome           `json:"outcome"`
-	Metric      string            `json:"metric"`
-	Unit        string            `json:"unit"`
-	Direction   Direction         `json:"direction"` // Regression or Improvement
-	Good        End               `json:"good"`
-	Bad         End               `json:"bad"`
-	Culprits    []Culprit         `json:"culprits,omitempty"`
-	Candidates  []Commit          `json:"candidates,omitempty"`
-	Skipped     []Commit          `json:"skipped,omitempty"`
-	Probes      []Probe           `json:"probes,omitempty"`
-	Components  []string          `json:"components,omitempty"`
-	Confidence  float64           `json:"confidence"`
-	Warnings    []string          `json:"warnings,omitempty"`
-	EnvGood     map[string]string `json:"env_good,omitempty"`
-	EnvDiffs    []EnvDiff         `json:"env_diffs,omitempty"`
-	History     []float64         `json:"history,omitempty"` // metric medians around the change, oldest first
-	Reproduce   []string          `json:"reproduce,omitempty"`
-	Logs        string            `json:"logs,omitempty"`
-	Runs        int               `json:"runs"`
-	Builds      int               `json:"builds"`
-	WallSeconds float64           `json:"wall_seconds"`
-	State       State             `json:"state"`
-	Issue       int               `json:"issue,omitempty"`
-	IssueURL    string            `json:"issue_url,omitempty"`
-	FileError   string            `json:"file_error,omitempty"`
+	ID         string            `json:"id"` // equals Fingerprint()
+	Created    time.Time         `json:"created"`
+	Repo       string            `json:"repo"`       // repository URL or path, for links and commands
+	CommitURL  string            `json:"commit_url"` // printf pattern with one %s for the hash, may be empty
+	Outcome    Outcome           `json:"outcome"`
+	Metric     string            `json:"metric"`
+	Unit       string            `json:"unit"`
+	Direction  Direction         `json:"direction"` // Regression or Improvement
+	Good       End               `json:"good"`
+	Bad        End               `json:"bad"`
+	Culprits   []Culprit         `json:"culprits,omitempty"`
+	Candidates []Commit          `json:"candidates,omitempty"`
+	Skipped    []Commit          `json:"skipped,omitempty"`
+	Probes     []Probe           `json:"probes,omitempty"`
+	Components []string          `json:"components,omitempty"`
+	Confidence float64           `json:"confidence"`
+	Warnings   []string          `json:"warnings,omitempty"`
+	EnvGood    map[string]string `json:"env_good,omitempty"`
+	EnvDiffs   []EnvDiff         `json:"env_diffs,omitempty"`
+	History    []float64         `json:"history,omitempty"` // metric medians around the change, oldest first
+	Reproduce  []string          `json:"reproduce,omitempty"`
+	Logs       string            `json:"logs,omitempty"`
+	// Cost is what the search that found it cost.
+	Cost
+	State     State  `json:"state"`
+	Issue     int    `json:"issue,omitempty"`
+	IssueURL  string `json:"issue_url,omitempty"`
+	FileError string `json:"file_error,omitempty"`
 
 	// Unconfirmed, when set, says how fresh interleaved runs of the
 	// culprit and its parent failed to show the change again; such a

@@ -67,10 +67,8 @@ func baseFinding() *record.Finding {
 			"host":                 "gpu-07",
 			"go":                   "go1.26.8",
 		},
-		History:     []float64{88.9, 88.6, 89.1, 88.7, 88.8, 89.0, 88.5, 75.9, 75.5, 75.8, 75.6, 75.7},
-		Runs:        84,
-		Builds:      9,
-		WallSeconds: 4321,
+		History: []float64{88.9, 88.6, 89.1, 88.7, 88.8, 89.0, 88.5, 75.9, 75.5, 75.8, 75.6, 75.7},
+		Cost:    record.Cost{Runs: 84, Builds: 9, WallSeconds: 4321},
 		Logs: "=== RUN   BenchmarkVerifyStep/k=3\n" +
 			"BenchmarkVerifyStep/k=3-8   \t     200\t  39650112 ns/op\t        75.66 tok/s\n" +
 			"allreduce backend: symm_mem (custom disabled)\n" +

@@ -62,6 +62,16 @@ type BisectReport struct {
 	chain []gitops.Commit
 }
 
+// addCost adds c to the report's cost. BisectReport keeps its cost's
+// fields apart, its samples among them, as `perfbot bisect --json` prints
+// them.
+func (r *BisectReport) addCost(c record.Cost) {
+	r.Runs, r.Builds, r.WallSeconds = r.Runs+c.Runs, r.Builds+c.Builds, r.WallSeconds+c.WallSeconds
+}
+
+// Add adds c to the report's cost.
+func (r *BisectReport) Add(c record.Cost) { r.addCost(c) }
+
 // EndReport is one end of the range as measured.
 type EndReport struct {
 	Commit  string     `json:"commit"`
@@ -237,7 +247,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 			rep.Hunks = append(rep.Hunks, hr)
 		}
 	}
-	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+	rep.addCost(meter.read())
 	return rep, nil
 }
 

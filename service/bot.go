@@ -238,12 +238,13 @@ func (b *Bot) startMeter() meter {
 	return meter{b: b, start: b.now(), runs0: runs, builds0: builds}
 }
 
-func (m meter) read() (runs, builds int, wallSeconds float64) {
+// read is what was measured since the meter started.
+func (m meter) read() record.Cost {
 	if m.b == nil { // not started: the queue's record of a job
-		return 0, 0, 0
+		return record.Cost{}
 	}
 	r, bu := m.b.Oracle.Counts()
-	return r - m.runs0, bu - m.builds0, m.b.now().Sub(m.start).Seconds()
+	return record.Cost{Runs: r - m.runs0, Builds: bu - m.builds0, WallSeconds: m.b.now().Sub(m.start).Seconds()}
 }
 
 // InputError marks an error caused by the user's input (a revision that

@@ -32,10 +32,7 @@ func (b *Bot) Findings(ctx context.Context, rep *BisectReport) ([]*record.Findin
 	}
 	meter := b.startMeter()
 	defer func() {
-		runs, builds, wall := meter.read()
-		rep.Runs += runs
-		rep.Builds += builds
-		rep.WallSeconds += wall
+		rep.Add(meter.read())
 	}()
 	var out []*record.Finding
 	switch {
@@ -205,7 +202,7 @@ func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record
 func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Finding {
 	f := &record.Finding{
 		Created: b.now(), Repo: b.Config.Repo.URL, Metric: metric.Name, Unit: metric.Unit,
-		Direction: rep.Direction, Runs: rep.Runs, Builds: rep.Builds, WallSeconds: rep.WallSeconds,
+		Direction: rep.Direction, Cost: record.Cost{Runs: rep.Runs, Builds: rep.Builds, WallSeconds: rep.WallSeconds},
 		Warnings: rep.Warnings, State: record.StateKept,
 		PublishConfidence: b.Config.Report.PublishConfidence,
 		Steps:             b.steps(), Version: b.Version,

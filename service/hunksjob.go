@@ -49,11 +49,9 @@ type HunksReport struct {
 	Unresolved [][]string       `json:"unresolved"`
 	// Configurations counts the distinct configurations measured, the two
 	// ends included.
-	Configurations int      `json:"configurations"`
-	Runs           int      `json:"runs"`
-	Builds         int      `json:"builds"`
-	WallSeconds    float64  `json:"wall_seconds"`
-	Warnings       []string `json:"warnings,omitempty"`
+	Configurations int `json:"configurations"`
+	record.Cost
+	Warnings []string `json:"warnings,omitempty"`
 	// Undecided are hunks of the minimal set whose effect could not be
 	// measured; they are not among Hunks.
 	Undecided []string `json:"undecided,omitempty"`
@@ -166,7 +164,7 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 	if why := b.docsOnly(patch); why != "" {
 		rep.NoRuntimeChange, rep.Hunks, rep.Tests, rep.Unresolved = why, []HunkReport{}, []TestReport{}, [][]string{}
 		b.progressf("hunks of %s: %s", record.ShortHash(rep.Change), why)
-		rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+		rep.Cost = meter.read()
 		return rep, nil
 	}
 	if len(all) == 1 && req.Known != nil && !req.Worktree {
@@ -174,7 +172,7 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		rep.Hunks = []HunkReport{b.hunkReport(all[0])}
 		rep.Effect = EffectReport{Applied: *req.Known, Reverted: reverted(*req.Known)}
 		rep.Tests, rep.Unresolved = []TestReport{}, [][]string{}
-		rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+		rep.Cost = meter.read()
 		return rep, nil
 	}
 	params := map[string]any{"base": patch.Base, "change": rep.Change, "patch": patch.ID, "metric": metric.Name, "spec": b.Oracle.SpecHash()}
@@ -243,7 +241,7 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 		rep.Unresolved = [][]string{}
 	}
 	rep.Configurations = iso.Configurations
-	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+	rep.Cost = meter.read()
 	return rep, nil
 }
 
@@ -297,19 +295,17 @@ type EnvBisectRequest struct {
 
 // EnvBisectReport is the outcome of `perfbot envbisect`.
 type EnvBisectReport struct {
-	Commit      string            `json:"commit"`
-	Metric      string            `json:"metric"`
-	Differing   []string          `json:"differing"`
-	Minimal     []string          `json:"minimal"`
-	Good        map[string]string `json:"good"`
-	Bad         map[string]string `json:"bad"`
-	Effect      EffectReport      `json:"effect"`
-	Tests       []TestReport      `json:"tests"`
-	Unresolved  [][]string        `json:"unresolved"`
-	Runs        int               `json:"runs"`
-	Builds      int               `json:"builds"`
-	WallSeconds float64           `json:"wall_seconds"`
-	Warnings    []string          `json:"warnings,omitempty"`
+	Commit     string            `json:"commit"`
+	Metric     string            `json:"metric"`
+	Differing  []string          `json:"differing"`
+	Minimal    []string          `json:"minimal"`
+	Good       map[string]string `json:"good"`
+	Bad        map[string]string `json:"bad"`
+	Effect     EffectReport      `json:"effect"`
+	Tests      []TestReport      `json:"tests"`
+	Unresolved [][]string        `json:"unresolved"`
+	record.Cost
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // EnvBisect finds the smallest set of environment variables whose values
@@ -370,7 +366,7 @@ func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, 
 		Unresolved: iso.Unresolved, Warnings: record.WarningStrings(iso.Warnings)}
 	rep.Effect = effectOf(iso)
 	rep.Tests = testsOf(iso)
-	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+	rep.Cost = meter.read()
 	return rep, nil
 }
 

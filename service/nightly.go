@@ -29,10 +29,8 @@ type NightReport struct {
 	Missing []string `json:"missing,omitempty"`
 	// Speculation is the finding of a night on which speculative
 	// decoding was slower than plain decoding.
-	Speculation string  `json:"speculation,omitempty"`
-	Runs        int     `json:"runs"`
-	Builds      int     `json:"builds"`
-	Wall        float64 `json:"wall_seconds"`
+	Speculation string `json:"speculation,omitempty"`
+	record.Cost
 }
 
 // AlertNote is one alert of a night and its fate: the job enqueued for it
@@ -148,7 +146,7 @@ func (b *Bot) Nightly(ctx context.Context) (*NightReport, error) {
 	if rep.Speculation, err = b.speculationFinding(ctx, series); err != nil {
 		return nil, err
 	}
-	rep.Runs, rep.Builds, rep.Wall = meter.read()
+	rep.Cost = meter.read()
 	return rep, nil
 }
 

@@ -112,7 +112,7 @@ func hunksReport() *service.HunksReport {
 			{Set: []string{"h3"}, Side: "good", N: 6, Median: 88.7, PBad: 0.01, Outcome: "good"},
 		},
 		Unresolved:     [][]string{{"h4"}},
-		Configurations: 7, Runs: 42, Builds: 7, WallSeconds: 611.4,
+		Configurations: 7, Cost: record.Cost{Runs: 42, Builds: 7, WallSeconds: 611.4},
 		Warnings: []string{"h4 did not apply alone"},
 	}
 }
@@ -203,7 +203,7 @@ func nightReport() *service.NightReport {
 			{Metric: "verify_cost", Direction: record.Improvement, Good: hProbe1, Bad: hBad, DeltaPct: -8.3, Night: 30,
 				Note: "an improvement: noted, not bisected (detect.improvements: note)", Unbisected: &service.Range{Good: hGood, Bad: hBad}},
 		},
-		Runs: 15, Builds: 2, Wall: 11.4,
+		Cost: record.Cost{Runs: 15, Builds: 2, WallSeconds: 11.4},
 	}
 }
 
@@ -262,6 +262,6 @@ func envBisectReport() *service.EnvBisectReport {
 		Bad:    map[string]string{"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple", "NCCL_P2P_LEVEL": ""},
 		Effect: service.EffectReport{Applied: service.DeltaReport{DeltaPct: -9.1, CIPct: [2]float64{-10.2, -8.0}, N: 6}, Reverted: service.DeltaReport{DeltaPct: 10.3, CIPct: [2]float64{9.1, 11.6}, N: 6}},
 		Tests:  []service.TestReport{{Set: []string{"NCCL_PROTO"}, Side: "bad", N: 6, Median: 80.7, PBad: 0.99, Outcome: "bad"}},
-		Runs:   30, Builds: 1, WallSeconds: 140,
+		Cost:   record.Cost{Runs: 30, Builds: 1, WallSeconds: 140},
 	}
 }
