@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/record"
 )
 
 // open clones the repository at dir into a fresh workdir.
@@ -123,20 +124,19 @@ func TestCommitFields(t *testing.T) {
 
 	c, err := r.Commit(context.Background(), second)
 	require.NoError(t, err)
-	assert.Equal(t, gitops.Commit{
+	assert.Equal(t, record.Commit{
 		Hash:    second,
 		Subject: "engine: fuse the verify step into one kernel",
-		Body:    "It saves a launch.\nSecond line.",
 		Author:  "Perf Bot Test",
 		Email:   "test@perfbot.invalid",
-		Time:    gitopstest.Epoch.Add(2 * time.Minute),
+		Date:    gitopstest.Epoch.Add(2 * time.Minute),
 		Parents: []string{first},
 	}, withUTC(c))
 	assert.Equal(t, second[:10], c.Short())
 }
 
-func withUTC(c gitops.Commit) gitops.Commit {
-	c.Time = c.Time.UTC()
+func withUTC(c record.Commit) record.Commit {
+	c.Date = c.Date.UTC()
 	return c
 }
 

@@ -59,15 +59,18 @@ const (
 	StateUnfiled State = "unfiled" // filing failed; `perfbot report --retry-unfiled` retries
 )
 
-// Commit is a commit as a reader of the evidence sees it.
+// Commit is one commit of the watched repository: what gitops reads of it,
+// the store remembers and the evidence shows.
 type Commit struct {
-	Hash    string    `json:"hash"`
-	Subject string    `json:"subject"`
-	Author  string    `json:"author"`
-	Email   string    `json:"email,omitempty"`
-	Date    time.Time `json:"date"`
-	URL     string    `json:"url,omitempty"`
-	Parents int       `json:"parents,omitempty"`
+	Hash    string `json:"hash"`
+	Subject string `json:"subject"`
+	Author  string `json:"author"`
+	Email   string `json:"email,omitempty"`
+	// Date is the author date.
+	Date time.Time `json:"date"`
+	URL  string    `json:"url,omitempty"`
+	// Parents are the hashes of its parents, the first parent first.
+	Parents []string `json:"parents,omitempty"`
 	// Login is the author's GitHub login when it is known (from the host's
 	// API or a users.noreply.github.com address); only then is the author
 	// @-mentioned.

@@ -13,14 +13,14 @@ import (
 func day(d, h int) time.Time { return time.Date(2026, 11, d, h, 3, 0, 0, time.UTC) }
 
 var (
-	goodCommit = record.Commit{Hash: "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", Subject: "attention: tune flashinfer MLA split-kv for 3 draft tokens", Author: "Ravi Shah", Email: "ravi@example.com", Date: day(18, 9), Parents: 1}
-	badCommit  = record.Commit{Hash: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807", Subject: "topk: use a stable sort for draft token ranks", Author: "Ana Ruiz", Email: "41234+anaruiz@users.noreply.github.com", Date: day(22, 17), Parents: 1}
-	culprit1   = record.Commit{Hash: "3f2a9c1e00d4b5a6978877665544332211aabbcc", Subject: "communicator: prefer symmetric memory allreduce on every topology", Author: "Mei Lin", Email: "mlin@example.com", Login: "meilin", Date: day(20, 14), Parents: 1,
+	goodCommit = record.Commit{Hash: "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", Subject: "attention: tune flashinfer MLA split-kv for 3 draft tokens", Author: "Ravi Shah", Email: "ravi@example.com", Date: day(18, 9)}
+	badCommit  = record.Commit{Hash: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807", Subject: "topk: use a stable sort for draft token ranks", Author: "Ana Ruiz", Email: "41234+anaruiz@users.noreply.github.com", Date: day(22, 17)}
+	culprit1   = record.Commit{Hash: "3f2a9c1e00d4b5a6978877665544332211aabbcc", Subject: "communicator: prefer symmetric memory allreduce on every topology", Author: "Mei Lin", Email: "mlin@example.com", Login: "meilin", Date: day(20, 14),
 		Files: []string{"engine/communicator/allreduce.go", "engine/communicator/allreduce_test.go"}}
-	culprit2 = record.Commit{Hash: "5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f", Subject: "moe: route shared experts before top-k gating", Author: "Jonas Berg", Email: "jonas@example.com", Date: day(21, 11), Parents: 1,
+	culprit2 = record.Commit{Hash: "5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f", Subject: "moe: route shared experts before top-k gating", Author: "Jonas Berg", Email: "jonas@example.com", Date: day(21, 11),
 		Files: []string{"engine/moe/router.go"}}
-	probeA = record.Commit{Hash: "b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d", Subject: "spec: count accepted draft tokens per verify step", Author: "Ravi Shah", Date: day(19, 10), Parents: 1}
-	probeB = record.Commit{Hash: "c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7", Subject: "build: bump flashinfer to 0.2.14", Author: "Ana Ruiz", Date: day(21, 8), Parents: 1}
+	probeA = record.Commit{Hash: "b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d", Subject: "spec: count accepted draft tokens per verify step", Author: "Ravi Shah", Date: day(19, 10)}
+	probeB = record.Commit{Hash: "c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7", Subject: "build: bump flashinfer to 0.2.14", Author: "Ana Ruiz", Date: day(21, 8)}
 )
 
 const allreduceDiff = `@@ -41,9 +41,10 @@ func (c *Communicator) AllReduce(buf []float32) error {
@@ -220,7 +220,7 @@ func notReproduced() *record.Finding {
 func suspicious() *record.Finding {
 	f := culpritWithoutHunks()
 	c := culprit2
-	c.Parents = 2
+	c.Parents = []string{goodCommit.Hash, probeA.Hash}
 	c.Login = ""
 	c.Subject = "Merge @bob's branch 'docs' | fix #12 <b>now</b>"
 	c.Files = []string{"docs/tuning.md", "engine/moe/router_test.go", "README.md"}

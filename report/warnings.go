@@ -18,8 +18,8 @@ func Warnings(f *record.Finding) []string {
 	var ws []string
 	for _, c := range f.Culprits {
 		short := c.Commit.Short()
-		if c.Commit.Parents > 1 {
-			ws = append(ws, fmt.Sprintf("%s is a merge commit (%d parents): the change may come from the merged branch, which the first-parent bisection did not enter.", short, c.Commit.Parents))
+		if n := len(c.Commit.Parents); n > 1 {
+			ws = append(ws, fmt.Sprintf("%s is a merge commit (%d parents): the change may come from the merged branch, which the first-parent bisection did not enter.", short, n))
 		}
 		if gitops.DocsOrTestsOnly(c.Commit.Files) {
 			ws = append(ws, fmt.Sprintf("%s changes only documentation or tests (%s): it cannot change the measured code.", short, strings.Join(c.Commit.Files, ", ")))

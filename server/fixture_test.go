@@ -112,8 +112,8 @@ func populated(t testing.TB) *service.Bot {
 
 func fillFixture(t testing.TB, db *store.DB) {
 	for i := 0; i < fixtureNights; i++ {
-		require.NoError(t, db.PutCommit(store.Commit{Hash: fixtureCommit(i), Subject: fixtureSubject(i), Author: "Ada Lovelace",
-			Time: fixtureT0.Add(time.Duration(i)*24*time.Hour - 6*time.Hour), Parents: parents(i)}))
+		require.NoError(t, db.PutCommit(record.Commit{Hash: fixtureCommit(i), Subject: fixtureSubject(i), Author: "Ada Lovelace",
+			Date: fixtureT0.Add(time.Duration(i)*24*time.Hour - 6*time.Hour), Parents: parents(i)}))
 	}
 	state := record.NightlyState{Reference: fixtureCommit(0), Levels: map[string]float64{"verify_tok_s": 1000, "verify_ms": 12}}
 	for n := 0; n < fixtureNights; n++ {

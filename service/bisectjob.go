@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/perfbot/perfbot/bisect"
-	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
@@ -59,7 +58,7 @@ type BisectReport struct {
 	// Findings are the ids of the findings stored for this bisection.
 	Findings []string `json:"findings,omitempty"`
 
-	chain []gitops.Commit
+	chain []record.Commit
 }
 
 // addCost adds c to the report's cost. BisectReport keeps its cost's
@@ -188,7 +187,7 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 }
 
 // bisect is the body of the bisection job.
-func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metric, chain []gitops.Commit, hashes []string, load, save func(any)) (*BisectReport, error) {
+func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metric, chain []record.Commit, hashes []string, load, save func(any)) (*BisectReport, error) {
 	meter := b.startMeter()
 	good, bad := chain[0], chain[len(chain)-1]
 	b.progressf("bisect %s..%s (%d commits) on %s, direction %s, job %s", good.Short(), bad.Short(), len(chain)-1, metric.Name, req.Direction, b.job.rec.ID)
@@ -251,8 +250,8 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 	return rep, nil
 }
 
-func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric record.Metric) *BisectReport {
-	byHash := map[string]gitops.Commit{}
+func (b *Bot) bisectReport(res *bisect.Result, chain []record.Commit, metric record.Metric) *BisectReport {
+	byHash := map[string]record.Commit{}
 	for _, c := range chain {
 		byHash[c.Hash] = c
 	}

@@ -203,16 +203,16 @@ func (b *Bot) now() time.Time {
 }
 
 // resolve resolves rev and records the commit's metadata in the store.
-func (b *Bot) resolve(ctx context.Context, rev string) (gitops.Commit, error) {
+func (b *Bot) resolve(ctx context.Context, rev string) (record.Commit, error) {
 	c, err := b.Repo.Resolve(ctx, rev)
 	if err != nil {
-		return gitops.Commit{}, &InputError{Err: err}
+		return record.Commit{}, &InputError{Err: err}
 	}
 	return c, b.putCommit(c)
 }
 
-func (b *Bot) putCommit(c gitops.Commit) error {
-	return b.Store.PutCommit(store.Commit{Hash: c.Hash, Subject: c.Subject, Author: c.Author, Email: c.Email, Time: c.Time, Parents: c.Parents})
+func (b *Bot) putCommit(c record.Commit) error {
+	return b.Store.PutCommit(c)
 }
 
 // metric returns the configured metric by name ("" is the primary); an

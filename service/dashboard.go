@@ -244,7 +244,7 @@ func (b *Bot) JobSummaries(ctx context.Context) ([]JobSummary, error) {
 
 // CommitView is one commit with what perfbot measured of it.
 type CommitView struct {
-	Commit store.Commit `json:"commit"`
+	Commit record.Commit `json:"commit"`
 	// Metrics summarizes each configured metric over the commit's ok
 	// runs (of the commit as it is, without hunks or overrides).
 	Metrics []CommitMetric `json:"metrics"`

@@ -114,9 +114,9 @@ func (b *Bot) culpritFinding(ctx context.Context, rep *BisectReport, c CulpritRe
 	}
 	f.Outcome = record.OutcomeCulprit
 	f.Direction = c.Direction
-	f.Good = endOf(b.reportCommit(parent), c.ParentRuns)
-	f.Bad = endOf(b.reportCommit(culprit), c.CulpritRuns)
-	rc := b.reportCommit(culprit)
+	f.Good = endOf(parent, c.ParentRuns)
+	f.Bad = endOf(culprit, c.CulpritRuns)
+	rc := culprit
 	noCode := false
 	if p, err := b.Repo.Diff(ctx, parent.Hash, culprit.Hash); err == nil {
 		for _, fd := range p.Files {
@@ -177,14 +177,14 @@ func (b *Bot) rangeFinding(ctx context.Context, rep *BisectReport, metric record
 		if err != nil {
 			return nil, err
 		}
-		*e.dst = endOf(b.reportCommit(c), e.src)
+		*e.dst = endOf(c, e.src)
 	}
 	for _, cand := range rep.Candidates {
 		c, err := b.Repo.Commit(ctx, cand.Commit)
 		if err != nil {
 			return nil, err
 		}
-		f.Candidates = append(f.Candidates, b.reportCommit(c))
+		f.Candidates = append(f.Candidates, c)
 	}
 	f.EnvGood, f.EnvDiffs = b.envEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
 	f.GoodState, f.BadState, f.StateDiffs = b.stateEvidence(record.Target{Commit: rep.Good.Commit}, record.Target{Commit: rep.Bad.Commit})
@@ -208,7 +208,7 @@ func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Findin
 		Steps:             b.steps(), Version: b.Version,
 	}
 	f.CommitURL = b.Config.GitHub.CommitURL()
-	byHash := map[string]gitops.Commit{}
+	byHash := map[string]record.Commit{}
 	for _, c := range rep.chain {
 		byHash[c.Hash] = c
 	}
@@ -220,10 +220,10 @@ func (b *Bot) newFinding(rep *BisectReport, metric record.Metric) *record.Findin
 		if p.Commit == rep.Good.Commit || p.Commit == rep.Bad.Commit {
 			verdict = "end"
 		}
-		f.Probes = append(f.Probes, record.Probe{Commit: b.reportCommit(byHash[p.Commit]), N: p.N, Median: p.Median, Status: p.Status, Verdict: verdict})
+		f.Probes = append(f.Probes, record.Probe{Commit: byHash[p.Commit], N: p.N, Median: p.Median, Status: p.Status, Verdict: verdict})
 	}
 	for _, s := range rep.Skipped {
-		f.Skipped = append(f.Skipped, b.reportCommit(byHash[s.Commit]))
+		f.Skipped = append(f.Skipped, byHash[s.Commit])
 	}
 	return f
 }
@@ -252,10 +252,6 @@ func sameEvidence(old, f *record.Finding) bool {
 // command line printed it.
 func endOf(c record.Commit, e EndReport) record.End {
 	return record.End{Commit: c, N: e.N, Median: e.Median, Interval: record.Interval{Lo: e.CI[0], Hi: e.CI[1]}}
-}
-
-func (b *Bot) reportCommit(c gitops.Commit) record.Commit {
-	return record.Commit{Hash: c.Hash, Subject: c.Subject, Author: c.Author, Email: c.Email, Date: c.Time, Parents: len(c.Parents)}
 }
 
 // envEvidence returns the environment the good target's benchmark saw and

@@ -339,7 +339,7 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 }
 
 // envBisect is the body of the environment search job.
-func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, c gitops.Commit, names []string, good, bad map[string]string) (*EnvBisectReport, error) {
+func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, c record.Commit, names []string, good, bad map[string]string) (*EnvBisectReport, error) {
 	b.progressf("envbisect at %s: %d variables differ: %s", c.Short(), len(names), strings.Join(names, " "))
 	o := &envOracle{o: b.Oracle, metric: metric.Name, commit: c.Hash, good: good, bad: bad}
 	iso, err := minimize.Isolate(ctx, o, minimize.Options{

@@ -13,7 +13,6 @@ import (
 
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/detect"
-	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
@@ -159,7 +158,7 @@ func orFirst(short string) string {
 
 // newCommits returns the commits of chain after the newest night whose tip
 // is on it, and whether the last night's tip has left the branch.
-func newCommits(nights []record.Night, chain []gitops.Commit, onChain map[string]int) (fresh []string, rewritten bool) {
+func newCommits(nights []record.Night, chain []record.Commit, onChain map[string]int) (fresh []string, rewritten bool) {
 	from := -1
 	for i := len(nights) - 1; i >= 0; i-- {
 		if at, ok := onChain[nights[i].Tip]; ok {
@@ -928,7 +927,7 @@ func (b *Bot) missingFinding(ctx context.Context, m record.Metric, nights []reco
 		if err != nil {
 			return record.Commit{Hash: h}
 		}
-		return b.reportCommit(c)
+		return c
 	}
 	f := &record.Finding{
 		Created: b.now(), Repo: b.Config.Repo.URL, Metric: m.Name, Unit: m.Unit,

@@ -266,7 +266,7 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 		if err != nil {
 			return record.Commit{Hash: h}
 		}
-		return b.reportCommit(c)
+		return c
 	}
 	metric, err := b.Config.Metric(s.TokS)
 	if err != nil {

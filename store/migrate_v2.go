@@ -47,6 +47,12 @@ func attachHunksV2(tx *bolt.Tx) error {
 	}
 	var moved []rekey
 	err := fb.ForEach(func(k, v []byte) error {
+		// A version 1 commit kept its parents' count, which today's
+		// record reads as their hashes.
+		v, _, err := parentHashesV4(tx, v)
+		if err != nil {
+			return fmt.Errorf("finding %s: %w", k, err)
+		}
 		var f record.Finding
 		var old findingV1
 		if err := json.Unmarshal(v, &f); err != nil {
