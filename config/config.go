@@ -126,6 +126,17 @@ type Bisect struct {
 	// Repeats is the number of runs measured at each end before the search
 	// starts.
 	Repeats int
+	// HunkConfidence (bisect.hunk_confidence, default 0.999) is the
+	// posterior at which a hunk or environment search decides each
+	// configuration (minimize.Options.Confidence): higher than a
+	// bisection's, since a search tests many configurations and one wrong
+	// verdict misleads it.
+	HunkConfidence float64
+	// HunkRepeats (bisect.hunk_repeats, default the larger of 8 and
+	// Repeats) is the number of runs each end and each configuration of a
+	// hunk or environment search gets before it is first judged
+	// (minimize.Options.InitialRuns).
+	HunkRepeats int
 }
 
 // Detect tunes change detection over a metric's history.

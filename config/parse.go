@@ -39,6 +39,8 @@ const (
 	defaultBisectMaxRuns    = 400
 	defaultMaxHunkRuns      = 200
 	defaultBisectRepeats    = 2 // bisect.DefaultInitialRuns
+	defaultHunkConfidence   = 0.999
+	defaultHunkRepeats      = 8 // or bisect.repeats, when larger
 	defaultDetectMinEffect  = 0.03
 	defaultDetectRepeats    = 5
 	defaultListen           = "127.0.0.1:8080"
@@ -538,13 +540,14 @@ func (d *decoder) components(n *yaml.Node) Components {
 }
 
 func (d *decoder) bisect(n *yaml.Node) Bisect {
-	f := d.mapping(n, "bisect", "confidence", "min_effect", "max_runs", "max_hunk_runs", "repeats")
+	f := d.mapping(n, "bisect", "confidence", "min_effect", "max_runs", "max_hunk_runs", "repeats", "hunk_confidence", "hunk_repeats")
 	b := Bisect{
-		Confidence:  defaultBisectConfidence,
-		MinEffect:   defaultBisectMinEffect,
-		MaxRuns:     defaultBisectMaxRuns,
-		MaxHunkRuns: defaultMaxHunkRuns,
-		Repeats:     defaultBisectRepeats,
+		Confidence:     defaultBisectConfidence,
+		MinEffect:      defaultBisectMinEffect,
+		MaxRuns:        defaultBisectMaxRuns,
+		MaxHunkRuns:    defaultMaxHunkRuns,
+		Repeats:        defaultBisectRepeats,
+		HunkConfidence: defaultHunkConfidence,
 	}
 	if v := value(f, "confidence"); v != nil {
 		b.Confidence = d.confidence(v, "bisect.confidence")
@@ -560,6 +563,13 @@ func (d *decoder) bisect(n *yaml.Node) Bisect {
 	}
 	if v := value(f, "repeats"); v != nil {
 		b.Repeats = d.positive(v, "bisect.repeats")
+	}
+	if v := value(f, "hunk_confidence"); v != nil {
+		b.HunkConfidence = d.confidence(v, "bisect.hunk_confidence")
+	}
+	b.HunkRepeats = max(defaultHunkRepeats, b.Repeats)
+	if v := value(f, "hunk_repeats"); v != nil {
+		b.HunkRepeats = d.positive(v, "bisect.hunk_repeats")
 	}
 	return b
 }
