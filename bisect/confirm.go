@@ -72,6 +72,11 @@ func (c Confirmation) String() string {
 	return fmt.Sprintf("%d interleaved runs each of parent and culprit give %s", c.Pairs, c.Effect)
 }
 
+// Record is the confirmation as a finding keeps it.
+func (c Confirmation) Record() *record.Confirmation {
+	return &record.Confirmation{Confirmed: c.Confirmed, Pairs: c.Pairs, Fresh: c.Fresh, Effect: c.Effect, Text: c.String()}
+}
+
 // ConfirmOptions configures Confirm.
 type ConfirmOptions struct {
 	// Better is the metric's direction. Default record.Higher.

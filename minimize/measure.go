@@ -391,7 +391,7 @@ type Effect struct {
 	// reference, in percent, with its 95% interval.
 	record.Effect
 	// N is the number of samples of the configuration.
-	N int
+	N int `json:"n"`
 }
 
 // effectOf estimates the change of xs relative to ref. Either side empty

@@ -155,24 +155,24 @@ const (
 type Test struct {
 	// Set is the configuration: the elements applied on top of the good
 	// end, in group order.
-	Set []string
+	Set []string `json:"set"`
 	// Side is SideApply or SideRevert.
-	Side string
+	Side string `json:"side"`
 	// N is the number of samples measured, a confirmation's included.
-	N int
+	N int `json:"n"`
 	// Median is the median sample (0 when the configuration is broken).
-	Median float64
+	Median float64 `json:"median"`
 	// PBad is the posterior that the configuration behaves like the bad
 	// end (0.5 when broken); for a confirmed configuration, that of the
 	// confirmation's own samples.
-	PBad float64
+	PBad float64 `json:"p_bad"`
 	// Outcome is OutcomeBad, OutcomeGood or OutcomeUnresolved.
-	Outcome string
+	Outcome string `json:"outcome"`
 	// Broken is set when the oracle reported record.ErrBroken.
-	Broken bool
+	Broken bool `json:"broken"`
 	// Retests counts the times the configuration was tested again after
 	// an undecided test.
-	Retests int
+	Retests int `json:"retests"`
 }
 
 // TestEvent reports progress after a test.
