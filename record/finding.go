@@ -256,7 +256,7 @@ type Finding struct {
 	Probes     []Probe           `json:"probes,omitempty"`
 	Components []string          `json:"components,omitempty"`
 	Confidence float64           `json:"confidence"`
-	Warnings   []string          `json:"warnings,omitempty"`
+	Warnings   []Warning         `json:"warnings,omitempty"`
 	EnvGood    map[string]string `json:"env_good,omitempty"`
 	EnvDiffs   []EnvDiff         `json:"env_diffs,omitempty"`
 	History    []float64         `json:"history,omitempty"` // metric medians around the change, oldest first

@@ -230,7 +230,7 @@ func suspicious() *record.Finding {
 	f.Unconfirmed = f.Culprits[0].Confirmation.Text
 	f.Confidence = 0.82
 	f.EnvDiffs = []record.EnvDiff{{Name: "NCCL_PROTO", Good: "LL", Bad: ""}, {Name: "NCCL_ALGO", Good: "Ring", Bad: "Tree|Ring"}}
-	f.Warnings = []string{"3 of 24 runs at the bad end were retried after infra errors."}
+	f.Warnings = []record.Warning{{Kind: record.WarnNote, Text: "3 of 24 runs at the bad end were retried after infra errors."}}
 	f.ID = f.Fingerprint()
 	return f
 }

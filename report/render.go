@@ -165,7 +165,8 @@ type view struct {
 	Marker      string
 	// DeltaPct is the change of the bad end's median against the good end's.
 	DeltaPct float64
-	// AllWarnings are f.Warnings followed by Warnings(f), without repeats.
+	// AllWarnings are f.Warnings, in words, followed by Warnings(f),
+	// without repeats.
 	AllWarnings []string
 	// Logs is f.Logs, or its tail when the body would be too long.
 	Logs        string
@@ -186,7 +187,7 @@ func newView(f *record.Finding, secrets []string) *view {
 		Fingerprint: fp,
 		Marker:      marker(fp),
 		DeltaPct:    changePct(f.Good.Median, f.Bad.Median),
-		AllWarnings: mergeWarnings(f.Warnings, Warnings(f)),
+		AllWarnings: mergeWarnings(record.WarningStrings(f.Warnings), Warnings(f)),
 		Logs:        f.Logs,
 		ParentLogs:  f.ParentLogs,
 		secrets:     secrets,

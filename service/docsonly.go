@@ -29,7 +29,7 @@ func (b *Bot) docsOnly(p *gitops.Patch) string {
 				paths = append(paths, path)
 			}
 		}
-		changed = append(changed, pathOf(f))
+		changed = append(changed, f.Path())
 	}
 	if !gitops.DocsOnly(paths, globs...) {
 		return ""

@@ -131,8 +131,12 @@ func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, loa
 		return nil, fmt.Errorf("read job %s: %w", id, err)
 	}
 	if found && rec.Status == record.JobDone && len(rec.Result) > 0 {
+		// A report an older perfbot wrote in another layout has fields
+		// this one does not know: it is not taken for this one's.
 		var rep R
-		if err := json.Unmarshal(rec.Result, &rep); err == nil {
+		dec := json.NewDecoder(bytes.NewReader(rec.Result))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rep); err == nil {
 			b.progressf("job %s finished %s; its report stands and nothing is measured again", id, rec.Updated.Format(time.RFC3339))
 			return &rep, nil
 		}
@@ -273,7 +277,7 @@ func (b *Bot) Job(ctx context.Context, id string) (JobView, error) {
 }
 
 var (
-	_ costed = (*BisectReport)(nil)
+	_ costed = (*Bisection)(nil)
 	_ costed = (*HunksReport)(nil)
 	_ costed = (*EnvBisectReport)(nil)
 	_ costed = (*NightReport)(nil)

@@ -47,7 +47,7 @@ func TestResumedJobReportsTheWholeCost(t *testing.T) {
 	assert.Equal(t, total, rep.Runs, "the report counts both attempts' runs (%d + %d)", first, total-first)
 	assert.Contains(t, w.lines[len(w.lines)-1].text, "over all its attempts")
 
-	fs, err := b.Findings(context.Background(), rep)
+	fs, err := b.StoreFindings(context.Background(), rep)
 	require.NoError(t, err)
 	require.Len(t, fs, 1)
 	stored := *fs[0]
@@ -65,7 +65,7 @@ func TestResumedJobReportsTheWholeCost(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, total, benchRuns(r.host), "nothing was measured again")
 	assert.Equal(t, total, again.Runs, "the resumed job still reports its whole cost")
-	fs, err = b.Findings(context.Background(), again)
+	fs, err = b.StoreFindings(context.Background(), again)
 	require.NoError(t, err)
 	got, ok, err := b.Store.Finding(stored.ID)
 	require.NoError(t, err)
@@ -81,7 +81,7 @@ func TestResumedJobReportsTheWholeCost(t *testing.T) {
 	require.NoError(t, err)
 	other, err := b.Bisect(context.Background(), BisectRequest{Good: r.commits[0], Bad: r.commits[4], Direction: record.Any})
 	require.NoError(t, err)
-	_, err = b.Findings(context.Background(), other)
+	_, err = b.StoreFindings(context.Background(), other)
 	require.NoError(t, err)
 	got, _, err = b.Store.Finding(stored.ID)
 	require.NoError(t, err)
@@ -100,8 +100,8 @@ func TestFindingCarriesTheEvidence(t *testing.T) {
 	rep, err := b.Bisect(context.Background(), BisectRequest{Good: r.commits[0], Bad: r.commits[4]})
 	require.NoError(t, err)
 	require.Len(t, rep.Culprits, 1)
-	require.NotNil(t, rep.Culprits[0].Confirm, "the report carries the confirmation's figures")
-	fs, err := b.Findings(context.Background(), rep)
+	require.NotNil(t, rep.Culprits[0].Confirmation, "the bisection carries the confirmation's figures")
+	fs, err := b.StoreFindings(context.Background(), rep)
 	require.NoError(t, err)
 	require.Len(t, fs, 1)
 	f := fs[0]

@@ -9,7 +9,6 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/specdecode"
-	"github.com/perfbot/perfbot/store"
 )
 
 // specConfidence is the coverage of the breakdown's intervals.
@@ -151,46 +150,28 @@ func SpeculativeHistory(c *config.Config, rows []HistoryRow, limit int) ([]SpecH
 	return out, nil
 }
 
-// commitCycles are the breakdown's terms of every stored ok run of the
-// commit under the current spec.
-func (b *Bot) commitCycles(commit string) ([]specdecode.Cycle, error) {
-	runs, err := b.Store.Runs(store.RunFilter{TargetKey: record.Target{Commit: commit}.Key(), SpecHash: b.Oracle.SpecHash()})
-	if err != nil {
-		return nil, fmt.Errorf("runs of %s: %w", record.ShortHash(commit), err)
-	}
+// cyclesOf are the breakdown's terms of every ok run among runs.
+func cyclesOf(s *config.Speculative, runs []record.Run) []specdecode.Cycle {
 	var out []specdecode.Cycle
-	for _, r := range runs {
-		if r.Status != record.StatusOK {
-			continue
-		}
-		if c, ok := specCycle(b.Config.Speculative, r.Values); ok {
+	for _, r := range okRuns(runs) {
+		if c, ok := specCycle(s, r.Values); ok {
 			out = append(out, c)
 		}
 	}
-	return out, nil
+	return out
 }
 
-// specEvidence is the breakdown at the finding's two ends from their
-// stored runs and, when the finding is about the speculative throughput,
-// the change split into its terms. It is nil without a speculative
-// block, or when an end has no run that measured every term (the
-// breakdown is evidence; its absence is no error).
-func (b *Bot) specEvidence(f *record.Finding) *record.SpecAttribution {
+// specEvidence is the breakdown at the finding's two ends from their runs
+// and, when the finding is about the speculative throughput, the change
+// split into its terms. It is nil without a speculative block, or when an
+// end has no run that measured every term (the breakdown is evidence; its
+// absence is no error).
+func (b *Bot) specEvidence(f *record.Finding, good, bad []record.Run) *record.SpecAttribution {
 	s := b.Config.Speculative
 	if s == nil || f.Good.Commit.Hash == "" || f.Bad.Commit.Hash == "" {
 		return nil
 	}
-	good, err := b.commitCycles(f.Good.Commit.Hash)
-	if err != nil {
-		b.progressf("speculative breakdown: %v", err)
-		return nil
-	}
-	bad, err := b.commitCycles(f.Bad.Commit.Hash)
-	if err != nil {
-		b.progressf("speculative breakdown: %v", err)
-		return nil
-	}
-	a, err := specdecode.Attribute(good, bad, specConfidence)
+	a, err := specdecode.Attribute(cyclesOf(s, good), cyclesOf(s, bad), specConfidence)
 	if err != nil {
 		return nil
 	}

@@ -47,9 +47,9 @@ func attachHunksV2(tx *bolt.Tx) error {
 	}
 	var moved []rekey
 	err := fb.ForEach(func(k, v []byte) error {
-		// A version 1 commit kept its parents' count, which today's
-		// record reads as their hashes.
-		v, _, err := parentHashesV4(tx, v)
+		// A version 1 finding kept its commits' parents as a count and
+		// its warnings in words, which today's record reads otherwise.
+		v, _, err := findingV4(tx, v)
 		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}

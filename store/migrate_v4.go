@@ -11,10 +11,11 @@ import (
 	"github.com/perfbot/perfbot/record"
 )
 
-// migrateV4 stores every commit as record.Commit, the one commit record: a
-// commit of the commits bucket keeps its author date under "date" (it was
-// "time"), and a commit inside a finding keeps its parents' hashes where it
-// kept their count.
+// migrateV4 stores every commit as record.Commit, the one commit record,
+// and a finding's warnings as values: a commit of the commits bucket keeps
+// its author date under "date" (it was "time"); a commit inside a finding
+// keeps its parents' hashes where it kept their count; and a warning a
+// finding kept in words becomes a record.WarnNote.
 func migrateV4(tx *bolt.Tx) error {
 	if err := commitDatesV4(tx); err != nil {
 		return err
@@ -22,7 +23,7 @@ func migrateV4(tx *bolt.Tx) error {
 	fb := tx.Bucket(bucketFindings)
 	var fixed []record.Finding
 	err := fb.ForEach(func(k, v []byte) error {
-		raw, changed, err := parentHashesV4(tx, v)
+		raw, changed, err := findingV4(tx, v)
 		if err != nil || !changed {
 			return err
 		}
@@ -73,12 +74,13 @@ func commitDatesV4(tx *bolt.Tx) error {
 	return nil
 }
 
-// parentHashesV4 rewrites the commits of a finding's JSON whose "parents"
-// is a count (version 3 and before) to hold their parents' hashes, as the
-// commits bucket knows them; a commit it does not know loses the count.
-// It reports whether anything changed. Every other key is kept as it was,
-// so that an older migration can read its own fields after it.
-func parentHashesV4(tx *bolt.Tx, raw []byte) ([]byte, bool, error) {
+// findingV4 rewrites a finding's JSON as version 4 lays it out: the
+// commits whose "parents" is a count (version 3 and before) hold their
+// parents' hashes, as the commits bucket knows them (a commit it does not
+// know loses the count), and warnings in words become WarnNote values. It
+// reports whether anything changed. Every other key is kept as it was, so
+// that an older migration can read its own fields after it.
+func findingV4(tx *bolt.Tx, raw []byte) ([]byte, bool, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var doc any
@@ -111,6 +113,16 @@ func parentHashesV4(tx *bolt.Tx, raw []byte) ([]byte, bool, error) {
 		}
 	}
 	walk(doc)
+	if f, ok := doc.(map[string]any); ok {
+		if ws, ok := f["warnings"].([]any); ok {
+			for i, w := range ws {
+				if text, ok := w.(string); ok {
+					ws[i] = record.Warning{Kind: record.WarnNote, Text: text}
+					changed = true
+				}
+			}
+		}
+	}
 	if !changed {
 		return raw, false, nil
 	}

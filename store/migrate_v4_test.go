@@ -13,9 +13,10 @@ import (
 )
 
 // TestMigrateV4OneCommitRecord opens a version 3 file whose commit keeps
-// its date as "time" and whose finding counts its commits' parents: after
-// the migration the commit has its date, and the finding's commits their
-// parents' hashes where the store knows them.
+// its date as "time" and whose finding counts its commits' parents and
+// keeps a warning in words: after the migration the commit has its date,
+// the finding's commits their parents' hashes where the store knows them,
+// and the warning is a value.
 func TestMigrateV4OneCommitRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "perfbot.db")
 	db, err := store.Open(path)
@@ -29,7 +30,8 @@ func TestMigrateV4OneCommitRecord(t *testing.T) {
 	f.ID = f.Fingerprint()
 	raw := `{"id":"` + f.ID + `","metric":"verify_tok_s","outcome":"culprit","state":"kept",
 	  "good":{"commit":{"hash":"` + unknown + `","parents":1},"n":3,"median":1,"lo":1,"hi":1},
-	  "culprits":[{"commit":{"hash":"` + merge + `","parents":2},"delta_pct":-5,"ci_lo_pct":-6,"ci_hi_pct":-4}]}`
+	  "culprits":[{"commit":{"hash":"` + merge + `","parents":2},"delta_pct":-5,"ci_lo_pct":-6,"ci_hi_pct":-4}],
+	  "warnings":["3 of 24 runs were retried"]}`
 	require.NoError(t, store.WriteRawFinding(path, f.ID, raw, 0, "3"))
 
 	db, err = store.Open(path)
@@ -48,4 +50,6 @@ func TestMigrateV4OneCommitRecord(t *testing.T) {
 	assert.Equal(t, []string{parent1, parent2}, got.Culprits[0].Commit.Parents, "the parents of a known commit")
 	assert.Empty(t, got.Good.Commit.Parents, "an unknown commit loses the count")
 	assert.Equal(t, -5.0, got.Culprits[0].Effect.Pct, "the rest of the finding as it was")
+	assert.Equal(t, []record.Warning{{Kind: record.WarnNote, Text: "3 of 24 runs were retried"}}, got.Warnings, "a warning in words is a note")
+	assert.Equal(t, []record.Warning{{Kind: record.WarnNote, Text: "3 of 24 runs were retried"}}, got.Warnings, "a warning in words is a note")
 }

@@ -24,7 +24,7 @@ import (
 //	samples/<metric> BE64(started) BE64(id) → sampleRecord   (ok runs only)
 //	jobs             job id → Job
 //	traces/<job id>  BE64(sequence) → TraceLine                (since version 2)
-//	findings         finding id → record.Finding                 (commits' parents as hashes since version 4)
+//	findings         finding id → record.Finding                 (parents as hashes, warnings as values since version 4)
 //	issues           finding fingerprint → issue number
 //	nights           BE64(night seq) → record.Night              (since version 3)
 //	nightly          "state" → record.NightlyState              (since version 3)
@@ -71,7 +71,7 @@ var migrations = []migration{
 	{version: 1, name: "create buckets", apply: createBucketsV1},
 	{version: 2, name: "hunks belong to their culprit; job traces", apply: migrateV2},
 	{version: 3, name: "nights of the scheduled service", apply: createBucketsV3},
-	{version: 4, name: "one commit record: a date, and parents' hashes in findings", apply: migrateV4},
+	{version: 4, name: "one commit record; warnings as values", apply: migrateV4},
 }
 
 func createBucketsV1(tx *bolt.Tx) error {
