@@ -74,7 +74,7 @@ func (w *records) comments(t *testing.T) int {
 }
 
 // culpritFinding is a confirmed regression at the commit with the
-// confidence, as Bot.Findings stores it before filing.
+// confidence, as Bot.StoreFindings stores it before filing.
 func culpritFinding(commit string, confidence float64) record.Finding {
 	c := record.Commit{Hash: commit, Subject: "communicator: prefer symmetric memory allreduce", Author: "Mei Lin", Date: time.Date(2026, 11, 20, 14, 0, 0, 0, time.UTC)}
 	f := record.Finding{
