@@ -12,10 +12,6 @@ import (
 // confirmation of a culprit and the testbed's own checks use it: they need
 // runs taken now, side by side, not the ones a search took earlier.
 func (b *Bot) FreshRuns(ctx context.Context, t record.Target, n int) (map[string][]float64, error) {
-	return b.freshRuns(ctx, t, n)
-}
-
-func (b *Bot) freshRuns(ctx context.Context, t record.Target, n int) (map[string][]float64, error) {
 	spec := b.Oracle.SpecHash()
 	before, err := b.Store.Cached(spec, t.Key())
 	if err != nil {

@@ -295,7 +295,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 // nightRun takes one fresh run of t, the role's run i (from 0) of
 // repeats, and prints its line: a night's runs are never silent.
 func (b *Bot) nightRun(ctx context.Context, role string, t record.Target, i, repeats int) (map[string][]float64, error) {
-	v, err := b.freshRuns(ctx, t, 1)
+	v, err := b.FreshRuns(ctx, t, 1)
 	if err != nil {
 		return nil, err
 	}
