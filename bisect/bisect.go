@@ -136,7 +136,7 @@ type search struct {
 // and chain[len(chain)-1] the bad end. The method is described in the
 // package documentation. Bisect returns an *InfraError when the oracle
 // fails for a reason other than a broken commit, and an error wrapping
-// ErrBroken when an end itself cannot be measured.
+// record.ErrBroken when an end itself cannot be measured.
 func Bisect(ctx context.Context, chain []string, o Oracle, opts Options) (*Result, error) {
 	if err := validateChain(chain); err != nil {
 		return nil, err
@@ -907,7 +907,7 @@ func (s *search) recordErr(ctx context.Context, phase string, i, tries int, err 
 	s.samples += tries
 	end := i == 0 || i == len(s.chain)-1
 	switch {
-	case errors.Is(err, ErrBroken):
+	case errors.Is(err, record.ErrBroken):
 		if end {
 			return fmt.Errorf("bisect: end %s: %w", s.chain[i], err)
 		}

@@ -135,7 +135,7 @@
 //  5. After every round the ends of the range are compared again; a range
 //     whose change vanishes is dropped.
 //
-// A commit whose build fails (ErrBroken) is skipped and listed in
+// A commit whose build fails (record.ErrBroken) is skipped and listed in
 // Result.Skipped. A commit whose runs fail on the infrastructure (the
 // oracle returns a *record.InfraError) is tried again when the search asks
 // for it; once more than two in three of its tries have failed, after

@@ -18,7 +18,7 @@ import (
 type Oracle interface {
 	// Samples returns every value recorded for the configuration, measuring
 	// more until there are at least n (n = 0 returns only what is
-	// recorded). An error wrapping bisect.ErrBroken means the
+	// recorded). An error wrapping record.ErrBroken means the
 	// configuration does not apply or build; any other error stops the
 	// search.
 	Samples(ctx context.Context, set []string, n int) ([]float64, error)
@@ -155,24 +155,24 @@ const (
 type Test struct {
 	// Set is the configuration: the elements applied on top of the good
 	// end, in group order.
-	Set []string
+	Set []string `json:"set"`
 	// Side is SideApply or SideRevert.
-	Side string
+	Side string `json:"side"`
 	// N is the number of samples measured, a confirmation's included.
-	N int
+	N int `json:"n"`
 	// Median is the median sample (0 when the configuration is broken).
-	Median float64
+	Median float64 `json:"median"`
 	// PBad is the posterior that the configuration behaves like the bad
 	// end (0.5 when broken); for a confirmed configuration, that of the
 	// confirmation's own samples.
-	PBad float64
+	PBad float64 `json:"p_bad"`
 	// Outcome is OutcomeBad, OutcomeGood or OutcomeUnresolved.
-	Outcome string
-	// Broken is set when the oracle reported bisect.ErrBroken.
-	Broken bool
+	Outcome string `json:"outcome"`
+	// Broken is set when the oracle reported record.ErrBroken.
+	Broken bool `json:"broken"`
 	// Retests counts the times the configuration was tested again after
 	// an undecided test.
-	Retests int
+	Retests int `json:"retests"`
 }
 
 // TestEvent reports progress after a test.
@@ -682,7 +682,7 @@ func (s *setSearch) result(ctx context.Context, minimal elemSet) (*Isolation, er
 	}
 	slices.SortFunc(iso.Unresolved, func(a, b []string) int { return slices.Compare(a, b) })
 	iso.Configurations = len(s.configs)
-	s.log.Info("isolate: done", "minimal", iso.Minimal, "applied_pct", iso.Applied.DeltaPct,
-		"reverted_pct", iso.Reverted.DeltaPct, "configurations", iso.Configurations, "samples", iso.Samples)
+	s.log.Info("isolate: done", "minimal", iso.Minimal, "applied_pct", iso.Applied.Pct,
+		"reverted_pct", iso.Reverted.Pct, "configurations", iso.Configurations, "samples", iso.Samples)
 	return iso, nil
 }

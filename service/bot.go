@@ -203,16 +203,16 @@ func (b *Bot) now() time.Time {
 }
 
 // resolve resolves rev and records the commit's metadata in the store.
-func (b *Bot) resolve(ctx context.Context, rev string) (gitops.Commit, error) {
+func (b *Bot) resolve(ctx context.Context, rev string) (record.Commit, error) {
 	c, err := b.Repo.Resolve(ctx, rev)
 	if err != nil {
-		return gitops.Commit{}, &InputError{Err: err}
+		return record.Commit{}, &InputError{Err: err}
 	}
 	return c, b.putCommit(c)
 }
 
-func (b *Bot) putCommit(c gitops.Commit) error {
-	return b.Store.PutCommit(store.Commit{Hash: c.Hash, Subject: c.Subject, Author: c.Author, Email: c.Email, Time: c.Time, Parents: c.Parents})
+func (b *Bot) putCommit(c record.Commit) error {
+	return b.Store.PutCommit(c)
 }
 
 // metric returns the configured metric by name ("" is the primary); an
@@ -238,12 +238,13 @@ func (b *Bot) startMeter() meter {
 	return meter{b: b, start: b.now(), runs0: runs, builds0: builds}
 }
 
-func (m meter) read() (runs, builds int, wallSeconds float64) {
+// read is what was measured since the meter started.
+func (m meter) read() record.Cost {
 	if m.b == nil { // not started: the queue's record of a job
-		return 0, 0, 0
+		return record.Cost{}
 	}
 	r, bu := m.b.Oracle.Counts()
-	return r - m.runs0, bu - m.builds0, m.b.now().Sub(m.start).Seconds()
+	return record.Cost{Runs: r - m.runs0, Builds: bu - m.builds0, WallSeconds: m.b.now().Sub(m.start).Seconds()}
 }
 
 // InputError marks an error caused by the user's input (a revision that

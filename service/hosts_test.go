@@ -130,10 +130,10 @@ func TestBisectHostsOfDifferentSpeeds(t *testing.T) {
 	o, db := newTestOracle(t, oracleSpec, fast, slow)
 	res, err := bisect.Locate(context.Background(), chainOf(n), commitOracle{o: o, metric: "verify_tok_s"}, bisect.Options{Hosts: o.Hosts()})
 	require.NoError(t, err)
-	require.Equal(t, []string{chainCommit(15)}, culprits(res), "warnings %v", res.Warnings)
+	require.Equal(t, []string{chainCommit(15)}, culprits(res), "warnings %v", record.WarningStrings(res.Warnings))
 	require.NotNil(t, res.Culprits[0].Confirmation)
 	assert.True(t, res.Culprits[0].Confirmation.Confirmed, res.Culprits[0].Confirmation.String())
-	assert.InDelta(t, -5, res.Culprits[0].DeltaPct, 1.5, "the effect is measured on one host")
+	assert.InDelta(t, -5, res.Culprits[0].Effect.Pct, 1.5, "the effect is measured on one host")
 	assertRunsNameTheirHost(t, db, o, []*runner.Fake{fast, slow})
 }
 

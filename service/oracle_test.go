@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
@@ -104,7 +103,7 @@ func TestOracle(t *testing.T) {
 			run: func(t *testing.T, o *Oracle, db *store.DB, host *runner.Fake) {
 				for range 2 {
 					err := o.Ensure(context.Background(), a, 3)
-					require.ErrorIs(t, err, bisect.ErrBroken)
+					require.ErrorIs(t, err, record.ErrBroken)
 					assert.ErrorContains(t, err, "build_failed")
 					assert.False(t, record.IsInfra(err))
 				}
@@ -119,7 +118,7 @@ func TestOracle(t *testing.T) {
 				o.AddPatch(&gitops.Patch{ID: "p1", Base: "aaaa"})
 				for range 2 {
 					err := o.Ensure(context.Background(), withHunks, 1)
-					require.ErrorIs(t, err, bisect.ErrBroken)
+					require.ErrorIs(t, err, record.ErrBroken)
 					assert.False(t, record.IsInfra(err))
 				}
 				assert.Empty(t, host.Calls(), "nothing is built from a tree that did not materialize")
@@ -133,7 +132,7 @@ func TestOracle(t *testing.T) {
 				err := o.Ensure(context.Background(), withHunks, 1)
 				require.ErrorContains(t, err, "unknown patch p1")
 				assert.False(t, record.IsInfra(err))
-				assert.NotErrorIs(t, err, bisect.ErrBroken)
+				assert.NotErrorIs(t, err, record.ErrBroken)
 				assert.Empty(t, host.Materialized())
 			},
 		},
@@ -146,7 +145,7 @@ func TestOracle(t *testing.T) {
 					var infra *record.InfraError
 					require.ErrorAs(t, err, &infra)
 					assert.Equal(t, "gpu1", infra.Host)
-					assert.NotErrorIs(t, err, bisect.ErrBroken)
+					assert.NotErrorIs(t, err, record.ErrBroken)
 				}
 				assert.Equal(t, []record.Status{record.StatusInfraError, record.StatusInfraError}, statuses(t, o, db, a))
 			},

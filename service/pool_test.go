@@ -86,7 +86,7 @@ func TestBisectHostLeavesThePool(t *testing.T) {
 
 	rep, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
 	require.NoError(t, err)
-	require.Equal(t, record.OutcomeCulprit, rep.Verdict, "warnings %q", rep.Warnings)
+	require.Equal(t, record.OutcomeCulprit, rep.Verdict, "warnings %q", record.WarningStrings(rep.Warnings))
 	assert.Equal(t, h.commits[17], rep.Culprits[0].Commit)
 	assert.Empty(t, rep.SkippedInfra, "the host's failures are no commit's")
 
@@ -145,7 +145,7 @@ func TestBisectEveryHostLeaves(t *testing.T) {
 	assert.Equal(t, record.JobFailed, job.Status)
 	assert.Contains(t, trace, "host a left the pool")
 	assert.Contains(t, trace, "host b left the pool")
-	first := okRuns(t, b)
+	first := countOKRuns(t, b)
 	assert.Equal(t, 12, first, "the runs made before the hosts went down are recorded")
 
 	a.up()
@@ -153,10 +153,10 @@ func TestBisectEveryHostLeaves(t *testing.T) {
 	before := benchCalls(a.Fake) + benchCalls(b2.Fake)
 	rep, err := b.Bisect(ctx, req)
 	require.NoError(t, err)
-	require.Equal(t, record.OutcomeCulprit, rep.Verdict, "warnings %q", rep.Warnings)
+	require.Equal(t, record.OutcomeCulprit, rep.Verdict, "warnings %q", record.WarningStrings(rep.Warnings))
 	assert.Equal(t, h.commits[17], rep.Culprits[0].Commit)
 	fresh := benchCalls(a.Fake) + benchCalls(b2.Fake) - before
-	assert.Equal(t, okRuns(t, b)-first, fresh, "every fresh run is recorded")
+	assert.Equal(t, countOKRuns(t, b)-first, fresh, "every fresh run is recorded")
 
 	// The same bisection uninterrupted, on hosts that answer the same
 	// values, costs more runs than the resumed one made: the resumed one
@@ -169,15 +169,15 @@ func TestBisectEveryHostLeaves(t *testing.T) {
 	t.Cleanup(func() { u.Close() })
 	whole, err := u.Bisect(ctx, BisectRequest{Good: h2.commits[0], Bad: "main"})
 	require.NoError(t, err)
-	assert.Less(t, fresh, okRuns(t, u), "runs of the resumed job, against a whole job's (%d recorded before)", first)
+	assert.Less(t, fresh, countOKRuns(t, u), "runs of the resumed job, against a whole job's (%d recorded before)", first)
 	assert.Equal(t, whole.Culprits[0].Commit, rep.Culprits[0].Commit)
 	for _, st := range b.Oracle.HostStates() {
 		assert.False(t, st.Out, "%s is back: a new job tries the hosts that left", st.Name)
 	}
 }
 
-// okRuns counts the ok runs in b's store.
-func okRuns(t *testing.T, b *Bot) int {
+// countOKRuns counts the ok runs in b's store.
+func countOKRuns(t *testing.T, b *Bot) int {
 	t.Helper()
 	runs, err := b.Store.Runs(store.RunFilter{SpecHash: b.Oracle.SpecHash()})
 	require.NoError(t, err)

@@ -232,9 +232,9 @@ func TestProgressInEveryPhase(t *testing.T) {
 		rep, err := b.Bisect(ctx, BisectRequest{Good: r.commits[0], Bad: r.commits[4], Hunks: true})
 		require.NoError(t, err)
 		require.Len(t, rep.Hunks, 1)
-		require.Len(t, rep.Hunks[0].Hunks, 1)
-		assert.Contains(t, rep.Hunks[0].Hunks[0].Diff, "SLOW")
-		w.checkNoSilence(t, max(b.Config.Bisect.Repeats, 8), "verify", "bisect", "confirm", "ends", "test", "decided", "effect")
+		require.Len(t, rep.Hunks[r.culprit].Hunks, 1)
+		assert.Contains(t, rep.Hunks[r.culprit].Hunks[0].Diff, "SLOW")
+		w.checkNoSilence(t, b.Config.Bisect.HunkRepeats, "verify", "bisect", "confirm", "ends", "test", "decided", "effect")
 		b.checkTraced(t, rep.JobID, w)
 	})
 	t.Run("hunks", func(t *testing.T) {
@@ -243,7 +243,7 @@ func TestProgressInEveryPhase(t *testing.T) {
 		rep, err := b.Hunks(ctx, HunksRequest{Rev: r.culprit})
 		require.NoError(t, err)
 		require.Len(t, rep.Hunks, 1)
-		w.checkNoSilence(t, max(b.Config.Bisect.Repeats, 8), "ends", "test", "decided", "effect")
+		w.checkNoSilence(t, b.Config.Bisect.HunkRepeats, "ends", "test", "decided", "effect")
 	})
 	t.Run("envbisect", func(t *testing.T) {
 		r := newHunkRepo(t)
@@ -254,7 +254,7 @@ func TestProgressInEveryPhase(t *testing.T) {
 		rep, err := b.EnvBisect(ctx, EnvBisectRequest{Rev: r.parent, GoodEnv: envFile(t, good), BadEnv: envFile(t, bad)})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"NCCL_PROTO"}, rep.Minimal)
-		w.checkNoSilence(t, max(b.Config.Bisect.Repeats, 8), "ends", "test", "decided", "effect")
+		w.checkNoSilence(t, b.Config.Bisect.HunkRepeats, "ends", "test", "decided", "effect")
 	})
 	t.Run("nightly", func(t *testing.T) {
 		h := newNights(t, 6, func(int) float64 { return 1000 }, nil)
@@ -333,25 +333,24 @@ func TestHunksDocsOnlyAnsweredAtOnce(t *testing.T) {
 	assert.Contains(t, w.lines[len(w.lines)-1].text, "no hunk can change the benchmark")
 }
 
+// TestDocsOnly checks the hunk search's use of gitops.DocsOnly: the
+// configured docs component counts, and old and new paths both must be docs.
 func TestDocsOnly(t *testing.T) {
 	cfg := &config.Config{Components: config.Components{{Name: DocsComponent, Globs: []string{"site/**"}}, {Name: "comm", Globs: []string{"comm/**"}}}}
 	b := &Bot{Config: cfg}
 	for _, tc := range []struct {
-		name  string
-		paths []string
-		docs  bool
+		name     string
+		old, new string
+		docs     bool
 	}{
-		{name: "markdown and docs/", paths: []string{"README.md", "docs/guide.txt", "python/sglang/README.md"}, docs: true},
-		{name: "the configured docs component", paths: []string{"site/index.html", "LICENSE"}, docs: true},
-		{name: "a source file beside docs", paths: []string{"README.md", "comm/a.go"}},
-		{name: "a test file is no doc: the benchmark may be a test", paths: []string{"engine/verify_test.go"}},
-		{name: "a requirements text is no doc", paths: []string{"requirements.txt"}},
+		{name: "markdown", old: "README.md", new: "README.md", docs: true},
+		{name: "the configured docs component", old: "site/index.html", new: "site/index.html", docs: true},
+		{name: "a component that is not docs", old: "comm/a.go", new: "comm/a.go"},
+		{name: "a source file renamed into docs", old: "engine/a.go", new: "docs/a.go"},
+		{name: "a doc added", new: "docs/guide.md", docs: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &gitops.Patch{}
-			for _, path := range tc.paths {
-				p.Files = append(p.Files, &gitops.FileDiff{OldPath: path, NewPath: path})
-			}
+			p := &gitops.Patch{Files: []*gitops.FileDiff{{OldPath: tc.old, NewPath: tc.new}}}
 			assert.Equal(t, tc.docs, b.docsOnly(p) != "", b.docsOnly(p))
 		})
 	}
@@ -373,7 +372,7 @@ func TestSearchThatCannotSucceedStopsEarly(t *testing.T) {
 		require.ErrorAs(t, err, &ie)
 		assert.ErrorContains(t, err, "within the 2.0% worth isolating")
 		t.Logf("%d runs before the search gave up", benchRuns(r.host))
-		assert.LessOrEqual(t, benchRuns(r.host), 2*max(b.Config.Bisect.Repeats, 8)+4)
+		assert.LessOrEqual(t, benchRuns(r.host), 2*b.Config.Bisect.HunkRepeats+4)
 		w.checkNoSilence(t, 8, "ends")
 	})
 	t.Run("envbisect", func(t *testing.T) {
@@ -387,7 +386,7 @@ func TestSearchThatCannotSucceedStopsEarly(t *testing.T) {
 		require.ErrorIs(t, err, minimize.ErrEndsAlike)
 		assert.ErrorContains(t, err, "make no measurable difference")
 		t.Logf("%d runs before the search gave up", benchRuns(r.host))
-		assert.LessOrEqual(t, benchRuns(r.host), 2*max(b.Config.Bisect.Repeats, 8)+4)
+		assert.LessOrEqual(t, benchRuns(r.host), 2*b.Config.Bisect.HunkRepeats+4)
 		w.checkNoSilence(t, 8, "ends")
 	})
 }
@@ -410,10 +409,9 @@ func TestBisectKeepsItsCulpritWhenItsHunksCannotBeSearched(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rep.Culprits, 1)
 	assert.Equal(t, r.culprit, rep.Culprits[0].Commit)
-	require.Len(t, rep.Hunks, 1)
-	assert.Nil(t, rep.Hunks[0])
-	assert.Contains(t, strings.Join(rep.Warnings, "\n"), "were not searched")
-	fs, err := b.Findings(context.Background(), rep)
+	assert.Empty(t, rep.Hunks)
+	assert.Contains(t, strings.Join(record.WarningStrings(rep.Warnings), "\n"), "were not searched")
+	fs, err := b.StoreFindings(context.Background(), rep)
 	require.NoError(t, err)
 	require.Len(t, fs, 1)
 	assert.Empty(t, fs[0].Hunks())

@@ -112,9 +112,11 @@ func TestBisectJob(t *testing.T) {
 				require.Len(t, rep.Culprits, 1)
 				require.Equal(t, h.commits[tt.culprit], rep.Culprits[0].Commit)
 				require.GreaterOrEqual(t, rep.Culprits[0].Confidence, 0.99)
-				require.Equal(t, fmt.Sprint(tt.culprit+1), rep.Culprits[0].Subject)
-				require.True(t, rep.Culprits[0].Confirmed, rep.Culprits[0].Confirmation)
-				require.Contains(t, rep.Culprits[0].Confirmation, "interleaved")
+				require.Equal(t, fmt.Sprint(tt.culprit+1), rep.Commit(rep.Culprits[0].Commit).Subject)
+				conf := rep.Culprits[0].Confirmation
+				require.NotNil(t, conf)
+				require.True(t, conf.Confirmed, conf.String())
+				require.Contains(t, conf.String(), "interleaved")
 			case record.OutcomeCandidates:
 				require.Len(t, rep.Candidates, tt.candidates)
 			}
@@ -130,7 +132,7 @@ func TestBisectJob(t *testing.T) {
 			require.Equal(t, rep.Runs, again.Runs, "the report keeps the job's cost")
 			require.Equal(t, rep.Culprits, again.Culprits)
 
-			fs, err := b.Findings(ctx, rep)
+			fs, err := b.StoreFindings(ctx, rep)
 			require.NoError(t, err)
 			require.NotEmpty(t, fs)
 			require.Equal(t, rep.Runs, countOK(t, b), "the evidence's runs are counted too")
@@ -161,10 +163,10 @@ func TestBisectStaleRunsDoNotCount(t *testing.T) {
 	}
 	rep, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
 	require.NoError(t, err)
-	t.Logf("verdict %s, %d runs, warnings %q", rep.Verdict, rep.Runs, rep.Warnings)
+	t.Logf("verdict %s, %d runs, warnings %q", rep.Verdict, rep.Runs, record.WarningStrings(rep.Warnings))
 	require.Equal(t, record.OutcomeNotReproduced, rep.Verdict)
 	require.Empty(t, rep.Culprits)
-	require.Contains(t, rep.Warnings, "10 recorded runs were taken at another time, with no run of another commit beside them, and were left out of the comparisons")
+	require.Contains(t, record.WarningStrings(rep.Warnings), "10 recorded runs were taken at another time, with no run of another commit beside them, and were left out of the comparisons")
 	require.InDelta(t, 100, rep.Bad.Median, 2, "the bad end's summary holds the runs that count")
 }
 
@@ -203,13 +205,9 @@ func TestBisectInfraError(t *testing.T) {
 		b := h.open(t)
 		rep, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
 		require.NoError(t, err)
-		assert.Equal(t, record.OutcomeCandidates, rep.Verdict, "warnings %q", rep.Warnings)
-		var skipped []string
-		for _, c := range rep.SkippedInfra {
-			skipped = append(skipped, c.Commit)
-		}
-		assert.Equal(t, []string{h.commits[9], h.commits[10]}, skipped)
-		assert.Contains(t, strings.Join(rep.Warnings, "\n"), "skipped, not judged: their runs failed on the infrastructure")
+		assert.Equal(t, record.OutcomeCandidates, rep.Verdict, "warnings %q", record.WarningStrings(rep.Warnings))
+		assert.Equal(t, []string{h.commits[9], h.commits[10]}, rep.SkippedInfra)
+		assert.Contains(t, strings.Join(record.WarningStrings(rep.Warnings), "\n"), "skipped, not judged: their runs failed on the infrastructure")
 	})
 	t.Run("bad end fails: the job stops", func(t *testing.T) {
 		h := newHistory(t, 20, level, nil)

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // runHead is what runs_by_time says about a run: enough to filter runs

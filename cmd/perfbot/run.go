@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
@@ -212,7 +211,7 @@ func exitCode(err error) int {
 	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &ce),
 		errors.Is(err, store.ErrAmbiguous), errors.Is(err, store.ErrNewerSchema),
 		errors.Is(err, gitops.ErrUnknownRevision), errors.Is(err, gitops.ErrAmbiguousRevision),
-		errors.Is(err, bisect.ErrBroken): // an end of the range that does not build
+		errors.Is(err, record.ErrBroken): // an end of the range that does not build
 		return exitInput
 	case record.IsInfra(err), errors.Is(err, store.ErrLocked), errors.Is(err, context.DeadlineExceeded):
 		return exitInfra
