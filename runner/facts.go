@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 	"github.com/perfbot/perfbot/secret"
 )
 
@@ -92,7 +93,7 @@ func probe(ctx context.Context, name string, args ...string) (string, error) {
 	text := strings.TrimSpace(string(out))
 	if err != nil {
 		first, _, _ := strings.Cut(text, "\n")
-		return "", fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, clip(first, 200))
+		return "", fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, proc.Clip(first, 200))
 	}
 	return text, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // TestMeasureSamplesRealGPU samples the machine's own GPUs during a
@@ -33,7 +34,7 @@ while time.time() < end:
     y = x @ x
 torch.cuda.synchronize()
 `
-	script := "if python3 -c 'import torch' 2> /dev/null; then python3 -c " + shellQuote(load) + "; else sleep 6; fi\n" +
+	script := "if python3 -c 'import torch' 2> /dev/null; then python3 -c " + proc.ShellQuote(load) + "; else sleep 6; fi\n" +
 		"printf 'BenchmarkVerifyStep-2 1 1 tok/s\\n'"
 	r := &Runner{Spec: gpuSpec(script, nil)}
 	started := time.Now()

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 	"github.com/perfbot/perfbot/secret"
 )
 
@@ -103,7 +104,7 @@ func TestMeasureSamplesGPUState(t *testing.T) {
 			wantSlowdowns: []map[string]int{{"HW slowdown": 4, "HW thermal slowdown": 1}, nil},
 		},
 		{
-			name: "a script that replaces its shell", samples: "samples_busy.csv", script: awaitSampled + "exec sh -c " + shellQuote(bench),
+			name: "a script that replaces its shell", samples: "samples_busy.csv", script: awaitSampled + "exec sh -c " + proc.ShellQuote(bench),
 			wantSM:        []float64{1980, 1980},
 			wantReasons:   []string{"0x0000000000000005", "0x0000000000000001"},
 			wantSlowdowns: []map[string]int{{"SW power cap": 1}, nil},

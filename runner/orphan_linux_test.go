@@ -16,6 +16,7 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // helperEnv makes the test binary act as a perfbot process that measures
@@ -49,7 +50,7 @@ func killedHelperTree(t *testing.T, env, runBy string) (*Local, Workspace, strin
 	require.NoError(t, err)
 	ws, err := l.Materialize(ctx, 0, 0, Source{Target: record.Target{Commit: commit}})
 	require.NoError(t, err)
-	return l, ws, "sleep 1000 & echo $! > " + shellQuote(pids) + "\necho $$ >> " + shellQuote(pids) + "\nwait", pids
+	return l, ws, "sleep 1000 & echo $! > " + proc.ShellQuote(pids) + "\necho $$ >> " + proc.ShellQuote(pids) + "\nwait", pids
 }
 
 // perfbot killed by SIGKILL while a benchmark runs: its shell dies with it
@@ -74,7 +75,7 @@ func TestKilledPerfbotLeavesNothingRunning(t *testing.T) {
 	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
 	_ = helper.Wait()
 	sleeper, shell := running[0], running[1]
-	assert.Eventually(t, func() bool { return !alive(t, shell) }, 5*time.Second, 10*time.Millisecond, "the shell dies with perfbot")
+	assert.Eventually(t, func() bool { return !proc.Alive(shell) }, 5*time.Second, 10*time.Millisecond, "the shell dies with perfbot")
 
 	repo, err := gitops.Open(context.Background(), src, workdir)
 	require.NoError(t, err)
@@ -82,7 +83,7 @@ func TestKilledPerfbotLeavesNothingRunning(t *testing.T) {
 	release, err := next.Lock(context.Background(), 0, 0)
 	require.NoError(t, err)
 	defer release()
-	assert.False(t, alive(t, sleeper), "the next process on the tree reaps the benchmark's group")
+	assert.False(t, proc.Alive(sleeper), "the next process on the tree reaps the benchmark's group")
 	left, err := os.ReadDir(filepath.Join(workdir, "scratch", "0"))
 	if err == nil {
 		assert.Empty(t, left, "scratch files of the killed process are removed")
@@ -129,7 +130,7 @@ func TestKilledPerfbotLeavesNoServer(t *testing.T) {
 	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
 	_ = helper.Wait()
 	child, shell := running[0], running[1]
-	assert.Eventually(t, func() bool { return !alive(t, shell) }, 5*time.Second, 10*time.Millisecond, "the server's shell dies with perfbot")
+	assert.Eventually(t, func() bool { return !proc.Alive(shell) }, 5*time.Second, 10*time.Millisecond, "the server's shell dies with perfbot")
 
 	repo, err := gitops.Open(context.Background(), src, workdir)
 	require.NoError(t, err)
@@ -137,6 +138,6 @@ func TestKilledPerfbotLeavesNoServer(t *testing.T) {
 	release, err := next.Lock(context.Background(), 0, 0)
 	require.NoError(t, err)
 	defer release()
-	assert.False(t, alive(t, child), "the next process on the tree reaps the server's group")
+	assert.False(t, proc.Alive(child), "the next process on the tree reaps the server's group")
 	_ = syscall.Kill(child, syscall.SIGKILL)
 }

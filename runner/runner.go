@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 	"github.com/perfbot/perfbot/secret"
 )
 
@@ -534,16 +535,10 @@ func stepFailure(kind string, s record.Step, res Result) string {
 	} else {
 		msg = fmt.Sprintf("%s step %q exited with status %d", kind, s.Name, res.ExitCode)
 	}
-	if last := lastLine(res.Output); last != "" {
+	if last := proc.LastLine(res.Output); last != "" {
 		msg += ": " + last
 	}
 	return msg
-}
-
-// lastLine returns the last non-blank line of out, shortened.
-func lastLine(out []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return clip(strings.ToValidUTF8(strings.TrimSpace(lines[len(lines)-1]), "\uFFFD"), 200)
 }
 
 // capLog keeps the head and tail of out within limit bytes. Logs are

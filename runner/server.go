@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 	"github.com/perfbot/perfbot/secret"
 )
 
@@ -245,7 +246,7 @@ func logTail(out []byte, n int) string {
 		}
 	}
 	lines = lines[max(0, len(lines)-n):]
-	return clip(strings.ToValidUTF8(strings.Join(lines, " | "), "\uFFFD"), 600)
+	return proc.Clip(strings.ToValidUTF8(strings.Join(lines, " | "), "\uFFFD"), 600)
 }
 
 // NCCL's startup lines, as NCCL_DEBUG=INFO prints them.

@@ -20,6 +20,7 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // serverEnv makes the test binary a benchmark's server:
@@ -75,7 +76,7 @@ func serverSpec(t *testing.T, addr, mode, pidfile, script string, timeout time.D
 			Step:   record.Step{Name: "load", Run: script, Timeout: timeout},
 			Format: "gobench",
 			Server: &record.Server{
-				Run:          shellQuote(bin) + " -test.run=^TestServerHelper$",
+				Run:          proc.ShellQuote(bin) + " -test.run=^TestServerHelper$",
 				Env:          map[string]string{serverEnv: addr + " " + mode + " " + pidfile, "NCCL_DEBUG": "INFO"},
 				ReadyURL:     "http://" + addr + "/health",
 				StartTimeout: 20 * time.Second,
@@ -92,7 +93,7 @@ func serverGone(t *testing.T, pidfile, addr string) {
 	require.NoError(t, err, "the server started")
 	pid, err := strconv.Atoi(string(data))
 	require.NoError(t, err)
-	assert.False(t, alive(t, pid), "the server's process is gone")
+	assert.False(t, proc.Alive(pid), "the server's process is gone")
 	l, err := net.Listen("tcp", addr)
 	if assert.NoError(t, err, "the server's port is free") {
 		l.Close()
@@ -181,7 +182,7 @@ func TestBenchServerCancelled(t *testing.T) {
 	require.NoError(t, err)
 	addr, pidfile := freeAddr(t), filepath.Join(t.TempDir(), "pid")
 	started := filepath.Join(t.TempDir(), "started")
-	spec := serverSpec(t, addr, "noterm", pidfile, "touch "+shellQuote(started)+"; sleep 30", time.Minute)
+	spec := serverSpec(t, addr, "noterm", pidfile, "touch "+proc.ShellQuote(started)+"; sleep 30", time.Minute)
 	go func() {
 		for {
 			if _, err := os.Stat(started); err == nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // Slurm is a Slurm cluster as a host. Every command it runs, each build
@@ -195,7 +196,7 @@ func (s *Slurm) execJob(ctx context.Context, slot int, cmd Command) (Result, err
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if err := checkDir(cmd.Dir); err != nil {
+	if err := proc.CheckDir(cmd.Dir); err != nil {
 		return Result{}, s.infra("open working directory", err)
 	}
 	name := s.jobName(slot)
@@ -221,15 +222,15 @@ func (s *Slurm) execJob(ctx context.Context, slot int, cmd Command) (Result, err
 	defer pr.Close()
 	defer pw.Close()
 	c := exec.Command("srun", s.srunArgs(name, cmd.Dir, jobScript(cmd.Script, cmd.EnvFile, files))...)
-	c.Env = mergeEnv(withhold(os.Environ(), slices.Concat(s.Withheld, slurmJobVars)), cmd.Env)
+	c.Env = proc.MergeEnv(withhold(os.Environ(), slices.Concat(s.Withheld, slurmJobVars)), cmd.Env)
 	c.Stdout, c.Stderr = pw, pw
-	c.SysProcAttr = sysProcAttr()
+	c.SysProcAttr = proc.SysProcAttr()
 
 	if err := c.Start(); err != nil {
 		return Result{}, s.infra("start srun", err)
 	}
 	pw.Close()
-	out := newCapture(s.outputCap())
+	out := proc.NewCapture(s.outputCap())
 	drained := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(out, pr)
@@ -238,15 +239,15 @@ func (s *Slurm) execJob(ctx context.Context, slot int, cmd Command) (Result, err
 	res, waitErr := s.wait(ctx, c, name, files.node, cmd.Timeout)
 	select {
 	case <-drained:
-	case <-time.After(outputDrainWait):
+	case <-time.After(proc.OutputDrainWait):
 		pr.Close()
 		<-drained
 	}
-	res.Output, res.Truncated = out.bytes()
+	res.Output, res.Truncated = out.Bytes()
 	node, id := readJobStart(files.node)
 	res.Node = node
 	if cmd.EnvFile != "" {
-		res.Env = readEnvFile(cmd.EnvFile)
+		res.Env = proc.ReadEnvFile(cmd.EnvFile)
 	}
 	switch {
 	case waitErr != nil:
@@ -256,7 +257,7 @@ func (s *Slurm) execJob(ctx context.Context, slot int, cmd Command) (Result, err
 	}
 	code, ok := readExit(files.exit)
 	if id == "" {
-		return res, &jobFailure{name: name, reason: lastLine(res.Output)}
+		return res, &jobFailure{name: name, reason: proc.LastLine(res.Output)}
 	}
 	state, err := jobState(id)
 	switch {
@@ -269,7 +270,7 @@ func (s *Slurm) execJob(ctx context.Context, slot int, cmd Command) (Result, err
 		return res, &jobFailure{name: name, id: id, reason: err.Error()}
 	case state.name != "COMPLETED" || !ok:
 		reason := "Slurm's state is " + state.String()
-		if last := lastLine(res.Output); last != "" {
+		if last := proc.LastLine(res.Output); last != "" {
 			reason += ": " + last
 		}
 		return res, &jobFailure{name: name, id: id, reason: reason}
@@ -310,11 +311,11 @@ func jobState(id string) (slurmState, error) {
 		out, err := exec.CommandContext(ctx, "scontrol", "--oneliner", "show", "job", id).CombinedOutput()
 		stop()
 		if err != nil {
-			return slurmState{}, fmt.Errorf("scontrol show job %s: %w: %s", id, err, clip(strings.TrimSpace(string(out)), 200))
+			return slurmState{}, fmt.Errorf("scontrol show job %s: %w: %s", id, err, proc.Clip(strings.TrimSpace(string(out)), 200))
 		}
 		m := stateField.FindSubmatch(out)
 		if m == nil {
-			return slurmState{}, fmt.Errorf("scontrol show job %s: no JobState in %q", id, clip(string(out), 200))
+			return slurmState{}, fmt.Errorf("scontrol show job %s: no JobState in %q", id, proc.Clip(string(out), 200))
 		}
 		st := slurmState{name: string(m[1])}
 		if r := reasonField.FindSubmatch(out); r != nil {
@@ -339,7 +340,7 @@ func (s *Slurm) jobName(slot int) string {
 		}
 		return '_'
 	}, s.Name())
-	return fmt.Sprintf("perfbot-%s-%d-%s", host, slot, newMark()[:12])
+	return fmt.Sprintf("perfbot-%s-%d-%s", host, slot, proc.NewMark()[:12])
 }
 
 // createJobFiles creates the job's empty records in scratch, or in the
@@ -409,10 +410,10 @@ func slurmMinutes(d time.Duration) string {
 func jobScript(script, envFile string, f jobFiles) string {
 	return `exec 3>&2 2> /dev/null
 trap 'signalled=1' HUP INT TERM
-printf '%s %s\n' "${SLURMD_NODENAME:-$(hostname)}" "$SLURM_JOB_ID" > ` + shellQuote(f.node) + `
-/bin/sh -c ` + shellQuote("exec 2>&3 3>&-\n"+withEnvDump(script, envFile)) + `
+printf '%s %s\n' "${SLURMD_NODENAME:-$(hostname)}" "$SLURM_JOB_ID" > ` + proc.ShellQuote(f.node) + `
+/bin/sh -c ` + proc.ShellQuote("exec 2>&3 3>&-\n"+proc.WithEnvDump(script, envFile)) + `
 code=$?
-[ -n "$signalled" ] || printf '%s\n' "$code" > ` + shellQuote(f.exit) + `
+[ -n "$signalled" ] || printf '%s\n' "$code" > ` + proc.ShellQuote(f.exit) + `
 exit 0
 `
 }
@@ -561,7 +562,7 @@ func (s *Slurm) listed(name string) (bool, error) {
 	defer stop()
 	out, err := exec.CommandContext(ctx, "squeue", "--noheader", "--format=%i", "--name="+name).CombinedOutput()
 	if err != nil {
-		return false, fmt.Errorf("squeue: %w: %s", err, clip(strings.TrimSpace(string(out)), 200))
+		return false, fmt.Errorf("squeue: %w: %s", err, proc.Clip(strings.TrimSpace(string(out)), 200))
 	}
 	return len(bytes.TrimSpace(out)) > 0, nil
 }

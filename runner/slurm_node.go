@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // NodeDescriber is a host of several machines (a cluster's nodes) that
@@ -34,7 +35,7 @@ func (s *Slurm) DescribeNode(ctx context.Context, node string) (record.ClusterNo
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "scontrol", "--oneliner", "show", "node", node).CombinedOutput()
 	if err != nil {
-		return record.ClusterNode{}, s.infra("describe node "+node, fmt.Errorf("scontrol show node: %w: %s", err, clip(strings.TrimSpace(string(out)), 200)))
+		return record.ClusterNode{}, s.infra("describe node "+node, fmt.Errorf("scontrol show node: %w: %s", err, proc.Clip(strings.TrimSpace(string(out)), 200)))
 	}
 	n, err := parseSlurmNode(string(out))
 	if err != nil {
@@ -67,7 +68,7 @@ func parseSlurmNode(out string) (record.ClusterNode, error) {
 	}
 	name := fields["NodeName"]
 	if name == "" {
-		return record.ClusterNode{}, fmt.Errorf("scontrol show node: no NodeName in %q", clip(line, 200))
+		return record.ClusterNode{}, fmt.Errorf("scontrol show node: no NodeName in %q", proc.Clip(line, 200))
 	}
 	n := record.ClusterNode{
 		Name:       name,

@@ -19,6 +19,7 @@ import (
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/internal/slurmtest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // These tests run against a real single-node Slurm (package slurmtest).
@@ -131,7 +132,7 @@ func TestSlurmCancelLeavesNothingQueued(t *testing.T) {
 			require.NoError(t, err)
 			assert.Empty(t, queue, "squeue after the cancel")
 			for _, pid := range readPids(t, started) {
-				assert.False(t, alive(t, pid), "process %d of the job still runs", pid)
+				assert.False(t, proc.Alive(pid), "process %d of the job still runs", pid)
 			}
 		})
 	}

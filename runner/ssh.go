@@ -22,6 +22,7 @@ import (
 
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // SSH is a machine reached over SSH as a host. It needs no access to the
@@ -560,7 +561,7 @@ func withOp(err error, op string) error {
 // standard error, or a connection that ended without one (the host's
 // failure, ErrHostDown).
 func scriptError(err error, stderr []byte) error {
-	msg := clip(strings.TrimSpace(strings.ToValidUTF8(string(stderr), "\uFFFD")), 500)
+	msg := proc.Clip(strings.TrimSpace(strings.ToValidUTF8(string(stderr), "\uFFFD")), 500)
 	var exit *ssh.ExitError
 	var missing *ssh.ExitMissingError
 	switch {
@@ -577,5 +578,5 @@ func scriptError(err error, stderr []byte) error {
 // remoteShell is the command line that runs script with /bin/sh whatever
 // the user's login shell.
 func remoteShell(script string) string {
-	return "exec /bin/sh -c " + shellQuote(script)
+	return "exec /bin/sh -c " + proc.ShellQuote(script)
 }

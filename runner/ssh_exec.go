@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // shellLib defines the functions remote scripts share. perfbot_live PGID
@@ -51,14 +53,14 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	if cmd.EnvFile != "" && !path.IsAbs(cmd.EnvFile) {
 		cmd.EnvFile = path.Join(s.Workdir, cmd.EnvFile)
 	}
-	mark := newMark()
+	mark := proc.NewMark()
 	script, err := s.execScript(cmd, mark)
 	if err != nil {
 		return Result{}, s.infra("start command", err)
 	}
 	sess, done, err := s.session(ctx)
 	if err != nil {
-		return Result{}, withOp(err, fmt.Sprintf("run %q", firstLine(cmd.Script)))
+		return Result{}, withOp(err, fmt.Sprintf("run %q", proc.FirstLine(cmd.Script)))
 	}
 	defer done()
 	defer sess.Close()
@@ -68,7 +70,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	if err != nil {
 		return Result{}, s.infra("open session input", err)
 	}
-	out := newCapture(s.outputCap())
+	out := proc.NewCapture(s.outputCap())
 	proto := &wrapperLog{started: make(chan int, 1)}
 	sess.Stdout, sess.Stderr = out, proto
 
@@ -98,7 +100,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	}
 	stdin.Close()
 	res.Duration = time.Since(started)
-	res.Output, res.Truncated = out.bytes()
+	res.Output, res.Truncated = out.Bytes()
 
 	rc, exited, why, other := proto.result()
 	switch {
@@ -107,17 +109,17 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	case exited:
 		res.ExitCode = rc
 	case why != "":
-		return res, s.infra(fmt.Sprintf("run %q", firstLine(cmd.Script)), errors.New(why))
+		return res, s.infra(fmt.Sprintf("run %q", proc.FirstLine(cmd.Script)), errors.New(why))
 	default:
 		// The wrapper was killed or its connection dropped.
-		return res, s.infra(fmt.Sprintf("run %q", firstLine(cmd.Script)),
+		return res, s.infra(fmt.Sprintf("run %q", proc.FirstLine(cmd.Script)),
 			HostDown(fmt.Errorf("the command ended without its exit status (the host or its sshd went away): %w", scriptError(waitErr, []byte(other)))))
 	}
 	if cmd.EnvFile != "" {
 		res.Env = proto.envDump()
 	}
 	if ctxErr != nil {
-		return res, fmt.Errorf("run %q: %w", firstLine(cmd.Script), ctxErr)
+		return res, fmt.Errorf("run %q: %w", proc.FirstLine(cmd.Script), ctxErr)
 	}
 	return res, nil
 }
@@ -126,7 +128,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 // waits for the wrapper to report. When the host cannot be reached for
 // the kill, closing the session's input has the host kill the group.
 func (s *SSH) stop(ctx context.Context, proto *wrapperLog, mark string, stdin interface{ Close() error }, ended <-chan error) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.killGrace()+groupExitWait+sshDialTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.killGrace()+proc.GroupExitWait+sshDialTimeout)
 	defer cancel()
 	select {
 	case pgid := <-proto.started:
@@ -185,12 +187,12 @@ func (s *SSH) execScript(cmd Command, mark string) (string, error) {
 	var b strings.Builder
 	b.WriteString(shellLib)
 	if cmd.Dir != "" {
-		fmt.Fprintf(&b, "cd %s 2> /dev/null || { echo %s >&2; exit 1; }\n", shellQuote(cmd.Dir),
-			shellQuote("perfbot-error: the working directory "+cmd.Dir+" does not exist"))
+		fmt.Fprintf(&b, "cd %s 2> /dev/null || { echo %s >&2; exit 1; }\n", proc.ShellQuote(cmd.Dir),
+			proc.ShellQuote("perfbot-error: the working directory "+cmd.Dir+" does not exist"))
 	}
 	if cmd.EnvFile != "" {
-		fmt.Fprintf(&b, "rm -f %s || { echo %s >&2; exit 1; }\n", shellQuote(cmd.EnvFile),
-			shellQuote("perfbot-error: cannot remove the old environment dump "+cmd.EnvFile))
+		fmt.Fprintf(&b, "rm -f %s || { echo %s >&2; exit 1; }\n", proc.ShellQuote(cmd.EnvFile),
+			proc.ShellQuote("perfbot-error: cannot remove the old environment dump "+cmd.EnvFile))
 	}
 	keys := make([]string, 0, len(cmd.Env))
 	for k := range cmd.Env {
@@ -201,16 +203,16 @@ func (s *SSH) execScript(cmd Command, mark string) (string, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s; export %s\n", k, shellQuote(cmd.Env[k]), k)
+		fmt.Fprintf(&b, "%s=%s; export %s\n", k, proc.ShellQuote(cmd.Env[k]), k)
 	}
-	fmt.Fprintf(&b, "%s=%s; export %s\n", envRunMark, mark, envRunMark)
+	fmt.Fprintf(&b, "%s=%s; export %s\n", proc.RunMark, mark, proc.RunMark)
 	b.WriteString("exec 3<&0\n")
-	fmt.Fprintf(&b, "setsid /bin/sh -c %s < /dev/null 2>&1 3<&- &\npg=$!\n", shellQuote(withEnvDump(cmd.Script, cmd.EnvFile)))
+	fmt.Fprintf(&b, "setsid /bin/sh -c %s < /dev/null 2>&1 3<&- &\npg=$!\n", proc.ShellQuote(proc.WithEnvDump(cmd.Script, cmd.EnvFile)))
 	running := ""
 	if cmd.Scratch != "" {
-		running = shellQuote(path.Join(cmd.Scratch, groupsFile))
+		running = proc.ShellQuote(path.Join(cmd.Scratch, proc.GroupFile))
 		fmt.Fprintf(&b, "printf '%%s %%s\\n' \"$pg\" %s > %s || { kill -KILL -\"$pg\"; echo %s >&2; exit 1; }\n",
-			mark, running, shellQuote("perfbot-error: cannot record the process group in "+cmd.Scratch))
+			mark, running, proc.ShellQuote("perfbot-error: cannot record the process group in "+cmd.Scratch))
 	}
 	fmt.Fprintf(&b, `echo "perfbot-started $pg" >&2
 ( cat <&3 > /dev/null; kill -TERM -"$pg"; sleep %d; kill -KILL -"$pg" ) > /dev/null 2>&1 &
@@ -219,13 +221,13 @@ exec 3<&-
 wait "$pg"; rc=$?
 kill "$w" 2> /dev/null
 kill -KILL -"$pg" 2> /dev/null && perfbot_gone "$pg" %d
-`, max(int(s.killGrace()/time.Second), 1), int(groupExitWait/(100*time.Millisecond)))
+`, max(int(s.killGrace()/time.Second), 1), int(proc.GroupExitWait/(100*time.Millisecond)))
 	if running != "" {
 		fmt.Fprintf(&b, "rm -f %s\n", running)
 	}
 	if cmd.EnvFile != "" {
 		// The dump comes back with the report, sparing a session.
-		q := shellQuote(cmd.EnvFile)
+		q := proc.ShellQuote(cmd.EnvFile)
 		fmt.Fprintf(&b, "[ ! -s %s ] || printf 'perfbot-env %%s\\n' \"$(base64 -w0 < %s)\" >&2\n", q, q)
 	}
 	b.WriteString("echo \"perfbot-exit $rc\" >&2\n")
@@ -289,7 +291,7 @@ func (w *wrapperLog) line(l string) {
 	default:
 		// The login shell's own complaints (a broken .bashrc).
 		if len(w.other) < 20 {
-			w.other = append(w.other, clip(l, 200))
+			w.other = append(w.other, proc.Clip(l, 200))
 		}
 	}
 }
@@ -303,7 +305,7 @@ func (w *wrapperLog) envDump() map[string]string {
 	if err != nil {
 		return nil
 	}
-	return parseEnvDump(data)
+	return proc.ParseEnvDump(data)
 }
 
 // result is the script's exit status when the wrapper reported one, why

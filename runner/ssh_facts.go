@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // factsScript probes the host as localFacts probes this machine: one
@@ -100,7 +101,7 @@ func parseFacts(out []byte) (record.Fingerprint, error) {
 	}
 	if i := bytes.LastIndex(gpu, []byte("gpu-failed ")); i >= 0 {
 		first, _, _ := strings.Cut(strings.TrimSpace(string(gpu[:i])), "\n")
-		return fp, fmt.Errorf("nvidia-smi failed (%s): %s", strings.TrimSpace(string(gpu[i:])), clip(first, 200))
+		return fp, fmt.Errorf("nvidia-smi failed (%s): %s", strings.TrimSpace(string(gpu[i:])), proc.Clip(first, 200))
 	}
 	gpus, err := ParseGPUQuery(bytes.NewReader(gpu))
 	if err != nil {

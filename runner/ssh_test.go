@@ -19,6 +19,7 @@ import (
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/internal/sshdtest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // sshHost is an SSH host on srv whose workdir is a directory of its own,
@@ -522,7 +523,7 @@ func TestSSHLockReapsWhatADeadPerfbotLeft(t *testing.T) {
 	h := sshHost(t, srv, nil)
 	start := func(mark string) (*exec.Cmd, <-chan struct{}) {
 		c := exec.Command("sleep", "1000")
-		c.Env = append(os.Environ(), envRunMark+"="+mark)
+		c.Env = append(os.Environ(), proc.RunMark+"="+mark)
 		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		require.NoError(t, c.Start())
 		exited := make(chan struct{})
@@ -542,7 +543,7 @@ func TestSSHLockReapsWhatADeadPerfbotLeft(t *testing.T) {
 			left, exited := start("a1b2")
 			scratch := h.scratch(0)
 			require.NoError(t, os.MkdirAll(scratch, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(scratch, groupsFile), []byte(fmt.Sprintf("%d %s\n", left.Process.Pid, tc.recorded)), 0o600))
+			require.NoError(t, os.WriteFile(filepath.Join(scratch, proc.GroupFile), []byte(fmt.Sprintf("%d %s\n", left.Process.Pid, tc.recorded)), 0o600))
 			release, err := h.Lock(context.Background(), 0, 0)
 			require.NoError(t, err)
 			defer release()

@@ -21,6 +21,7 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/internal/lockfile"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // remoteStamp is what a tree's last checkout made of it, kept beside the
@@ -60,8 +61,8 @@ func (s *SSH) Lock(ctx context.Context, slot, tree int) (func(), error) {
 	if err != nil {
 		return nil, s.infra(op, err)
 	}
-	lockFile := shellQuote(s.treeDir(n) + ".lock")
-	sc := shellQuote(s.scratch(n))
+	lockFile := proc.ShellQuote(s.treeDir(n) + ".lock")
+	sc := proc.ShellQuote(s.scratch(n))
 	waitCmd := "exit 3"
 	if wait > 0 {
 		waitCmd = fmt.Sprintf("flock -w %.1f 9 || exit 3", wait.Seconds())
@@ -84,8 +85,8 @@ fi
 rm -rf %s && mkdir -p %s || exit 1
 echo perfbot-locked >&2
 exec cat > /dev/null
-`, shellQuote(path.Join(s.Workdir, "trees")), shellQuote(path.Join(s.Workdir, "scratch")),
-		lockFile, lockFile, waitCmd, shellQuote(string(holder)), lockFile, sc, sc, sc, sc)
+`, proc.ShellQuote(path.Join(s.Workdir, "trees")), proc.ShellQuote(path.Join(s.Workdir, "scratch")),
+		lockFile, lockFile, waitCmd, proc.ShellQuote(string(holder)), lockFile, sc, sc, sc, sc)
 
 	sess, done, err := s.session(ctx)
 	if err != nil {
@@ -154,7 +155,7 @@ exec cat > /dev/null
 		stdin.Close()
 		select {
 		case <-ended:
-		case <-time.After(groupExitWait):
+		case <-time.After(proc.GroupExitWait):
 			sess.Close()
 		}
 	}, nil
@@ -203,7 +204,7 @@ func (l *lockLog) line(s string) {
 		l.pg = strings.TrimPrefix(s, "perfbot-reaped ")
 	default:
 		if len(l.lines) < 20 {
-			l.lines = append(l.lines, clip(s, 200))
+			l.lines = append(l.lines, proc.Clip(s, 200))
 		}
 	}
 }
@@ -279,8 +280,8 @@ func (s *SSH) Materialize(ctx context.Context, slot, tree int, src Source) (Work
 	if err != nil {
 		return Workspace{}, s.infra(op, err)
 	}
-	dir := shellQuote(s.treeDir(n))
-	repo := shellQuote(path.Join(s.Workdir, "repo"))
+	dir := proc.ShellQuote(s.treeDir(n))
+	repo := proc.ShellQuote(path.Join(s.Workdir, "repo"))
 	var in io.Reader
 	apply := ""
 	if applied != nil {
@@ -297,7 +298,7 @@ git -C %[1]s -c core.autocrlf=false -c advice.detachedHead=false checkout --quie
 git -C %[1]s clean -ffdxq || exit 1
 %[5]sprintf '%%s\n' %[6]s > %[1]s.checkout.tmp && mv -f %[1]s.checkout.tmp %[1]s.checkout
 mkdir -p %[7]s
-`, dir, shellQuote(path.Join(s.Workdir, "lock")), repo, st.Commit, apply, shellQuote(string(stamp)), shellQuote(s.scratch(n)))
+`, dir, proc.ShellQuote(path.Join(s.Workdir, "lock")), repo, st.Commit, apply, proc.ShellQuote(string(stamp)), proc.ShellQuote(s.scratch(n)))
 	if _, err := s.output(ctx, op, script, in); err != nil {
 		return Workspace{}, err
 	}
@@ -333,8 +334,8 @@ func (s *SSH) ensureCommit(ctx context.Context, commit string) error {
 	if s.has[commit] {
 		return nil
 	}
-	repo := shellQuote(path.Join(s.Workdir, "repo"))
-	lock := shellQuote(path.Join(s.Workdir, "lock"))
+	repo := proc.ShellQuote(path.Join(s.Workdir, "repo"))
+	lock := proc.ShellQuote(path.Join(s.Workdir, "lock"))
 	query := fmt.Sprintf(`mkdir -p %[1]s || exit 1
 [ -d %[2]s ] || flock %[3]s sh -c '[ -d "$1" ] || git init --quiet --bare "$1"' sh %[2]s || exit 1
 if git -C %[2]s cat-file -e %[4]s^{commit} 2> /dev/null; then
@@ -343,7 +344,7 @@ else
 	echo need
 	git -C %[2]s for-each-ref --format='%%(objectname)' refs/perfbot/have/
 fi
-`, shellQuote(path.Join(s.Workdir, "tmp")), repo, lock, commit)
+`, proc.ShellQuote(path.Join(s.Workdir, "tmp")), repo, lock, commit)
 	out, err := s.output(ctx, "look up "+record.ShortHash(commit), query, nil)
 	if err != nil {
 		return err
@@ -370,7 +371,7 @@ flock %[2]s git -C %[3]s fetch --quiet --no-tags "$t" %[4]s
 rc=$?
 rm -f "$t"
 exit $rc
-`, shellQuote(path.Join(s.Workdir, "tmp")), lock, repo, shellQuote("+"+gitops.BundleRef+":refs/perfbot/have/"+commit))
+`, proc.ShellQuote(path.Join(s.Workdir, "tmp")), lock, repo, proc.ShellQuote("+"+gitops.BundleRef+":refs/perfbot/have/"+commit))
 	_, err = s.output(ctx, "send "+record.ShortHash(commit), receive, pr)
 	pr.Close()
 	berr := <-bundled
@@ -430,10 +431,10 @@ func (s *SSH) Verify(ctx context.Context, slot, tree int, ws Workspace, src Sour
 	}
 	dir := s.treeDir(n)
 	var b strings.Builder
-	fmt.Fprintf(&b, "printf 'stamp '; cat %s.checkout 2> /dev/null || echo\n", shellQuote(dir))
-	fmt.Fprintf(&b, "printf 'head '; git -C %s rev-parse --verify HEAD 2> /dev/null || echo\n", shellQuote(dir))
+	fmt.Fprintf(&b, "printf 'stamp '; cat %s.checkout 2> /dev/null || echo\n", proc.ShellQuote(dir))
+	fmt.Fprintf(&b, "printf 'head '; git -C %s rev-parse --verify HEAD 2> /dev/null || echo\n", proc.ShellQuote(dir))
 	for i, f := range files {
-		p := shellQuote(path.Join(dir, f.Path))
+		p := proc.ShellQuote(path.Join(dir, f.Path))
 		fmt.Fprintf(&b, `printf 'file %d '
 if [ -L %[2]s ]; then printf %%s "$(readlink %[2]s)" | git hash-object --stdin
 elif [ -f %[2]s ]; then git hash-object --no-filters -- %[2]s
@@ -465,7 +466,7 @@ fi
 	case got["stamp"] == "":
 		return changed("no finished checkout")
 	case json.Unmarshal([]byte(got["stamp"]), &st) != nil:
-		return changed("its stamp is not perfbot's: %s", clip(got["stamp"], 100))
+		return changed("its stamp is not perfbot's: %s", proc.Clip(got["stamp"], 100))
 	case st.ID != ws.Stamp:
 		return changed("checked out again since (now %s)", record.ShortHash(st.Commit))
 	case st.Commit != want.Hash:

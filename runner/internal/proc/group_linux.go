@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"bytes"
@@ -13,24 +13,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sysProcAttr starts a command's shell in a process group of its own, and
+// SysProcAttr starts a command's shell in a process group of its own, and
 // has the kernel kill it when perfbot dies, SIGKILL included. The signal
 // is tied to the thread that started the shell; Go retires a thread only
 // when a goroutine locked to it exits, which perfbot never does.
-func sysProcAttr() *syscall.SysProcAttr {
+func SysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// reapGroup kills process group pgid when one of its live members has
+// ReapGroup kills process group pgid when one of its live members has
 // mark (NAME=value) in its environment, and waits for the group to go. The
 // mark makes sure the group is the one perfbot started, not a later one
 // that reuses the number. It reports whether it killed anything.
-func reapGroup(pgid int, mark string) bool {
+func ReapGroup(pgid int, mark string) bool {
 	if pgid <= 1 || !groupMarked(pgid, mark) {
 		return false
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	waitGroupGone(pgid, groupExitWait)
+	WaitGroupGone(pgid, GroupExitWait)
 	return true
 }
 
@@ -44,7 +44,7 @@ func groupMarked(pgid int, mark string) bool {
 		if err != nil {
 			continue
 		}
-		state, group, ok := procStat(pid)
+		state, group, ok := ProcStat(pid)
 		if !ok || group != pgid || state == "Z" || state == "X" {
 			continue
 		}
@@ -61,12 +61,12 @@ func groupMarked(pgid int, mark string) bool {
 	return false
 }
 
-// awaitShell returns a channel closed when the shell started by c has
+// AwaitShell returns a channel closed when the shell started by c has
 // exited, and the function that then reaps it. The shell is not reaped
 // before that function is called: as long as the zombie exists its pid
 // still names its process group, so killing the group cannot hit an
 // unrelated one that reuses the number.
-func awaitShell(c *exec.Cmd) (<-chan struct{}, func() error) {
+func AwaitShell(c *exec.Cmd) (<-chan struct{}, func() error) {
 	exited := make(chan struct{})
 	go func() {
 		waitExited(c.Process.Pid)
@@ -86,11 +86,11 @@ func waitExited(pid int) {
 	}
 }
 
-// waitGroupGone waits, at most max, until no live process is left in
+// WaitGroupGone waits, at most max, until no live process is left in
 // process group pgid. Zombies do not count: a killed background process
 // is re-parented to init, which may reap it late (or never, in some
 // containers), and it holds no memory or GPU any more.
-func waitGroupGone(pgid int, max time.Duration) {
+func WaitGroupGone(pgid int, max time.Duration) {
 	deadline := time.Now().Add(max)
 	for groupAlive(pgid) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -112,7 +112,7 @@ func groupAlive(pgid int) bool {
 		if err != nil {
 			continue
 		}
-		state, group, ok := procStat(pid)
+		state, group, ok := ProcStat(pid)
 		if ok && group == pgid && state != "Z" && state != "X" {
 			return true
 		}
@@ -120,8 +120,8 @@ func groupAlive(pgid int) bool {
 	return false
 }
 
-// procStat reads the state and process group of pid from /proc/pid/stat.
-func procStat(pid int) (state string, pgrp int, ok bool) {
+// ProcStat reads the state and process group of pid from /proc/pid/stat.
+func ProcStat(pid int) (state string, pgrp int, ok bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return "", 0, false
