@@ -361,7 +361,7 @@ func (m *measurement) sampleGPU(ctx context.Context, p *pending, step string, g 
 		Dir:     m.ws.Dir,
 		Script:  g.readbackScript(),
 		Env:     map[string]string{EnvCommit: m.target.Commit, EnvTarget: m.targetKey, EnvPhase: PhaseReadback, EnvStep: step},
-		Timeout: factTimeout,
+		Timeout: FactTimeout,
 	})
 	if err != nil {
 		return err

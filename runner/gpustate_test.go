@@ -30,7 +30,7 @@ type fakeGPU struct {
 // inherit it), printing the sample rows of file.
 func useFakeGPU(t testing.TB, samples string) fakeGPU {
 	t.Helper()
-	dir, err := filepath.Abs("testdata/fakegpu")
+	dir, err := filepath.Abs("runnertest/testdata/fakegpu")
 	require.NoError(t, err)
 	tmp := t.TempDir()
 	f := fakeGPU{log: filepath.Join(tmp, "calls"), sampled: filepath.Join(tmp, "sampled")}
@@ -229,53 +229,6 @@ func TestMeasureWithoutGPUsSamplesNothing(t *testing.T) {
 	assert.Empty(t, runs[0].Fingerprint.GPUs)
 	assert.Empty(t, runs[0].Fingerprint.GPUState)
 	assert.NoDirExists(t, filepath.Join(box.Workdir, "scratch", "0", "gpu-engine"), "no prologue on a host without GPUs")
-}
-
-func TestParseGPUSamples(t *testing.T) {
-	samples, dropped := parseGPUSamples("0, NVIDIA H200, 580.159.04, 1980, 3201, 44, [N/A], 100, [Not Supported]\n" +
-		"[N/A], NVIDIA H200, 580.159.04, 1980, 3201, 44, 600, 100, 0x0\n" +
-		"0, NVIDIA H200, 580.159.04, 1410, 3201, 86, 452.18, 100, 0x0000000000000008\n" +
-		"0, NVIDIA H2\n")
-	assert.Equal(t, 2, dropped, "a row without index and a row cut short")
-	require.Len(t, samples, 2)
-	_, states := summarizeGPUSamples("engine", samples)
-	require.Len(t, states, 1)
-	st := states[0]
-	assert.Equal(t, record.Spread{Min: 1410, Median: 1695, Max: 1980}, st.SMClockMHz)
-	assert.Equal(t, 452.18, st.MeanPowerW, "a power nvidia-smi did not report is left out")
-	assert.Equal(t, "0x0000000000000008", st.ThrottleReasons, "reasons it did not report are left out")
-	assert.Equal(t, map[string]int{"HW slowdown": 1}, st.Slowdowns)
-}
-
-func TestParseReadback(t *testing.T) {
-	rb := parseReadback([]byte("--- perfbot samples\n0, a\n1, b\n--- perfbot errors\n--- perfbot topology\n\n\x1b[4mGPU0\x1b[0m\nGPU0\t X\n\n" +
-		"--- perfbot nccl.conf\n==> /etc/nccl.conf <==\nNCCL_DEBUG=WARN\n\n==> /root/.nccl.conf <==\n\n"))
-	assert.Equal(t, "0, a\n1, b\n", rb.samples)
-	assert.Equal(t, "GPU0\nGPU0\t X", rb.topology)
-	assert.Equal(t, map[string]string{"/etc/nccl.conf": "NCCL_DEBUG=WARN", "/root/.nccl.conf": ""}, rb.conf)
-	assert.Equal(t, gpuReadback{}, parseReadback(nil))
-}
-
-// TestSummarizeRecordedH200 reads what perfbot's sampling recorded on an
-// H200 around a bf16 matmul loop: the GPU held by its 700 W power cap.
-func TestSummarizeRecordedH200(t *testing.T) {
-	data, err := os.ReadFile("testdata/fakegpu/samples_h200_matmul.csv")
-	require.NoError(t, err)
-	samples, dropped := parseGPUSamples(string(data))
-	assert.Zero(t, dropped)
-	first, states := summarizeGPUSamples("engine", samples)
-	require.Len(t, first, 1)
-	assert.Equal(t, record.GPU{Index: 0, Name: "NVIDIA H200", Driver: "580.159.04", SMClockMHz: 345, MemClockMHz: 3201,
-		TemperatureC: 38, PowerW: 80.79, ThrottleReasons: "0x0000000000000001"}, first[0], "idle while torch loads")
-	require.Len(t, states, 1)
-	st := states[0]
-	assert.Equal(t, 19, st.Samples)
-	assert.Equal(t, 11, st.Busy, "the samples while a kernel ran")
-	assert.Equal(t, record.Spread{Min: 1425, Median: 1455, Max: 1530}, st.SMClockMHz, "not the idle 345 MHz of the import")
-	assert.Equal(t, 60.0, st.MaxTemperatureC)
-	assert.Equal(t, 693.55, st.MaxPowerW)
-	assert.Equal(t, "0x0000000000000005", st.ThrottleReasons)
-	assert.Equal(t, map[string]int{"SW power cap": 11}, st.Slowdowns)
 }
 
 func TestGPUStateScrubsSecrets(t *testing.T) {

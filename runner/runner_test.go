@@ -388,19 +388,6 @@ func TestMeasureVanishedTree(t *testing.T) {
 	assert.Equal(t, []string{"build", "engine"}, logSteps(runs[0]))
 }
 
-func TestCapLog(t *testing.T) {
-	out, truncated := capLog([]byte("short"), 100)
-	assert.Equal(t, "short", out)
-	assert.False(t, truncated)
-
-	long := strings.Repeat("a", 50) + strings.Repeat("é", 100) + strings.Repeat("z", 50)
-	out, truncated = capLog([]byte(long), 101)
-	assert.True(t, truncated)
-	assert.True(t, strings.HasPrefix(out, strings.Repeat("a", 50)))
-	assert.True(t, strings.HasSuffix(out, strings.Repeat("z", 50)))
-	assert.Contains(t, out, "[perfbot: 200 bytes of log omitted]")
-}
-
 // A timeout is the machine's bad moment as often as the revision's fault:
 // a step that timed out runs again, and only a step that times out every
 // time makes the target broken.

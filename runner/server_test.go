@@ -213,24 +213,3 @@ func TestBenchServerOnAHostWithoutServers(t *testing.T) {
 	require.ErrorAs(t, err, &infra)
 	assert.Contains(t, err.Error(), "cannot run benchmark servers")
 }
-
-func TestServerFacts(t *testing.T) {
-	log := `[2026-01-01 TP0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>
-node1:123:123 [0] NCCL INFO NCCL version 2.27.3+cuda12.9
-node1:123:456 [0] NCCL INFO NCCL_IB_HCA set by environment to mlx5_0
-node1:123:456 [0] NCCL INFO Using network IB
-node1:123:456 [0] NCCL INFO comm 0x55d5 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 18000 commId 0x1 - Init COMPLETE
-INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.11.0
-Uvicorn running on http://127.0.0.1:30000
-`
-	assert.Equal(t, map[string]string{
-		"server.nccl_version": "2.27.3+cuda12.9", "server.nccl_net": "IB", "NCCL_IB_HCA": "mlx5_0", "server.nccl_nranks": "8",
-		"server.vllm_version": "0.11.0",
-	}, serverFacts([]byte(log)))
-	assert.Empty(t, serverFacts([]byte("no collective library here\n")))
-}
-
-func TestLogTail(t *testing.T) {
-	assert.Equal(t, "c | d", logTail([]byte("a\nb\n\nc\n  d  \n\n"), 2))
-	assert.Equal(t, "", logTail(nil, 3))
-}

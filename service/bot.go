@@ -21,6 +21,7 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/ssh"
 	"github.com/perfbot/perfbot/secret"
 	"github.com/perfbot/perfbot/store"
 )
@@ -153,8 +154,8 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 // newSSHHost is the runner for a configured ssh host: its trees live in
 // its own workdir on the host, so it shares no tree numbers with the
 // local hosts.
-func newSSHHost(h config.Host, repo *gitops.Repo, log *slog.Logger) *runner.SSH {
-	return &runner.SSH{HostName: h.Name, Address: h.Address, User: h.User, KeyFile: h.KeyFile,
+func newSSHHost(h config.Host, repo *gitops.Repo, log *slog.Logger) *ssh.Host {
+	return &ssh.Host{HostName: h.Name, Address: h.Address, User: h.User, KeyFile: h.KeyFile,
 		KnownHosts: h.KnownHosts, InsecureIgnoreHostKey: h.InsecureIgnoreHostKey,
 		Workdir: h.Workdir, Repo: repo, Slots: h.Slots, Trees: h.Trees, Logger: log}
 }

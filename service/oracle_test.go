@@ -19,6 +19,7 @@ import (
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/ssh"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/storetest"
 )
@@ -308,7 +309,7 @@ func TestNewHosts(t *testing.T) {
 				case *runner.Local:
 					first = append(first, h.FirstTree)
 					assert.Equal(t, workdir, h.Workdir)
-				case *runner.SSH:
+				case *ssh.Host:
 					// Its trees are numbered in its own workdir, on the host.
 					first = append(first, 0)
 					assert.Equal(t, "/data/perfbot", h.Workdir)

@@ -1,4 +1,4 @@
-package runner
+package ssh
 
 import (
 	"bufio"
@@ -16,11 +16,12 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/internal/lockfile"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
@@ -40,22 +41,22 @@ type remoteLock struct {
 	released bool
 }
 
-func (s *SSH) treeNumber(slot, tree int) int {
+func (s *Host) treeNumber(slot, tree int) int {
 	return slot*s.Layout().Trees + tree
 }
 
-func (s *SSH) treeDir(n int) string { return path.Join(s.Workdir, "trees", strconv.Itoa(n)) }
-func (s *SSH) scratch(n int) string { return path.Join(s.Workdir, "scratch", strconv.Itoa(n)) }
+func (s *Host) treeDir(n int) string { return path.Join(s.Workdir, "trees", strconv.Itoa(n)) }
+func (s *Host) scratch(n int) string { return path.Join(s.Workdir, "scratch", strconv.Itoa(n)) }
 
 // Lock takes tree (slot, tree) with flock(1) on the host, kills what a
 // perfbot that died while it held the tree left running there and empties
 // the tree's scratch directory. The lock's session lasts until release.
-func (s *SSH) Lock(ctx context.Context, slot, tree int) (func(), error) {
+func (s *Host) Lock(ctx context.Context, slot, tree int) (func(), error) {
 	n := s.treeNumber(slot, tree)
 	op := fmt.Sprintf("lock tree %d", n)
 	wait := s.LockWait
 	if wait == 0 {
-		wait = DefaultLockWait
+		wait = runner.DefaultLockWait
 	}
 	holder, err := json.Marshal(lockfile.Current())
 	if err != nil {
@@ -121,7 +122,7 @@ exec cat > /dev/null
 		if waitErr == nil {
 			waitErr = errors.New("the lock's session ended")
 		}
-		var exit *ssh.ExitError
+		var exit *gossh.ExitError
 		if errors.As(waitErr, &exit) && exit.ExitStatus() == 3 {
 			return nil, s.infra(op, fmt.Errorf("held by %s", events.holder().String()))
 		}
@@ -221,7 +222,7 @@ func (l *lockLog) text() string   { return strings.Join(l.lines, "\n") }
 // lockLost reports a lock of tree n this process took whose session
 // ended before it was released: the connection dropped, and another
 // process may have taken the tree since.
-func (s *SSH) lockLost(n int) bool {
+func (s *Host) lockLost(n int) bool {
 	s.mu.Lock()
 	l := s.held[n]
 	s.mu.Unlock()
@@ -239,14 +240,14 @@ func (s *SSH) lockLost(n int) bool {
 // Materialize checks src out into tree (slot, tree) on the host: the
 // commit, sent first when the host's clone lacks it, forced and cleaned,
 // with the hunks applied by git apply.
-func (s *SSH) Materialize(ctx context.Context, slot, tree int, src Source) (Workspace, error) {
+func (s *Host) Materialize(ctx context.Context, slot, tree int, src runner.Source) (runner.Workspace, error) {
 	t := src.Target
 	lay := s.Layout()
 	if slot < 0 || slot >= lay.Slots || tree < 0 || tree >= lay.Trees {
-		return Workspace{}, fmt.Errorf("materialize %s: no tree %d in slot %d of host %s", t.Short(), tree, slot, s.Name())
+		return runner.Workspace{}, fmt.Errorf("materialize %s: no tree %d in slot %d of host %s", t.Short(), tree, slot, s.Name())
 	}
 	if s.Repo == nil || s.Workdir == "" {
-		return Workspace{}, fmt.Errorf("materialize %s: host %s has no repository or workdir", t.Short(), s.Name())
+		return runner.Workspace{}, fmt.Errorf("materialize %s: host %s has no repository or workdir", t.Short(), s.Name())
 	}
 	op := "check out " + t.Short()
 	st := remoteStamp{ID: newStampID()}
@@ -255,30 +256,30 @@ func (s *SSH) Materialize(ctx context.Context, slot, tree int, src Source) (Work
 	case len(t.Hunks) == 0:
 		c, err := s.Repo.Resolve(ctx, t.Commit)
 		if err != nil {
-			return Workspace{}, s.infra(op, err)
+			return runner.Workspace{}, s.infra(op, err)
 		}
 		st.Commit = c.Hash
 	case src.Patch == nil:
-		return Workspace{}, fmt.Errorf("materialize %s: the hunks of patch %s are not given", t.Short(), t.Patch)
+		return runner.Workspace{}, fmt.Errorf("materialize %s: the hunks of patch %s are not given", t.Short(), t.Patch)
 	default:
 		var err error
 		applied, err = s.Repo.Apply(ctx, src.Patch, t.Hunks)
 		var ae *gitops.ApplyError
 		switch {
 		case errors.As(err, &ae):
-			return Workspace{}, err
+			return runner.Workspace{}, err
 		case err != nil:
-			return Workspace{}, s.infra(op, err)
+			return runner.Workspace{}, s.infra(op, err)
 		}
 		st.Commit, st.Patch, st.Hunks = src.Patch.Base, src.Patch.ID, sortedIDs(t.Hunks)
 	}
 	if err := s.ensureCommit(ctx, st.Commit); err != nil {
-		return Workspace{}, withOp(err, op)
+		return runner.Workspace{}, withOp(err, op)
 	}
 	n := s.treeNumber(slot, tree)
 	stamp, err := json.Marshal(st)
 	if err != nil {
-		return Workspace{}, s.infra(op, err)
+		return runner.Workspace{}, s.infra(op, err)
 	}
 	dir := proc.ShellQuote(s.treeDir(n))
 	repo := proc.ShellQuote(path.Join(s.Workdir, "repo"))
@@ -300,7 +301,7 @@ git -C %[1]s clean -ffdxq || exit 1
 mkdir -p %[7]s
 `, dir, proc.ShellQuote(path.Join(s.Workdir, "lock")), repo, st.Commit, apply, proc.ShellQuote(string(stamp)), proc.ShellQuote(s.scratch(n)))
 	if _, err := s.output(ctx, op, script, in); err != nil {
-		return Workspace{}, err
+		return runner.Workspace{}, err
 	}
 	s.mu.Lock()
 	if s.applied == nil {
@@ -310,7 +311,7 @@ mkdir -p %[7]s
 		s.applied[st.ID] = applied.Files
 	}
 	s.mu.Unlock()
-	return Workspace{Dir: s.treeDir(n), Scratch: s.scratch(n), Stamp: st.ID}, nil
+	return runner.Workspace{Dir: s.treeDir(n), Scratch: s.scratch(n), Stamp: st.ID}, nil
 }
 
 func newStampID() string {
@@ -328,7 +329,7 @@ func sortedIDs(ids []string) []string {
 // ensureCommit makes sure the host's clone holds commit: it asks which
 // commits the clone has (the refs perfbot left there) and sends a bundle
 // of what is missing through the session's input.
-func (s *SSH) ensureCommit(ctx context.Context, commit string) error {
+func (s *Host) ensureCommit(ctx context.Context, commit string) error {
 	s.fetchMu.Lock()
 	defer s.fetchMu.Unlock()
 	if s.has[commit] {
@@ -386,7 +387,7 @@ exit $rc
 	return nil
 }
 
-func (s *SSH) remember(commit string) {
+func (s *Host) remember(commit string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.has == nil {
@@ -400,7 +401,7 @@ func (s *SSH) remember(commit string) {
 // wrote or removed. A lock of the tree that was lost (its session ended
 // with the connection) is an infrastructure failure too: another process
 // may have measured there since.
-func (s *SSH) Verify(ctx context.Context, slot, tree int, ws Workspace, src Source) error {
+func (s *Host) Verify(ctx context.Context, slot, tree int, ws runner.Workspace, src runner.Source) error {
 	t := src.Target
 	if s.Repo == nil {
 		return fmt.Errorf("verify %s: host %s has no repository", t.Short(), s.Name())
@@ -408,7 +409,7 @@ func (s *SSH) Verify(ctx context.Context, slot, tree int, ws Workspace, src Sour
 	op := "verify tree of " + t.Short()
 	n := s.treeNumber(slot, tree)
 	if s.lockLost(n) {
-		return s.infra(op, HostDown(fmt.Errorf("the lock of tree %d ended with its connection", n)))
+		return s.infra(op, runner.HostDown(fmt.Errorf("the lock of tree %d ended with its connection", n)))
 	}
 	want, err := s.Repo.Resolve(ctx, t.Commit)
 	if err != nil {
@@ -447,7 +448,7 @@ fi
 		return err
 	}
 	changed := func(format string, args ...any) error {
-		return s.infra(op, fmt.Errorf("tree %d: %w: %s", n, ErrTreeChanged, fmt.Sprintf(format, args...)))
+		return s.infra(op, fmt.Errorf("tree %d: %w: %s", n, runner.ErrTreeChanged, fmt.Sprintf(format, args...)))
 	}
 	got := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))

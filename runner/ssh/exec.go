@@ -1,4 +1,4 @@
-package runner
+package ssh
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
@@ -46,9 +47,9 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // Exec runs cmd.Script with sh -c on the host, in a session and process
 // group of its own (setsid), its output streamed back into a capture
 // capped at OutputCap. Every slot of an SSH host is the same machine.
-func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
+func (s *Host) Exec(ctx context.Context, slot int, cmd runner.Command) (runner.Result, error) {
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return runner.Result{}, err
 	}
 	if cmd.EnvFile != "" && !path.IsAbs(cmd.EnvFile) {
 		cmd.EnvFile = path.Join(s.Workdir, cmd.EnvFile)
@@ -56,11 +57,11 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	mark := proc.NewMark()
 	script, err := s.execScript(cmd, mark)
 	if err != nil {
-		return Result{}, s.infra("start command", err)
+		return runner.Result{}, s.infra("start command", err)
 	}
 	sess, done, err := s.session(ctx)
 	if err != nil {
-		return Result{}, withOp(err, fmt.Sprintf("run %q", proc.FirstLine(cmd.Script)))
+		return runner.Result{}, withOp(err, fmt.Sprintf("run %q", proc.FirstLine(cmd.Script)))
 	}
 	defer done()
 	defer sess.Close()
@@ -68,7 +69,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	// tells the host that perfbot is gone.
 	stdin, err := sess.StdinPipe()
 	if err != nil {
-		return Result{}, s.infra("open session input", err)
+		return runner.Result{}, s.infra("open session input", err)
 	}
 	out := proc.NewCapture(s.outputCap())
 	proto := &wrapperLog{started: make(chan int, 1)}
@@ -76,7 +77,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 
 	started := time.Now()
 	if err := sess.Start(remoteShell(script)); err != nil {
-		return Result{}, s.infra("start shell", err)
+		return runner.Result{}, s.infra("start shell", err)
 	}
 	ended := make(chan error, 1)
 	go func() { ended <- sess.Wait() }()
@@ -86,7 +87,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 		defer t.Stop()
 		expired = t.C
 	}
-	var res Result
+	var res runner.Result
 	var ctxErr, waitErr error
 	select {
 	case waitErr = <-ended:
@@ -113,7 +114,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	default:
 		// The wrapper was killed or its connection dropped.
 		return res, s.infra(fmt.Sprintf("run %q", proc.FirstLine(cmd.Script)),
-			HostDown(fmt.Errorf("the command ended without its exit status (the host or its sshd went away): %w", scriptError(waitErr, []byte(other)))))
+			runner.HostDown(fmt.Errorf("the command ended without its exit status (the host or its sshd went away): %w", scriptError(waitErr, []byte(other)))))
 	}
 	if cmd.EnvFile != "" {
 		res.Env = proto.envDump()
@@ -127,7 +128,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 // stop kills the command's process group through a second session and
 // waits for the wrapper to report. When the host cannot be reached for
 // the kill, closing the session's input has the host kill the group.
-func (s *SSH) stop(ctx context.Context, proto *wrapperLog, mark string, stdin interface{ Close() error }, ended <-chan error) error {
+func (s *Host) stop(ctx context.Context, proto *wrapperLog, mark string, stdin interface{ Close() error }, ended <-chan error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.killGrace()+proc.GroupExitWait+sshDialTimeout)
 	defer cancel()
 	select {
@@ -151,7 +152,7 @@ func (s *SSH) stop(ctx context.Context, proto *wrapperLog, mark string, stdin in
 // killGroup sends SIGTERM to process group pgid, SIGKILL after the grace,
 // and waits for the group to go. Only a group with the command's mark is
 // killed: one that ended meanwhile may have left its number to another.
-func (s *SSH) killGroup(ctx context.Context, pgid int, mark string) error {
+func (s *Host) killGroup(ctx context.Context, pgid int, mark string) error {
 	pg := strconv.Itoa(pgid)
 	tenths := strconv.Itoa(int(s.killGrace() / (100 * time.Millisecond)))
 	script := shellLib + "perfbot_live " + pg + " " + mark + " || exit 0\n" +
@@ -162,18 +163,18 @@ func (s *SSH) killGroup(ctx context.Context, pgid int, mark string) error {
 	return err
 }
 
-func (s *SSH) killGrace() time.Duration {
+func (s *Host) killGrace() time.Duration {
 	if s.KillGrace > 0 {
 		return s.KillGrace
 	}
 	return DefaultKillGrace
 }
 
-func (s *SSH) outputCap() int {
+func (s *Host) outputCap() int {
 	if s.OutputCap > 0 {
 		return s.OutputCap
 	}
-	return DefaultOutputCap
+	return runner.DefaultOutputCap
 }
 
 // execScript is the wrapper run for cmd: it enters the directory, starts
@@ -183,7 +184,7 @@ func (s *SSH) outputCap() int {
 // standard error (perfbot-started PGID, perfbot-env BASE64 of the
 // environment dump, perfbot-exit STATUS, or perfbot-error: WHY). The
 // script's own output, both streams, goes to standard output.
-func (s *SSH) execScript(cmd Command, mark string) (string, error) {
+func (s *Host) execScript(cmd runner.Command, mark string) (string, error) {
 	var b strings.Builder
 	b.WriteString(shellLib)
 	if cmd.Dir != "" {
