@@ -8,6 +8,7 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/slurm"
 )
 
 // newSlurm returns the slurm host h. Its trees are worktrees of a clone of
@@ -16,7 +17,7 @@ import (
 // asks the origin for more than that one has. A time limit shorter than a
 // step's timeout is a configuration mistake: Slurm would end the step's
 // job first, as an infrastructure failure, every time.
-func newSlurm(cfg *config.Config, h config.Host, repo *gitops.Repo, log *slog.Logger) (*runner.Slurm, error) {
+func newSlurm(cfg *config.Config, h config.Host, repo *gitops.Repo, log *slog.Logger) (*slurm.Host, error) {
 	if limit := h.Slurm.TimeLimit; limit > 0 {
 		steps := slices.Clone(cfg.Build)
 		for _, b := range cfg.Benchmarks {
@@ -32,15 +33,15 @@ func newSlurm(cfg *config.Config, h config.Host, repo *gitops.Repo, log *slog.Lo
 	if repo != nil {
 		origin = repo.Dir()
 	}
-	s := h.Slurm
-	return &runner.Slurm{
-		Local: &runner.Local{HostName: h.Name, Workdir: h.Workdir, Slots: s.Slots, Trees: h.Trees, Logger: log,
+	sc := h.Slurm
+	return &slurm.Host{
+		Local: &runner.Local{HostName: h.Name, Workdir: h.Workdir, Slots: sc.Slots, Trees: h.Trees, Logger: log,
 			Withheld: perfbotSecrets(cfg)},
 		Origin:    origin,
-		Partition: s.Partition,
-		Gres:      s.Gres,
-		TimeLimit: s.TimeLimit,
-		Exclusive: s.Exclusive,
-		SrunArgs:  s.SrunArgs,
+		Partition: sc.Partition,
+		Gres:      sc.Gres,
+		TimeLimit: sc.TimeLimit,
+		Exclusive: sc.Exclusive,
+		SrunArgs:  sc.SrunArgs,
 	}, nil
 }

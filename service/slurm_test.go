@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/internal/slurmtest"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/slurm"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -107,11 +108,11 @@ func TestNewHostsSlurm(t *testing.T) {
 	hosts, err := newHosts(cfg, nil, nil)
 	require.NoError(t, err)
 	require.Len(t, hosts, 1)
-	s, ok := hosts[0].(*runner.Slurm)
+	s, ok := hosts[0].(*slurm.Host)
 	require.True(t, ok, "%T", hosts[0])
 	assert.Equal(t, "cluster", s.Name())
 	assert.Equal(t, runner.Layout{Slots: 4, Trees: runner.DefaultTrees}, s.Layout())
-	assert.Equal(t, "/shared/perfbot", s.Workdir)
+	assert.Equal(t, "/shared/perfbot", s.Local.Workdir)
 	assert.Equal(t, "/srv/infer", s.Origin)
 	assert.Equal(t, "h200", s.Partition)
 	assert.Equal(t, "gpu:8", s.Gres)

@@ -7,9 +7,14 @@ package runnertest
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
@@ -65,4 +70,18 @@ func (c *Clock) Add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// ReadPids reads the pids a script wrote to path, one a line.
+func ReadPids(t testing.TB, path string) []int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		pids = append(pids, pid)
+	}
+	return pids
 }

@@ -1,4 +1,4 @@
-package runner
+package slurm
 
 import (
 	"context"
@@ -10,24 +10,16 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
-// NodeDescriber is a host of several machines (a cluster's nodes) that
-// says what the node a command ran on (Result.Node) is. The Runner
-// records it in the fingerprint of the runs that ran there, and samples
-// the GPU state of every benchmark step on such a host: what its node
-// has is known only once the step ran there.
-type NodeDescriber interface {
-	DescribeNode(ctx context.Context, node string) (record.ClusterNode, error)
-}
-
-var _ NodeDescriber = (*Slurm)(nil)
+var _ runner.NodeDescriber = (*Host)(nil)
 
 // DescribeNode is what scontrol show node says of node: its CPUs,
 // memory, generic resources (the GPUs) and trackable resources, read
 // once per node and kept.
-func (s *Slurm) DescribeNode(ctx context.Context, node string) (record.ClusterNode, error) {
+func (s *Host) DescribeNode(ctx context.Context, node string) (record.ClusterNode, error) {
 	if n, ok := s.nodes.Load(node); ok {
 		return n.(record.ClusterNode), nil
 	}

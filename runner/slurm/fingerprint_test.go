@@ -1,4 +1,4 @@
-package runner
+package slurm
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/perfbot/perfbot/internal/slurmtest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // TestFingerprintOnSlurm is one real run through the real Slurm: its
@@ -27,9 +29,9 @@ func TestFingerprintOnSlurm(t *testing.T) {
 		Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher, Primary: true}},
 	}
 	h, commits := newSlurm(t, 1, 2)
-	pool, err := NewPool(h)
+	pool, err := runner.NewPool(h)
 	require.NoError(t, err)
-	runs, err := measureIn(t, ctx, pool, &Runner{Spec: spec}, Source{Target: record.Target{Commit: commits[1]}}, 1)
+	runs, err := runnertest.Measure(t, ctx, pool, &runner.Runner{Spec: spec}, runner.Source{Target: record.Target{Commit: commits[1]}}, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	run := runs[0]

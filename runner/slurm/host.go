@@ -1,4 +1,7 @@
-package runner
+// Package slurm is a Slurm cluster as a runner.Host: each build and
+// benchmark step is a job of its own on one of the cluster's nodes, in
+// trees that this machine checks out on storage the nodes share.
+package slurm
 
 import (
 	"bytes"
@@ -6,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,10 +23,11 @@ import (
 
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
-// Slurm is a Slurm cluster as a host. Every command it runs, each build
+// Host is a Slurm cluster as a runner.Host. Every command it runs, each build
 // and benchmark step of a target, is a Slurm job of its own, started with
 // srun on one node (--nodes=1 --ntasks=1) with the configured partition,
 // generic resources, time limit and exclusivity; Slots targets are
@@ -38,7 +43,7 @@ import (
 // is read only afterwards). The job lives exactly as long as the step.
 //
 // The trees live on storage that the nodes and this machine share: the
-// embedded Local materializes, locks and verifies them on this machine,
+// Local materializes, locks and verifies them on this machine,
 // in its own clone under the shared workdir, and the jobs run in them.
 // Scratch files (environment dumps, the job's records) are on the same
 // storage, so Command.EnvFile written on the node is read back here.
@@ -61,11 +66,14 @@ import (
 // timeout, a cancelled ctx) is scancelled, and Exec returns only once
 // squeue no longer lists it. Should perfbot die, the kernel kills srun,
 // and Slurm ends a job whose srun is gone.
-type Slurm struct {
-	// Local holds the trees: its HostName is this host's name, its Repo
-	// a clone under the shared Workdir, its Slots the targets measured at
-	// once. Its Withheld variables reach no job.
-	*Local
+type Host struct {
+	// Local is this machine's side of the host, which holds the trees:
+	// its HostName is this host's name, its Repo a clone under the shared
+	// Workdir, its Slots the targets measured at once. Its Withheld
+	// variables reach no job. The Host does what it does explicitly and
+	// nothing else: a Local's commands run on this machine, a Host's on
+	// the cluster.
+	Local *runner.Local
 	// Origin, when Local.Repo is nil, is the repository cloned under
 	// Local.Workdir when a tree is first locked: perfbot's own clone.
 	Origin string
@@ -81,22 +89,51 @@ type Slurm struct {
 	// SrunArgs are further arguments of every srun.
 	SrunArgs []string
 	// Retries is how many more times a job that failed on the cluster
-	// is submitted: DefaultSlurmRetries when zero, none when negative.
+	// is submitted: DefaultRetries when zero, none when negative.
 	Retries int
 	// RetryWait is the pause before a job is submitted again, doubled at
-	// each retry; DefaultSlurmRetryWait when zero.
+	// each retry; DefaultRetryWait when zero.
 	RetryWait time.Duration
 
 	cloneMu sync.Mutex // held while the clone is opened
 	nodes   sync.Map   // record.ClusterNode by node name (DescribeNode)
 }
 
-var _ Host = (*Slurm)(nil)
+var _ runner.Host = (*Host)(nil)
+
+// Name returns the configured name, the Local's.
+func (s *Host) Name() string { return s.Local.Name() }
+
+// Layout returns the Local's slots and trees.
+func (s *Host) Layout() runner.Layout { return s.Local.Layout() }
+
+// Verify checks the tree as the Local does: it lies on this machine.
+func (s *Host) Verify(ctx context.Context, slot, tree int, ws runner.Workspace, src runner.Source) error {
+	return s.Local.Verify(ctx, slot, tree, ws, src)
+}
+
+func (s *Host) infra(op string, err error) *record.InfraError {
+	return &record.InfraError{Host: s.Name(), Op: op, Err: err}
+}
+
+func (s *Host) logger() *slog.Logger {
+	if s.Local.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Local.Logger
+}
+
+func (s *Host) outputCap() int {
+	if s.Local.OutputCap > 0 {
+		return s.Local.OutputCap
+	}
+	return runner.DefaultOutputCap
+}
 
 // Defaults of a Slurm host.
 const (
-	DefaultSlurmRetries   = 2
-	DefaultSlurmRetryWait = 5 * time.Second
+	DefaultRetries   = 2
+	DefaultRetryWait = 5 * time.Second
 )
 
 // cancelWait bounds how long Exec waits for a job it cancelled to leave
@@ -114,13 +151,13 @@ var slurmJobVars = []string{"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_STEP_ID", "SLU
 // recorded on its node (PhaseReadback) runs on this machine instead: it
 // only reads the step's scratch files, which lie on the shared workdir,
 // and a job of its own would cost a second allocation per step.
-func (s *Slurm) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
-	if cmd.Env[EnvPhase] == PhaseReadback {
+func (s *Host) Exec(ctx context.Context, slot int, cmd runner.Command) (runner.Result, error) {
+	if cmd.Env[runner.EnvPhase] == runner.PhaseReadback {
 		return s.Local.Exec(ctx, slot, cmd)
 	}
 	wait := s.RetryWait
 	if wait <= 0 {
-		wait = DefaultSlurmRetryWait
+		wait = DefaultRetryWait
 	}
 	for attempt := 1; ; attempt++ {
 		res, err := s.execJob(ctx, slot, cmd)
@@ -133,26 +170,26 @@ func (s *Slurm) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 			var err error = jf
 			if jf.id == "" {
 				// No job started at all: the cluster is what fails.
-				err = HostDown(jf)
+				err = runner.HostDown(jf)
 			}
 			return res, &record.InfraError{Host: s.Name(), Op: jf.op(), Err: err}
 		}
 		s.logger().Warn("slurm job failed; submitting it again", "host", s.Name(), "job", jf.id, "name", jf.name, "error", jf.reason, "attempt", attempt)
 		select {
 		case <-ctx.Done():
-			return Result{}, ctx.Err()
+			return runner.Result{}, ctx.Err()
 		case <-time.After(wait):
 		}
 		wait *= 2
 	}
 }
 
-func (s *Slurm) retries() int {
+func (s *Host) retries() int {
 	switch {
 	case s.Retries < 0:
 		return 0
 	case s.Retries == 0:
-		return DefaultSlurmRetries
+		return DefaultRetries
 	}
 	return s.Retries
 }
@@ -192,42 +229,42 @@ type jobFiles struct{ node, exit string }
 
 // execJob runs cmd as one job. Its error is a *jobFailure when the job
 // failed on the cluster.
-func (s *Slurm) execJob(ctx context.Context, slot int, cmd Command) (Result, error) {
+func (s *Host) execJob(ctx context.Context, slot int, cmd runner.Command) (runner.Result, error) {
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return runner.Result{}, err
 	}
 	if err := proc.CheckDir(cmd.Dir); err != nil {
-		return Result{}, s.infra("open working directory", err)
+		return runner.Result{}, s.infra("open working directory", err)
 	}
 	name := s.jobName(slot)
 	files, err := s.createJobFiles(cmd.Scratch, name)
 	if err != nil {
-		return Result{}, s.infra("create job files", err)
+		return runner.Result{}, s.infra("create job files", err)
 	}
 	defer os.Remove(files.node)
 	defer os.Remove(files.exit)
 	if cmd.EnvFile != "" {
 		if cmd.EnvFile, err = filepath.Abs(cmd.EnvFile); err != nil {
-			return Result{}, s.infra("locate environment dump", err)
+			return runner.Result{}, s.infra("locate environment dump", err)
 		}
 		if err := os.Remove(cmd.EnvFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return Result{}, s.infra("remove old environment dump", err)
+			return runner.Result{}, s.infra("remove old environment dump", err)
 		}
 	}
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return Result{}, s.infra("create output pipe", err)
+		return runner.Result{}, s.infra("create output pipe", err)
 	}
 	defer pr.Close()
 	defer pw.Close()
 	c := exec.Command("srun", s.srunArgs(name, cmd.Dir, jobScript(cmd.Script, cmd.EnvFile, files))...)
-	c.Env = proc.MergeEnv(withhold(os.Environ(), slices.Concat(s.Withheld, slurmJobVars)), cmd.Env)
+	c.Env = proc.MergeEnv(proc.Withhold(os.Environ(), slices.Concat(runner.DefaultWithheld, s.Local.Withheld, slurmJobVars)), cmd.Env)
 	c.Stdout, c.Stderr = pw, pw
 	c.SysProcAttr = proc.SysProcAttr()
 
 	if err := c.Start(); err != nil {
-		return Result{}, s.infra("start srun", err)
+		return runner.Result{}, s.infra("start srun", err)
 	}
 	pw.Close()
 	out := proc.NewCapture(s.outputCap())
@@ -333,7 +370,7 @@ func jobState(id string) (slurmState, error) {
 
 // jobName names a job uniquely, so that it can be found in squeue and
 // cancelled before Slurm has told anyone its id.
-func (s *Slurm) jobName(slot int) string {
+func (s *Host) jobName(slot int) string {
 	host := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
 			return r
@@ -345,12 +382,12 @@ func (s *Slurm) jobName(slot int) string {
 
 // createJobFiles creates the job's empty records in scratch, or in the
 // workdir's jobs directory when the command has no scratch directory.
-func (s *Slurm) createJobFiles(scratch, name string) (jobFiles, error) {
+func (s *Host) createJobFiles(scratch, name string) (jobFiles, error) {
 	if scratch == "" {
-		if s.Workdir == "" {
+		if s.Local.Workdir == "" {
 			return jobFiles{}, errors.New("no scratch directory and no workdir")
 		}
-		scratch = filepath.Join(s.Workdir, "jobs")
+		scratch = filepath.Join(s.Local.Workdir, "jobs")
 	}
 	dir, err := filepath.Abs(scratch)
 	if err != nil {
@@ -369,7 +406,7 @@ func (s *Slurm) createJobFiles(scratch, name string) (jobFiles, error) {
 }
 
 // srunArgs are the arguments of the srun that runs script as job name.
-func (s *Slurm) srunArgs(name, dir, script string) []string {
+func (s *Host) srunArgs(name, dir, script string) []string {
 	args := []string{"--quiet", "--nodes=1", "--ntasks=1", "--job-name=" + name}
 	if dir != "" {
 		args = append(args, "--chdir="+dir)
@@ -448,7 +485,7 @@ func readExit(path string) (code int, ok bool) {
 // step. A job ended by the timeout or ctx is cancelled and waited for
 // until squeue no longer lists it; its Result is TimedOut, or the error
 // is ctx's. The Result's Duration is the job's run, from its start.
-func (s *Slurm) wait(ctx context.Context, c *exec.Cmd, name, nodeFile string, timeout time.Duration) (Result, error) {
+func (s *Host) wait(ctx context.Context, c *exec.Cmd, name, nodeFile string, timeout time.Duration) (runner.Result, error) {
 	exited := make(chan error, 1)
 	go func() { exited <- c.Wait() }()
 	submitted := time.Now()
@@ -456,7 +493,7 @@ func (s *Slurm) wait(ctx context.Context, c *exec.Cmd, name, nodeFile string, ti
 	defer close(stop)
 	started := watchStart(nodeFile, stop)
 	var expired <-chan time.Time
-	var res Result
+	var res runner.Result
 	var ctxErr error
 	var start time.Time
 wait:
@@ -516,7 +553,7 @@ func watchStart(nodeFile string, stop <-chan struct{}) <-chan struct{} {
 // it no more. srun may have submitted the job a moment after the first
 // scancel looked for it, so scancel is repeated. A job still listed after
 // cancelWait is an error; srun is killed then.
-func (s *Slurm) cancel(name string, c *exec.Cmd, exited <-chan error) error {
+func (s *Host) cancel(name string, c *exec.Cmd, exited <-chan error) error {
 	deadline := time.Now().Add(cancelWait)
 	gone := false
 	for {
@@ -557,7 +594,7 @@ func (s *Slurm) cancel(name string, c *exec.Cmd, exited <-chan error) error {
 
 // listed reports whether squeue lists a job named name: pending, running
 // or still completing.
-func (s *Slurm) listed(name string) (bool, error) {
+func (s *Host) listed(name string) (bool, error) {
 	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
 	out, err := exec.CommandContext(ctx, "squeue", "--noheader", "--format=%i", "--name="+name).CombinedOutput()
@@ -569,7 +606,7 @@ func (s *Slurm) listed(name string) (bool, error) {
 
 // Lock opens the host's clone on its first call, then locks the tree as
 // the Local does.
-func (s *Slurm) Lock(ctx context.Context, slot, tree int) (func(), error) {
+func (s *Host) Lock(ctx context.Context, slot, tree int) (func(), error) {
 	if err := s.openClone(ctx); err != nil {
 		return nil, err
 	}
@@ -578,34 +615,34 @@ func (s *Slurm) Lock(ctx context.Context, slot, tree int) (func(), error) {
 
 // openClone clones Origin under the workdir, or opens and fetches the
 // clone made before, unless the Local has its Repo.
-func (s *Slurm) openClone(ctx context.Context) error {
+func (s *Host) openClone(ctx context.Context) error {
 	s.cloneMu.Lock()
 	defer s.cloneMu.Unlock()
-	if s.Repo != nil || s.Origin == "" {
+	if s.Local.Repo != nil || s.Origin == "" {
 		return nil
 	}
-	repo, err := gitops.Open(ctx, s.Origin, s.Workdir)
+	repo, err := gitops.Open(ctx, s.Origin, s.Local.Workdir)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return s.infra("clone into the shared workdir", err)
 	}
-	s.Repo = repo
+	s.Local.Repo = repo
 	return nil
 }
 
 // Materialize checks src out as the Local does, in the clone under the
 // shared workdir, fetching first when the clone lacks the commit (its
 // origin, the clone perfbot resolves commits in, may have fetched since).
-func (s *Slurm) Materialize(ctx context.Context, slot, tree int, src Source) (Workspace, error) {
+func (s *Host) Materialize(ctx context.Context, slot, tree int, src runner.Source) (runner.Workspace, error) {
 	if err := s.openClone(ctx); err != nil {
-		return Workspace{}, err
+		return runner.Workspace{}, err
 	}
-	if s.Repo != nil {
-		if _, err := s.Repo.Resolve(ctx, src.Target.Commit); err != nil {
-			if err := s.Repo.Fetch(ctx); err != nil {
-				return Workspace{}, s.infra("fetch "+src.Target.Short(), err)
+	if s.Local.Repo != nil {
+		if _, err := s.Local.Repo.Resolve(ctx, src.Target.Commit); err != nil {
+			if err := s.Local.Repo.Fetch(ctx); err != nil {
+				return runner.Workspace{}, s.infra("fetch "+src.Target.Short(), err)
 			}
 		}
 	}
@@ -615,7 +652,7 @@ func (s *Slurm) Materialize(ctx context.Context, slot, tree int, src Source) (Wo
 // Facts names the host. The machines are the cluster's nodes, which each
 // run records (Run.Node), with what Slurm says of the node
 // (DescribeNode) and the GPU state sampled on it during each step.
-func (s *Slurm) Facts(ctx context.Context) (record.Fingerprint, error) {
+func (s *Host) Facts(ctx context.Context) (record.Fingerprint, error) {
 	fp := record.Fingerprint{Host: s.Name(), OS: "slurm"}
 	if s.Partition != "" {
 		fp.OS += " partition " + s.Partition
