@@ -101,6 +101,14 @@ const (
 
 const readbackMark = "--- perfbot "
 
+// ReadbackOutput is what the read-back of a step's sampling (PhaseReadback)
+// prints when the sampling recorded samples, rows of GPUSampleFields as
+// nvidia-smi's --format=csv,noheader,nounits prints them, and nothing else:
+// what a host that runs nothing answers such a command with.
+func ReadbackOutput(samples string) []byte {
+	return []byte(readbackMark + readbackSamples + "\n" + samples)
+}
+
 // readbackScript prints the sampling directory's files, each after a
 // marker line, the samples thinned to gpuSampleLines.
 func (g gpuSampling) readbackScript() string {

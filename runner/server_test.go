@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -20,7 +20,9 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/internal/proc"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // serverEnv makes the test binary a benchmark's server:
@@ -127,7 +129,7 @@ func TestBenchServer(t *testing.T) {
 			workdir := t.TempDir()
 			repo, err := gitops.Open(ctx, src, workdir)
 			require.NoError(t, err)
-			pool, err := NewPool(&Local{Repo: repo, Workdir: workdir, Trees: 1})
+			pool, err := runner.NewPool(&runner.Local{Repo: repo, Workdir: workdir, Trees: 1})
 			require.NoError(t, err)
 			addr, pidfile := freeAddr(t), filepath.Join(t.TempDir(), "pid")
 			timeout := tt.timeout
@@ -138,8 +140,8 @@ func TestBenchServer(t *testing.T) {
 			if tt.start > 0 {
 				spec.Benchmarks[0].Server.StartTimeout = tt.start
 			}
-			r := &Runner{Spec: spec, TimeoutRetries: -1, ServerGrace: 200 * time.Millisecond}
-			runs, err := measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: commits[0], Env: map[string]string{"NCCL_PROTO": "LL"}}}, 1)
+			r := &runner.Runner{Spec: spec, TimeoutRetries: -1, ServerGrace: 200 * time.Millisecond}
+			runs, err := runnertest.Measure(t, ctx, pool, r, runner.Source{Target: record.Target{Commit: commits[0], Env: map[string]string{"NCCL_PROTO": "LL"}}}, 1)
 			require.NoError(t, err)
 			require.Len(t, runs, 1)
 			run := runs[0]
@@ -178,7 +180,7 @@ func TestBenchServerCancelled(t *testing.T) {
 	workdir := t.TempDir()
 	repo, err := gitops.Open(ctx, src, workdir)
 	require.NoError(t, err)
-	pool, err := NewPool(&Local{Repo: repo, Workdir: workdir, Trees: 1})
+	pool, err := runner.NewPool(&runner.Local{Repo: repo, Workdir: workdir, Trees: 1})
 	require.NoError(t, err)
 	addr, pidfile := freeAddr(t), filepath.Join(t.TempDir(), "pid")
 	started := filepath.Join(t.TempDir(), "started")
@@ -192,7 +194,7 @@ func TestBenchServerCancelled(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	runs, err := measureIn(t, ctx, pool, &Runner{Spec: spec, ServerGrace: 100 * time.Millisecond}, Source{Target: record.Target{Commit: commits[0]}}, 1)
+	runs, err := runnertest.Measure(t, ctx, pool, &runner.Runner{Spec: spec, ServerGrace: 100 * time.Millisecond}, runner.Source{Target: record.Target{Commit: commits[0]}}, 1)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, runs)
 	serverGone(t, pidfile, addr)
@@ -200,15 +202,15 @@ func TestBenchServerCancelled(t *testing.T) {
 
 // A host that cannot run servers says so.
 func TestBenchServerOnAHostWithoutServers(t *testing.T) {
-	host := &Fake{Commits: map[string]FakeCommit{"c1": {Outputs: []string{goBench(1, 1)}}}}
+	host := &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{"c1": {Outputs: []string{goBench(1, 1)}}}}
 	spec := record.Spec{
 		Benchmarks: []record.BenchStep{{Step: record.Step{Name: "engine", Run: "x"}, Format: "gobench",
 			Server: &record.Server{Run: "serve", ReadyURL: "http://127.0.0.1:1/"}}},
 		Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher}},
 	}
-	pool, err := NewPool(host)
+	pool, err := runner.NewPool(host)
 	require.NoError(t, err)
-	_, err = measureIn(t, context.Background(), pool, &Runner{Spec: spec}, Source{Target: record.Target{Commit: "c1"}}, 1)
+	_, err = runnertest.Measure(t, context.Background(), pool, &runner.Runner{Spec: spec}, runner.Source{Target: record.Target{Commit: "c1"}}, 1)
 	var infra *record.InfraError
 	require.ErrorAs(t, err, &infra)
 	assert.Contains(t, err.Error(), "cannot run benchmark servers")

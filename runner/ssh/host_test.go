@@ -430,7 +430,7 @@ func TestSSHHostLeavesThePool(t *testing.T) {
 	repo, err := gitops.Open(ctx, src, t.TempDir())
 	require.NoError(t, err)
 	h := sshHost(t, srv, repo)
-	spare := &runner.Fake{HostName: "spare", Default: &runner.FakeCommit{Outputs: []string{"BenchmarkVerifyStep 1 7 tok/s\n"}}}
+	spare := &runnertest.Fake{HostName: "spare", Default: &runnertest.FakeCommit{Outputs: []string{"BenchmarkVerifyStep 1 7 tok/s\n"}}}
 	pool, err := runner.NewPool(h, spare)
 	require.NoError(t, err)
 	clock := runnertest.NewClock(time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC))
