@@ -46,11 +46,15 @@ const DefaultOutputCap = 1 << 20
 // measurement. A process that leaves the group (setsid, a daemon that
 // double-forks into a new session) escapes this.
 //
-// Should perfbot itself die (SIGKILL, OOM), the kernel kills the shell
-// (a parent-death signal, on Linux), and the rest of its group is killed
-// by the next perfbot process that locks the tree: the group is recorded
-// in the tree's scratch directory while the command runs, with a mark in
-// its processes' environment (PERFBOT_RUN) so that a group that reused the
+// Should perfbot itself die (SIGKILL, OOM), every process the command
+// started dies at once, its grandchildren and the processes that left its
+// group included: on Linux the shell runs under a supervisor, a
+// re-executed perfbot that is a child subreaper and kills them all when
+// perfbot goes (proc.Supervise). What is left all the same (on other
+// systems, or a supervisor killed with perfbot) is killed by the next
+// perfbot process that locks the tree: the group is recorded in the
+// tree's scratch directory while the command runs, with a mark in its
+// processes' environment (PERFBOT_RUN) so that a group that reused the
 // number is left alone. Locking a tree also empties its scratch directory.
 type Local struct {
 	// HostName is the configured name; "local" when empty.
@@ -258,7 +262,10 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 			return Result{}, l.infra("remove old environment dump", err)
 		}
 	}
-	c, mark := l.shell(proc.WithEnvDump(cmd.Script, cmd.EnvFile), cmd, pw)
+	c, mark, err := l.shell(proc.WithEnvDump(cmd.Script, cmd.EnvFile), cmd, pw)
+	if err != nil {
+		return Result{}, l.infra("start shell", err)
+	}
 
 	started := time.Now()
 	if err := c.Start(); err != nil {
@@ -301,17 +308,17 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 
 // shell is the process that runs script for cmd on this machine: sh -c in
 // cmd.Dir, with this machine's environment less the withheld variables and
-// plus cmd.Env, stdout and stderr to out, in a process group of its own,
-// its environment marked (the mark is returned) so that the group can be
-// told apart later from another that reuses its id.
-func (l *Local) shell(script string, cmd Command, out *os.File) (*exec.Cmd, string) {
+// plus cmd.Env, stdout and stderr to out, in a process group of its own
+// under a supervisor that kills all it started should perfbot die
+// (proc.Supervise), its environment marked (the mark is returned) so that
+// the group can be told apart later from another that reuses its id.
+func (l *Local) shell(script string, cmd Command, out *os.File) (*exec.Cmd, string, error) {
 	c := exec.Command("/bin/sh", "-c", script)
 	c.Dir = cmd.Dir
 	mark := proc.RunMark + "=" + proc.NewMark()
 	c.Env = append(proc.MergeEnv(withhold(os.Environ(), l.Withheld), cmd.Env), mark)
 	c.Stdout, c.Stderr = out, out
-	c.SysProcAttr = proc.SysProcAttr()
-	return c, mark
+	return c, mark, proc.Supervise(c)
 }
 
 // serverGroupsFile, beside proc.GroupFile, names the process group of the

@@ -15,11 +15,11 @@ import (
 var _ ServerHost = (*Local)(nil)
 
 // StartServer starts cmd.Script with sh -c in a process group of its own,
-// as Exec does (the same environment, the kernel's kill when perfbot dies,
-// the group recorded in cmd.Scratch for the next perfbot to reap), and
-// returns while it runs, keeping the head and tail of its output within
-// logCap bytes (the host's output cap when zero). cmd.Timeout and
-// cmd.EnvFile are not used: the server runs until Stop.
+// as Exec does (the same environment, the supervisor that kills it when
+// perfbot dies, the group recorded in cmd.Scratch for the next perfbot to
+// reap), and returns while it runs, keeping the head and tail of its
+// output within logCap bytes (the host's output cap when zero).
+// cmd.Timeout and cmd.EnvFile are not used: the server runs until Stop.
 func (l *Local) StartServer(ctx context.Context, slot int, cmd Command, logCap int) (Server, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -31,7 +31,12 @@ func (l *Local) StartServer(ctx context.Context, slot int, cmd Command, logCap i
 	if err != nil {
 		return nil, l.infra("create server output pipe", err)
 	}
-	c, mark := l.shell(cmd.Script, cmd, pw)
+	c, mark, err := l.shell(cmd.Script, cmd, pw)
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, l.infra("start server", err)
+	}
 	started := time.Now()
 	if err := c.Start(); err != nil {
 		pr.Close()

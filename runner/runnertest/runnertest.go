@@ -7,7 +7,9 @@ package runnertest
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,4 +86,21 @@ func ReadPids(t testing.TB, path string) []int {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// Sleeper is a command line that no other process has: a sleep of 987
+// seconds and a fraction, which Running finds.
+func Sleeper() string {
+	return fmt.Sprintf("sleep 987.%09d", time.Now().UnixNano()%1e9)
+}
+
+// Running lists the processes whose command line is exactly cmdline
+// (pgrep -x -f).
+func Running(t testing.TB, cmdline string) []string {
+	t.Helper()
+	out, err := exec.Command("pgrep", "-x", "-f", cmdline).Output()
+	if err != nil {
+		return nil // pgrep exits 1 when nothing matches
+	}
+	return strings.Fields(string(out))
 }

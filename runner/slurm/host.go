@@ -64,8 +64,8 @@ import (
 // A step's timeout runs from the start of its job: time in the queue of
 // a busy partition is not the step's. A job that perfbot ends (the step's
 // timeout, a cancelled ctx) is scancelled, and Exec returns only once
-// squeue no longer lists it. Should perfbot die, the kernel kills srun,
-// and Slurm ends a job whose srun is gone.
+// squeue no longer lists it. Should perfbot die, the supervisor that srun
+// runs under (proc.Supervise) scancels the job at once and kills srun.
 type Host struct {
 	// Local is this machine's side of the host, which holds the trees:
 	// its HostName is this host's name, its Repo a clone under the shared
@@ -261,8 +261,12 @@ func (s *Host) execJob(ctx context.Context, slot int, cmd runner.Command) (runne
 	c := exec.Command("srun", s.srunArgs(name, cmd.Dir, jobScript(cmd.Script, cmd.EnvFile, files))...)
 	c.Env = proc.MergeEnv(proc.Withhold(os.Environ(), slices.Concat(runner.DefaultWithheld, s.Local.Withheld, slurmJobVars)), cmd.Env)
 	c.Stdout, c.Stderr = pw, pw
-	c.SysProcAttr = proc.SysProcAttr()
-
+	// Should perfbot die, its supervisor cancels the job as cancel does,
+	// and kills srun.
+	q := proc.ShellQuote("--name=" + name)
+	if err := proc.Supervise(c, "/bin/sh", "-c", "scancel --signal=KILL --full "+q+"; scancel "+q); err != nil {
+		return runner.Result{}, s.infra("start srun", err)
+	}
 	if err := c.Start(); err != nil {
 		return runner.Result{}, s.infra("start srun", err)
 	}

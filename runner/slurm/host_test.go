@@ -295,26 +295,27 @@ func TestSlurmArgs(t *testing.T) {
 const slurmHelperEnv = "RUNNER_TEST_SLURM_KILLED_HELPER"
 
 func TestKilledPerfbotSlurmHelper(t *testing.T) {
-	dir := os.Getenv(slurmHelperEnv)
-	if dir == "" {
+	dir, script, ok := strings.Cut(os.Getenv(slurmHelperEnv), "|")
+	if !ok {
 		t.Skip("run by TestKilledPerfbotLeavesNoSlurmJob")
 	}
 	s := &Host{Local: &runner.Local{HostName: "cluster", Workdir: dir}, Partition: slurmtest.Partition}
-	_, _ = s.Exec(context.Background(), 0, runner.Command{Dir: dir, Script: "echo started > started; sleep 1000", Scratch: dir})
+	_, _ = s.Exec(context.Background(), 0, runner.Command{Dir: dir, Script: script, Scratch: dir})
 }
 
-// perfbot killed by SIGKILL while its job runs: srun dies with it (a
-// parent-death signal), and Slurm ends the job whose srun is gone.
+// perfbot killed by SIGKILL while its job runs: the supervisor srun runs
+// under cancels the job at once, so that the benchmark's processes on the
+// node (the sleep of `sleep 987; python3 bench.py`) die within seconds and
+// the job leaves the queue.
 func TestKilledPerfbotLeavesNoSlurmJob(t *testing.T) {
 	c := slurmtest.Start(t)
 	dir := t.TempDir()
+	sleeper := runnertest.Sleeper()
 	helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotSlurmHelper$")
-	helper.Env = append(os.Environ(), slurmHelperEnv+"="+dir)
+	helper.Env = append(os.Environ(), slurmHelperEnv+"="+dir+"|echo started > started; "+sleeper+"; python3 bench.py")
 	require.NoError(t, helper.Start())
-	require.Eventually(t, func() bool {
-		_, err := os.Stat(filepath.Join(dir, "started"))
-		return err == nil
-	}, time.Minute, 10*time.Millisecond, "the job runs")
+	defer func() { _ = helper.Process.Kill(); _ = helper.Wait() }()
+	require.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 1 }, time.Minute, 10*time.Millisecond, "the job runs")
 	queue, err := c.Queue()
 	require.NoError(t, err)
 	require.Len(t, queue, 1)
@@ -322,10 +323,12 @@ func TestKilledPerfbotLeavesNoSlurmJob(t *testing.T) {
 
 	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
 	_ = helper.Wait()
+	assert.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 0 }, 10*time.Second, 10*time.Millisecond,
+		"no %q survives perfbot on the node", sleeper)
 	assert.Eventually(t, func() bool {
 		queue, err := c.Queue()
 		return err == nil && len(queue) == 0
-	}, time.Minute, 50*time.Millisecond, "Slurm ends the job of a dead perfbot")
+	}, time.Minute, 50*time.Millisecond, "the job of a dead perfbot leaves the queue")
 }
 
 // The node of a run on Slurm is in its fingerprint as Slurm describes it

@@ -98,21 +98,6 @@ func TestSSHExecEnvFileAndCap(t *testing.T) {
 	assert.Contains(t, err.Error(), "host gpu1")
 }
 
-// sleeper is a process whose command line no other test has.
-func sleeper(t *testing.T) string {
-	return fmt.Sprintf("sleep 1%d", time.Now().UnixNano()%1e9)
-}
-
-// running lists the processes whose command line is exactly cmdline.
-func running(t *testing.T, cmdline string) []string {
-	t.Helper()
-	out, err := exec.Command("pgrep", "-x", "-f", cmdline).Output()
-	if err != nil {
-		return nil // pgrep exits 1 when nothing matches
-	}
-	return strings.Fields(string(out))
-}
-
 // A command that times out or is cancelled leaves nothing on the host:
 // its background processes, and theirs, are killed with it.
 func TestSSHStopLeavesNoProcess(t *testing.T) {
@@ -126,14 +111,14 @@ func TestSSHStopLeavesNoProcess(t *testing.T) {
 		{name: "cancelled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			marker := sleeper(t)
+			marker := runnertest.Sleeper()
 			script := fmt.Sprintf("(%s & %s; wait) & %s & echo started; wait", marker, marker, marker)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			cmd := runner.Command{Dir: t.TempDir(), Script: script, Scratch: t.TempDir()}
 			if tc.cancel {
 				go func() {
-					require.Eventually(t, func() bool { return len(running(t, marker)) == 3 }, 30*time.Second, 10*time.Millisecond)
+					require.Eventually(t, func() bool { return len(runnertest.Running(t, marker)) == 3 }, 30*time.Second, 10*time.Millisecond)
 					cancel()
 				}()
 			} else {
@@ -148,7 +133,7 @@ func TestSSHStopLeavesNoProcess(t *testing.T) {
 			}
 			assert.Equal(t, -1, res.ExitCode)
 			assert.Equal(t, "started\n", string(res.Output))
-			assert.Empty(t, running(t, marker), "no process of the command is left")
+			assert.Empty(t, runnertest.Running(t, marker), "no process of the command is left")
 			left, err := os.ReadDir(cmd.Scratch)
 			require.NoError(t, err)
 			assert.Empty(t, left, "the record of the group is removed")
@@ -502,19 +487,52 @@ echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
 func TestSSHLostConnectionKillsTheCommand(t *testing.T) {
 	srv := sshdtest.Start(t)
 	h := sshHost(t, srv, nil)
-	marker := sleeper(t)
+	marker := runnertest.Sleeper()
 	failed := make(chan error, 1)
 	go func() {
 		_, err := h.Exec(context.Background(), 0, runner.Command{Script: marker + " & wait"})
 		failed <- err
 	}()
-	require.Eventually(t, func() bool { return len(running(t, marker)) == 1 }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(runnertest.Running(t, marker)) == 1 }, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, h.Close())
 	err := <-failed
 	require.Error(t, err)
 	assert.True(t, record.IsInfra(err), "%v", err)
-	assert.Eventually(t, func() bool { return len(running(t, marker)) == 0 }, 30*time.Second, 10*time.Millisecond,
+	assert.Eventually(t, func() bool { return len(runnertest.Running(t, marker)) == 0 }, 30*time.Second, 10*time.Millisecond,
 		"the host killed the command")
+}
+
+// sshHelperEnv makes the test binary a perfbot process that runs a
+// command over SSH and hangs in it, for TestKilledPerfbotLeavesNothingOnTheHost.
+const sshHelperEnv = "RUNNER_TEST_SSH_KILLED_HELPER"
+
+func TestKilledPerfbotSSHHelper(t *testing.T) {
+	f := strings.Split(os.Getenv(sshHelperEnv), "|")
+	if len(f) != 6 {
+		t.Skip("run by TestKilledPerfbotLeavesNothingOnTheHost")
+	}
+	h := &Host{Address: f[0], User: f[1], KeyFile: f[2], KnownHosts: f[3], Workdir: f[4]}
+	_, _ = h.Exec(context.Background(), 0, runner.Command{Script: f[5]})
+}
+
+// perfbot killed by SIGKILL while a command runs over SSH: its connection
+// drops with it, and the host kills the command's process group, the
+// benchmark's grandchild (the sleep of `sleep 987; python3 bench.py`)
+// included, within the host's kill grace.
+func TestKilledPerfbotLeavesNothingOnTheHost(t *testing.T) {
+	srv := sshdtest.Start(t)
+	sleeper := runnertest.Sleeper()
+	helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotSSHHelper$")
+	helper.Env = append(os.Environ(), sshHelperEnv+"="+strings.Join([]string{srv.Addr, srv.User, srv.KeyFile, srv.KnownHosts,
+		filepath.Join(t.TempDir(), "remote"), sleeper + "; python3 bench.py"}, "|"))
+	require.NoError(t, helper.Start())
+	defer func() { _ = helper.Process.Kill(); _ = helper.Wait() }()
+	require.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 1 }, 30*time.Second, 10*time.Millisecond)
+
+	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
+	_ = helper.Wait()
+	assert.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 0 }, DefaultKillGrace+5*time.Second, 10*time.Millisecond,
+		"no %q survives perfbot on the host", sleeper)
 }
 
 // A command a vanished perfbot left running on the host (recorded in the

@@ -9,6 +9,6 @@ func Alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil {
 		return false
 	}
-	state, _, ok := ProcStat(pid)
-	return ok && state != "Z" && state != "X"
+	st, ok := stat(pid)
+	return ok && st.live()
 }

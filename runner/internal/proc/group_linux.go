@@ -13,14 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// SysProcAttr starts a command's shell in a process group of its own, and
-// has the kernel kill it when perfbot dies, SIGKILL included. The signal
-// is tied to the thread that started the shell; Go retires a thread only
-// when a goroutine locked to it exits, which perfbot never does.
-func SysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
-
 // ReapGroup kills process group pgid when one of its live members has
 // mark (NAME=value) in its environment, and waits for the group to go. The
 // mark makes sure the group is the one perfbot started, not a later one
@@ -35,20 +27,12 @@ func ReapGroup(pgid int, mark string) bool {
 }
 
 func groupMarked(pgid int, mark string) bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, pid := range pids() {
+		st, ok := stat(pid)
+		if !ok || st.pgrp != pgid || !st.live() {
 			continue
 		}
-		state, group, ok := ProcStat(pid)
-		if !ok || group != pgid || state == "Z" || state == "X" {
-			continue
-		}
-		environ, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		environ, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err != nil {
 			continue
 		}
@@ -103,40 +87,60 @@ func groupAlive(pgid int) bool {
 	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	all := pids()
+	if all == nil {
 		return true // kill says the group exists; trust it
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		state, group, ok := ProcStat(pid)
-		if ok && group == pgid && state != "Z" && state != "X" {
+	for _, pid := range all {
+		if st, ok := stat(pid); ok && st.pgrp == pgid && st.live() {
 			return true
 		}
 	}
 	return false
 }
 
-// ProcStat reads the state and process group of pid from /proc/pid/stat.
-func ProcStat(pid int) (state string, pgrp int, ok bool) {
+// status is what /proc/PID/stat says of a process.
+type status struct {
+	state      string // R, S, D, Z (a zombie), X (dead), …
+	ppid, pgrp int
+}
+
+// live reports a process that is neither a zombie nor dead.
+func (s status) live() bool { return s.state != "Z" && s.state != "X" }
+
+// stat reads /proc/pid/stat.
+func stat(pid int) (status, bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return "", 0, false
+		return status{}, false
 	}
 	// The command name (field 2) is in parentheses and may hold spaces;
 	// the fields after the last ')' are "state ppid pgrp ...".
 	s := string(data)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return "", 0, false
+		return status{}, false
 	}
 	fields := strings.Fields(s[i+1:])
 	if len(fields) < 3 {
-		return "", 0, false
+		return status{}, false
 	}
-	pgrp, err = strconv.Atoi(fields[2])
-	return fields[0], pgrp, err == nil
+	ppid, err1 := strconv.Atoi(fields[1])
+	pgrp, err2 := strconv.Atoi(fields[2])
+	return status{state: fields[0], ppid: ppid, pgrp: pgrp}, err1 == nil && err2 == nil
+}
+
+// pids lists the processes /proc shows.
+func pids() []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -9,12 +9,6 @@ import (
 	"time"
 )
 
-// SysProcAttr starts a command's shell in a process group of its own.
-// Without a parent-death signal, a shell outlives a killed perfbot.
-func SysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
-}
-
 // ReapGroup cannot tell perfbot's process groups from others without
 // /proc, so it kills nothing.
 func ReapGroup(pgid int, mark string) bool { return false }

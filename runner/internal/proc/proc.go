@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"sort"
 	"strings"
@@ -66,18 +65,6 @@ func ExitCode(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
-}
-
-// WaitError is the exit status that err of exec.Cmd.Wait reports, and
-// whether it reports one (err is nil or an *exec.ExitError).
-func WaitError(err error) (code int, ok bool) {
-	if err == nil {
-		return 0, true
-	}
-	if exit, isExit := err.(*exec.ExitError); isExit {
-		return ExitCode(exit.ProcessState), true
-	}
-	return 0, false
 }
 
 // WithEnvDump makes script write its exported environment to envFile
