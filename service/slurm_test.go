@@ -132,6 +132,16 @@ func TestNewHostsSlurmTimeLimit(t *testing.T) {
 	var in *InputError
 	require.ErrorAs(t, err, &in)
 	assert.EqualError(t, err, "host cluster: time_limit 1h0m0s is shorter than the timeout of step serve (2h0m0s): Slurm would end its job first, every time")
+
+	// A benchmark's server starts in its step's job, which lasts the
+	// server's start timeout more.
+	cfg.Benchmarks = []record.BenchStep{{Step: record.Step{Name: "load", Timeout: 55 * time.Minute}, Server: &record.Server{Run: "serve", ReadyURL: "http://localhost:8000/health"}}}
+	_, err = newHosts(cfg, nil, nil)
+	require.ErrorAs(t, err, &in)
+	assert.EqualError(t, err, "host cluster: time_limit 1h0m0s is shorter than the timeout of step load (55m0s) plus its server's start timeout (10m0s): Slurm would end its job first, every time")
+	cfg.Benchmarks[0].Server.StartTimeout = 5 * time.Minute
+	_, err = newHosts(cfg, nil, nil)
+	require.NoError(t, err)
 }
 
 // BenchmarkSlurmBisect is the wall time of one bisection of the noise

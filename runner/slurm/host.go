@@ -66,6 +66,10 @@ import (
 // timeout, a cancelled ctx) is scancelled, and Exec returns only once
 // squeue no longer lists it. Should perfbot die, the supervisor that srun
 // runs under (proc.Supervise) scancels the job at once and kills srun.
+//
+// A benchmark's server runs in its step's job, on the step's node, and
+// ends with it (ExecWithServer): the Host starts no process on perfbot's
+// machine, and is no runner.ServerHost.
 type Host struct {
 	// Local is this machine's side of the host, which holds the trees:
 	// its HostName is this host's name, its Repo a clone under the shared
@@ -155,15 +159,22 @@ func (s *Host) Exec(ctx context.Context, slot int, cmd runner.Command) (runner.R
 	if cmd.Env[runner.EnvPhase] == runner.PhaseReadback {
 		return s.Local.Exec(ctx, slot, cmd)
 	}
+	res, _, err := s.run(ctx, slot, cmd, nil)
+	return res, err
+}
+
+// run runs cmd, with srv before it in the job when srv is set, as Exec
+// describes: again while the cluster fails the job.
+func (s *Host) run(ctx context.Context, slot int, cmd runner.Command, srv *runner.ServerCommand) (runner.Result, runner.ServerResult, error) {
 	wait := s.RetryWait
 	if wait <= 0 {
 		wait = DefaultRetryWait
 	}
 	for attempt := 1; ; attempt++ {
-		res, err := s.execJob(ctx, slot, cmd)
+		res, sr, err := s.execJob(ctx, slot, cmd, srv)
 		var jf *jobFailure
 		if !errors.As(err, &jf) {
-			return res, err
+			return res, sr, err
 		}
 		if attempt > s.retries() {
 			jf.attempts = attempt
@@ -172,12 +183,12 @@ func (s *Host) Exec(ctx context.Context, slot int, cmd runner.Command) (runner.R
 				// No job started at all: the cluster is what fails.
 				err = runner.HostDown(jf)
 			}
-			return res, &record.InfraError{Host: s.Name(), Op: jf.op(), Err: err}
+			return res, sr, &record.InfraError{Host: s.Name(), Op: jf.op(), Err: err}
 		}
 		s.logger().Warn("slurm job failed; submitting it again", "host", s.Name(), "job", jf.id, "name", jf.name, "error", jf.reason, "attempt", attempt)
 		select {
 		case <-ctx.Done():
-			return runner.Result{}, ctx.Err()
+			return runner.Result{}, runner.ServerResult{}, ctx.Err()
 		case <-time.After(wait):
 		}
 		wait *= 2
@@ -224,51 +235,60 @@ func (f *jobFailure) Error() string {
 }
 
 // jobFiles are what a job's wrapper writes, in the scratch directory: the
-// node and job id at the start, the script's exit status at the end.
-type jobFiles struct{ node, exit string }
+// node and job id at the start, the script's exit status at the end, and
+// for a job with a server, the server's state (ready, then stopped) and
+// its output.
+type jobFiles struct{ node, exit, ready, server string }
 
-// execJob runs cmd as one job. Its error is a *jobFailure when the job
-// failed on the cluster.
-func (s *Host) execJob(ctx context.Context, slot int, cmd runner.Command) (runner.Result, error) {
+// execJob runs cmd as one job, with srv before it when srv is set. Its
+// error is a *jobFailure when the job failed on the cluster.
+func (s *Host) execJob(ctx context.Context, slot int, cmd runner.Command, srv *runner.ServerCommand) (runner.Result, runner.ServerResult, error) {
+	var none runner.ServerResult
 	if err := ctx.Err(); err != nil {
-		return runner.Result{}, err
+		return runner.Result{}, none, err
 	}
 	if err := proc.CheckDir(cmd.Dir); err != nil {
-		return runner.Result{}, s.infra("open working directory", err)
+		return runner.Result{}, none, s.infra("open working directory", err)
 	}
 	name := s.jobName(slot)
-	files, err := s.createJobFiles(cmd.Scratch, name)
+	files, err := s.createJobFiles(cmd.Scratch, name, srv != nil)
 	if err != nil {
-		return runner.Result{}, s.infra("create job files", err)
+		return runner.Result{}, none, s.infra("create job files", err)
 	}
-	defer os.Remove(files.node)
-	defer os.Remove(files.exit)
+	defer files.remove()
 	if cmd.EnvFile != "" {
 		if cmd.EnvFile, err = filepath.Abs(cmd.EnvFile); err != nil {
-			return runner.Result{}, s.infra("locate environment dump", err)
+			return runner.Result{}, none, s.infra("locate environment dump", err)
 		}
 		if err := os.Remove(cmd.EnvFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return runner.Result{}, s.infra("remove old environment dump", err)
+			return runner.Result{}, none, s.infra("remove old environment dump", err)
+		}
+	}
+	base := proc.Withhold(os.Environ(), slices.Concat(runner.DefaultWithheld, s.Local.Withheld, slurmJobVars))
+	var sj *serverJob
+	if srv != nil {
+		if sj, err = newServerJob(*srv, files, base, cmd.Env); err != nil {
+			return runner.Result{}, none, s.infra("start the server", err)
 		}
 	}
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return runner.Result{}, s.infra("create output pipe", err)
+		return runner.Result{}, none, s.infra("create output pipe", err)
 	}
 	defer pr.Close()
 	defer pw.Close()
-	c := exec.Command("srun", s.srunArgs(name, cmd.Dir, jobScript(cmd.Script, cmd.EnvFile, files))...)
-	c.Env = proc.MergeEnv(proc.Withhold(os.Environ(), slices.Concat(runner.DefaultWithheld, s.Local.Withheld, slurmJobVars)), cmd.Env)
+	c := exec.Command("srun", s.srunArgs(name, cmd.Dir, jobScript(cmd.Script, cmd.EnvFile, files, sj))...)
+	c.Env = proc.MergeEnv(base, cmd.Env)
 	c.Stdout, c.Stderr = pw, pw
 	// Should perfbot die, its supervisor cancels the job as cancel does,
 	// and kills srun.
 	q := proc.ShellQuote("--name=" + name)
 	if err := proc.Supervise(c, "/bin/sh", "-c", "scancel --signal=KILL --full "+q+"; scancel "+q); err != nil {
-		return runner.Result{}, s.infra("start srun", err)
+		return runner.Result{}, none, s.infra("start srun", err)
 	}
 	if err := c.Start(); err != nil {
-		return runner.Result{}, s.infra("start srun", err)
+		return runner.Result{}, none, s.infra("start srun", err)
 	}
 	pw.Close()
 	out := proc.NewCapture(s.outputCap())
@@ -277,7 +297,12 @@ func (s *Host) execJob(ctx context.Context, slot int, cmd runner.Command) (runne
 		_, _ = io.Copy(out, pr)
 		close(drained)
 	}()
-	res, waitErr := s.wait(ctx, c, name, files.node, cmd.Timeout)
+	// The step's clock starts with the job, or once its server is ready.
+	stepFile := files.node
+	if sj != nil {
+		stepFile = files.ready
+	}
+	res, times, waitErr := s.wait(ctx, c, name, files.node, stepFile, cmd.Timeout)
 	select {
 	case <-drained:
 	case <-time.After(proc.OutputDrainWait):
@@ -290,34 +315,46 @@ func (s *Host) execJob(ctx context.Context, slot int, cmd runner.Command) (runne
 	if cmd.EnvFile != "" {
 		res.Env = proc.ReadEnvFile(cmd.EnvFile)
 	}
+	var sr runner.ServerResult
+	if sj != nil {
+		if sr, err = sj.result(s.outputCap(), times); err != nil {
+			return res, sr, s.infra("start the server", err)
+		}
+	}
 	switch {
 	case waitErr != nil:
-		return res, waitErr
+		return res, sr, waitErr
 	case res.TimedOut:
-		return res, nil
+		return res, sr, nil
 	}
 	code, ok := readExit(files.exit)
+	// The wrapper reported its end: the script's exit status, or that the
+	// server was not ready and the script did not run.
+	reported := ok || sr.Failed != ""
 	if id == "" {
-		return res, &jobFailure{name: name, reason: proc.LastLine(res.Output)}
+		return res, sr, &jobFailure{name: name, reason: proc.LastLine(res.Output)}
 	}
 	state, err := jobState(id)
 	switch {
-	case err != nil && ok:
+	case err != nil && reported:
 		// Slurm cannot say (its controller went away, the job was
 		// purged): the script reported its end, and its wrapper was not
 		// signalled.
 		s.logger().Warn("slurm does not say how a job ended; its script's exit status stands", "host", s.Name(), "job", id, "error", err)
 	case err != nil:
-		return res, &jobFailure{name: name, id: id, reason: err.Error()}
-	case state.name != "COMPLETED" || !ok:
+		return res, sr, &jobFailure{name: name, id: id, reason: err.Error()}
+	case state.name != "COMPLETED" || !reported:
 		reason := "Slurm's state is " + state.String()
 		if last := proc.LastLine(res.Output); last != "" {
 			reason += ": " + last
 		}
-		return res, &jobFailure{name: name, id: id, reason: reason}
+		return res, sr, &jobFailure{name: name, id: id, reason: reason}
 	}
 	res.ExitCode = code
-	return res, nil
+	if sr.Failed != "" {
+		res.ExitCode = -1
+	}
+	return res, sr, nil
 }
 
 // slurmState is a job's state as scontrol shows it, with the reason.
@@ -385,8 +422,9 @@ func (s *Host) jobName(slot int) string {
 }
 
 // createJobFiles creates the job's empty records in scratch, or in the
-// workdir's jobs directory when the command has no scratch directory.
-func (s *Host) createJobFiles(scratch, name string) (jobFiles, error) {
+// workdir's jobs directory when the command has no scratch directory; the
+// server's too when served.
+func (s *Host) createJobFiles(scratch, name string, served bool) (jobFiles, error) {
 	if scratch == "" {
 		if s.Local.Workdir == "" {
 			return jobFiles{}, errors.New("no scratch directory and no workdir")
@@ -401,12 +439,31 @@ func (s *Host) createJobFiles(scratch, name string) (jobFiles, error) {
 		return jobFiles{}, err
 	}
 	f := jobFiles{node: filepath.Join(dir, name+".node"), exit: filepath.Join(dir, name+".exit")}
-	for _, p := range []string{f.node, f.exit} {
+	if served {
+		f.ready, f.server = filepath.Join(dir, name+".ready"), filepath.Join(dir, name+".server")
+	}
+	for _, p := range f.paths() {
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			return jobFiles{}, err
 		}
 	}
 	return f, nil
+}
+
+func (f jobFiles) paths() []string {
+	var out []string
+	for _, p := range []string{f.node, f.exit, f.ready, f.server} {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (f jobFiles) remove() {
+	for _, p := range f.paths() {
+		os.Remove(p)
+	}
 }
 
 // srunArgs are the arguments of the srun that runs script as job name.
@@ -447,16 +504,18 @@ func slurmMinutes(d time.Duration) string {
 // ("Terminated") out of the output, so that the output is the script's
 // as a local command's is: the script gets the job's stderr back itself,
 // because sh reports a killed child on the stderr of the command that
-// started it.
-func jobScript(script, envFile string, f jobFiles) string {
+// started it. With a server (sj), the wrapper starts it first and runs the
+// script only once it is ready, and stops it after the script.
+func jobScript(script, envFile string, f jobFiles, sj *serverJob) string {
+	run := `/bin/sh -c ` + proc.ShellQuote("exec 2>&3 3>&-\n"+proc.WithEnvDump(script, envFile)) + `
+code=$?
+[ -n "$signalled" ] || printf '%s\n' "$code" > ` + proc.ShellQuote(f.exit) + "\n"
+	if sj != nil {
+		run = sj.start + "if [ \"$perfbot_ready\" = ready ]; then\n" + run + "fi\n" + sj.stop
+	}
 	return `exec 3>&2 2> /dev/null
 trap 'signalled=1' HUP INT TERM
-printf '%s %s\n' "${SLURMD_NODENAME:-$(hostname)}" "$SLURM_JOB_ID" > ` + proc.ShellQuote(f.node) + `
-/bin/sh -c ` + proc.ShellQuote("exec 2>&3 3>&-\n"+proc.WithEnvDump(script, envFile)) + `
-code=$?
-[ -n "$signalled" ] || printf '%s\n' "$code" > ` + proc.ShellQuote(f.exit) + `
-exit 0
-`
+printf '%s %s\n' "${SLURMD_NODENAME:-$(hostname)}" "$SLURM_JOB_ID" > ` + proc.ShellQuote(f.node) + "\n" + run + "exit 0\n"
 }
 
 // readJobStart reads the node and job id a job's wrapper recorded.
@@ -483,30 +542,40 @@ func readExit(path string) (code int, ok bool) {
 	return code, err == nil
 }
 
+// jobTimes are when a job started on its node (its wrapper wrote the
+// node file) and when its step started (at once, or when its server was
+// ready); zero when perfbot did not see it.
+type jobTimes struct{ start, step time.Time }
+
 // wait waits for srun to exit, for the timeout or for ctx. The timeout
-// runs from the moment the job started (its wrapper wrote nodeFile): a
-// job waiting in the queue of a busy partition is not the target's slow
-// step. A job ended by the timeout or ctx is cancelled and waited for
-// until squeue no longer lists it; its Result is TimedOut, or the error
-// is ctx's. The Result's Duration is the job's run, from its start.
-func (s *Host) wait(ctx context.Context, c *exec.Cmd, name, nodeFile string, timeout time.Duration) (runner.Result, error) {
+// runs from the moment the step started (its wrapper wrote stepFile: the
+// node file, which it writes first, or the server's ready file): a job
+// waiting in the queue of a busy partition, or for its server, is not the
+// target's slow step. A job ended by the timeout or ctx is cancelled and
+// waited for until squeue no longer lists it; its Result is TimedOut, or
+// the error is ctx's. The Result's Duration is the step's run, from its
+// start.
+func (s *Host) wait(ctx context.Context, c *exec.Cmd, name, nodeFile, stepFile string, timeout time.Duration) (runner.Result, jobTimes, error) {
 	exited := make(chan error, 1)
 	go func() { exited <- c.Wait() }()
 	submitted := time.Now()
 	stop := make(chan struct{})
 	defer close(stop)
-	started := watchStart(nodeFile, stop)
+	started, stepped := watchStart(nodeFile, stop), watchStart(stepFile, stop)
+	var times jobTimes
 	var expired <-chan time.Time
 	var res runner.Result
 	var ctxErr error
-	var start time.Time
 wait:
 	for {
 		select {
 		case <-exited:
 			break wait
 		case <-started:
-			started, start = nil, time.Now()
+			started, times.start = nil, time.Now()
+			continue
+		case <-stepped:
+			stepped, times.step = nil, time.Now()
 			if timeout > 0 {
 				t := time.NewTimer(timeout)
 				defer t.Stop()
@@ -520,26 +589,31 @@ wait:
 		}
 		res.ExitCode = -1
 		if err := s.cancel(name, c, exited); err != nil {
-			return res, s.infra("cancel slurm job "+name, err)
+			return res, times, s.infra("cancel slurm job "+name, err)
 		}
 		break
 	}
-	if start.IsZero() {
-		start = submitted
+	from := times.step
+	switch {
+	case from.IsZero() && !times.start.IsZero():
+		from = times.start
+	case from.IsZero():
+		from = submitted
 	}
-	res.Duration = time.Since(start)
-	return res, ctxErr
+	res.Duration = time.Since(from)
+	return res, times, ctxErr
 }
 
 // watchStart returns a channel closed once the job's wrapper has written
-// nodeFile, which it does first; it looks until stop is closed.
-func watchStart(nodeFile string, stop <-chan struct{}) <-chan struct{} {
+// file (the node file, which it writes first, or the server's ready
+// file); it looks until stop is closed.
+func watchStart(file string, stop <-chan struct{}) <-chan struct{} {
 	started := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if fi, err := os.Stat(nodeFile); err == nil && fi.Size() > 0 {
+			if fi, err := os.Stat(file); err == nil && fi.Size() > 0 {
 				close(started)
 				return
 			}

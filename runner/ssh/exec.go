@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,32 +15,6 @@ import (
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/internal/proc"
 )
-
-// shellLib defines the functions remote scripts share. perfbot_live PGID
-// [MARK] reports whether process group PGID has a member that is not a
-// zombie (and, given MARK, whose environment holds PERFBOT_RUN=MARK: the
-// group perfbot started, not another that took its number).
-// perfbot_gone PGID N waits up to N tenths of a second for the group to
-// be gone.
-const shellLib = `perfbot_live() {
-	_g=$1 _m=${2:-}
-	for _f in /proc/[0-9]*; do
-		{ read -r _l < "$_f/stat"; } 2> /dev/null || continue
-		_l=${_l##*) }
-		set -- $_l
-		[ "$3" = "$_g" ] && [ "$1" != Z ] && [ "$1" != X ] || continue
-		[ -z "$_m" ] && return 0
-		tr '\0' '\n' < "$_f/environ" 2> /dev/null | grep -qxF "PERFBOT_RUN=$_m" && return 0
-	done
-	return 1
-}
-perfbot_gone() {
-	_i=0
-	while perfbot_live "$1" && [ "$_i" -lt "$2" ]; do sleep 0.1; _i=$((_i + 1)); done
-}
-`
-
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Exec runs cmd.Script with sh -c on the host, in a session and process
 // group of its own (setsid), its output streamed back into a capture
@@ -155,10 +127,8 @@ func (s *Host) stop(ctx context.Context, proto *wrapperLog, mark string, stdin i
 func (s *Host) killGroup(ctx context.Context, pgid int, mark string) error {
 	pg := strconv.Itoa(pgid)
 	tenths := strconv.Itoa(int(s.killGrace() / (100 * time.Millisecond)))
-	script := shellLib + "perfbot_live " + pg + " " + mark + " || exit 0\n" +
-		"kill -TERM -" + pg + " 2> /dev/null\n" +
-		"_i=0; while perfbot_live " + pg + " && [ \"$_i\" -lt " + tenths + " ]; do sleep 0.1; _i=$((_i + 1)); done\n" +
-		"kill -KILL -" + pg + " 2> /dev/null\nperfbot_gone " + pg + " 100\n"
+	script := proc.ShellLib + "perfbot_live " + pg + " " + mark + " || exit 0\n" +
+		"perfbot_stop " + pg + " " + tenths + "\nperfbot_gone " + pg + " 100\n"
 	_, err := s.output(ctx, "kill process group "+pg, script, nil)
 	return err
 }
@@ -186,7 +156,7 @@ func (s *Host) outputCap() int {
 // script's own output, both streams, goes to standard output.
 func (s *Host) execScript(cmd runner.Command, mark string) (string, error) {
 	var b strings.Builder
-	b.WriteString(shellLib)
+	b.WriteString(proc.ShellLib)
 	if cmd.Dir != "" {
 		fmt.Fprintf(&b, "cd %s 2> /dev/null || { echo %s >&2; exit 1; }\n", proc.ShellQuote(cmd.Dir),
 			proc.ShellQuote("perfbot-error: the working directory "+cmd.Dir+" does not exist"))
@@ -195,17 +165,11 @@ func (s *Host) execScript(cmd runner.Command, mark string) (string, error) {
 		fmt.Fprintf(&b, "rm -f %s || { echo %s >&2; exit 1; }\n", proc.ShellQuote(cmd.EnvFile),
 			proc.ShellQuote("perfbot-error: cannot remove the old environment dump "+cmd.EnvFile))
 	}
-	keys := make([]string, 0, len(cmd.Env))
-	for k := range cmd.Env {
-		if !envName.MatchString(k) {
-			return "", fmt.Errorf("%q is not an environment variable name", k)
-		}
-		keys = append(keys, k)
+	exports, err := proc.Exports(cmd.Env)
+	if err != nil {
+		return "", err
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s; export %s\n", k, proc.ShellQuote(cmd.Env[k]), k)
-	}
+	b.WriteString(exports)
 	fmt.Fprintf(&b, "%s=%s; export %s\n", proc.RunMark, mark, proc.RunMark)
 	b.WriteString("exec 3<&0\n")
 	fmt.Fprintf(&b, "setsid /bin/sh -c %s < /dev/null 2>&1 3<&- &\npg=$!\n", proc.ShellQuote(proc.WithEnvDump(cmd.Script, cmd.EnvFile)))

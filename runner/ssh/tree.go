@@ -68,7 +68,7 @@ func (s *Host) Lock(ctx context.Context, slot, tree int) (func(), error) {
 	if wait > 0 {
 		waitCmd = fmt.Sprintf("flock -w %.1f 9 || exit 3", wait.Seconds())
 	}
-	script := shellLib + fmt.Sprintf(`mkdir -p %s %s || exit 1
+	script := proc.ShellLib + fmt.Sprintf(`mkdir -p %s %s || exit 1
 exec 9>> %s || exit 1
 if ! flock -n 9; then
 	echo "perfbot-waiting $(head -c 1000 %s | tr -d '\n')" >&2
