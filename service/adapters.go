@@ -62,7 +62,7 @@ func (e *hostGoneError) Unwrap() error        { return e.err }
 func (e *hostGoneError) Is(target error) bool { return target == bisect.ErrHostGone }
 
 // runs returns the recorded runs of t with the metric, each with its
-// place in time and the host that ran it.
+// place in time and the host (and a cluster's node) that ran it.
 func (c commitOracle) runs(t record.Target) ([]bisect.Run, error) {
 	entry, err := c.o.store.Cached(c.o.spec, t.Key())
 	if err != nil {
@@ -78,7 +78,7 @@ func (c commitOracle) runs(t record.Target) ([]bisect.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		runs = append(runs, bisect.Run{Value: v, Seq: r.ID, At: r.Started, Host: host})
+		runs = append(runs, bisect.Run{Value: v, Seq: r.ID, At: r.Started, Host: host, Node: r.Node})
 	}
 	return runs, nil
 }
