@@ -112,10 +112,12 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 // Close closes the store.
 func (b *Bot) Close() error { return b.Store.Close() }
 
-// newHosts returns the configured hosts. Local hosts check their trees
-// out of repo, the one clone, each taking its own worktree numbers; a kind
-// that cannot measure yet is a configuration mistake named with its host.
-// log hears of a tree that another perfbot process holds.
+// newHosts returns the configured hosts, each kind from its package:
+// local hosts (runner.Local) check their trees out of repo, the one clone,
+// each taking its own worktree numbers; ssh hosts (runner/ssh) and slurm
+// hosts (runner/slurm) keep theirs in their own workdirs. A kind that
+// cannot measure is a configuration mistake named with its host. log hears
+// of a tree that another perfbot process holds.
 func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner.Host, error) {
 	specs := cfg.Hosts
 	if len(specs) == 0 {
@@ -124,29 +126,27 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 	var hosts []runner.Host
 	firstTree := 0
 	for _, h := range specs {
-		if h.Kind == config.HostSSH {
+		switch h.Kind {
+		case config.HostSSH:
 			hosts = append(hosts, newSSHHost(h, repo, log))
-			continue
-		}
-		if h.Kind == config.HostSlurm { // its own clone, on the shared workdir
+		case config.HostSlurm: // its own clone, on the shared workdir
 			s, err := newSlurm(cfg, h, repo, log)
 			if err != nil {
 				return nil, err
 			}
 			hosts = append(hosts, s)
-			continue
+		case "", config.HostLocal:
+			if h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir) {
+				return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
+			}
+			l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Slots: h.Slots, Trees: h.Trees, Logger: log,
+				Withheld: perfbotSecrets(cfg)}
+			lay := l.Layout()
+			firstTree += lay.Slots * lay.Trees
+			hosts = append(hosts, l)
+		default:
+			return nil, &InputError{Err: fmt.Errorf("host %s: kind %q is not supported: local, ssh and slurm hosts measure", h.Name, h.Kind)}
 		}
-		switch {
-		case h.Kind != "" && h.Kind != config.HostLocal:
-			return nil, &InputError{Err: fmt.Errorf("host %s: kind %q is not supported yet: only local and ssh hosts measure so far", h.Name, h.Kind)}
-		case h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir):
-			return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
-		}
-		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Slots: h.Slots, Trees: h.Trees, Logger: log,
-			Withheld: perfbotSecrets(cfg)}
-		lay := l.Layout()
-		firstTree += lay.Slots * lay.Trees
-		hosts = append(hosts, l)
 	}
 	return hosts, nil
 }
