@@ -145,3 +145,12 @@ func treeKey(t record.Target) string {
 	t.Env = nil
 	return t.Key()
 }
+
+// NodeDescriber is a host of several machines (a cluster's nodes) that
+// says what the node a command ran on (Result.Node) is. The Runner
+// records it in the fingerprint of the runs that ran there, and samples
+// the GPU state of every benchmark step on such a host: what its node
+// has is known only once the step ran there.
+type NodeDescriber interface {
+	DescribeNode(ctx context.Context, node string) (record.ClusterNode, error)
+}

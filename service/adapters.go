@@ -59,7 +59,7 @@ func (e *hostGoneError) Unwrap() error        { return e.err }
 func (e *hostGoneError) Is(target error) bool { return target == bisect.ErrHostGone }
 
 // runs returns the recorded runs of entry with the metric, each with its
-// place in time and the host that ran it.
+// place in time and the host (and a cluster's node) that ran it.
 func (c commitOracle) runs(entry store.CacheEntry) ([]bisect.Run, error) {
 	var runs []bisect.Run
 	for _, r := range entry.OK {
@@ -71,7 +71,7 @@ func (c commitOracle) runs(entry store.CacheEntry) ([]bisect.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		runs = append(runs, bisect.Run{Value: v, Seq: r.ID, At: r.Started, Host: host})
+		runs = append(runs, bisect.Run{Value: v, Seq: r.ID, At: r.Started, Host: host, Node: r.Node})
 	}
 	return runs, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -19,7 +20,7 @@ import (
 // goes down, as a machine that loses its network in the middle of a job;
 // up brings it back.
 type downAfter struct {
-	*runner.Fake
+	*runnertest.Fake
 	mu   sync.Mutex
 	left int // benchmark runs it still answers; negative: all
 }
@@ -45,7 +46,7 @@ func (d *downAfter) up() {
 }
 
 // benchCalls counts the benchmark invocations a fake answered.
-func benchCalls(f *runner.Fake) int {
+func benchCalls(f *runnertest.Fake) int {
 	n := 0
 	for _, c := range f.Calls() {
 		if c.Phase == runner.PhaseBench {
@@ -78,7 +79,7 @@ func TestBisectHostLeavesThePool(t *testing.T) {
 	h := newHistory(t, 30, stepAt(17, 0.08), nil)
 	good := h.host
 	good.HostName = "a"
-	bad := &runner.Fake{HostName: "b", Commits: good.Commits}
+	bad := &runnertest.Fake{HostName: "b", Commits: good.Commits}
 	bad.SetDown(errors.New("dial tcp 10.0.0.6:22: connect: no route to host"))
 	b, err := Open(context.Background(), h.cfg, Options{Hosts: []runner.Host{good, bad}})
 	require.NoError(t, err)
@@ -127,7 +128,7 @@ func TestBisectEveryHostLeaves(t *testing.T) {
 	h := newHistory(t, 30, stepAt(17, 0.08), nil)
 	a := &downAfter{Fake: h.host, left: 6}
 	a.HostName = "a"
-	b2 := &downAfter{Fake: &runner.Fake{HostName: "b", Commits: h.host.Commits}, left: 6}
+	b2 := &downAfter{Fake: &runnertest.Fake{HostName: "b", Commits: h.host.Commits}, left: 6}
 	b, err := Open(context.Background(), h.cfg, Options{Hosts: []runner.Host{a, b2}})
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
@@ -162,7 +163,7 @@ func TestBisectEveryHostLeaves(t *testing.T) {
 	// values, costs more runs than the resumed one made: the resumed one
 	// started from the runs recorded before.
 	h2 := newHistory(t, 30, stepAt(17, 0.08), nil)
-	ua, ub := h2.host, &runner.Fake{HostName: "b", Commits: h2.host.Commits}
+	ua, ub := h2.host, &runnertest.Fake{HostName: "b", Commits: h2.host.Commits}
 	ua.HostName = "a"
 	u, err := Open(ctx, h2.cfg, Options{Hosts: []runner.Host{ua, ub}})
 	require.NoError(t, err)

@@ -21,13 +21,14 @@ import (
 	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // watch is the Progress of a test: it keeps every line with the number of
 // benchmark runs the fake host had answered when the line was printed, so
 // that a test sees any stretch of runs that went by without a line.
 type watch struct {
-	host  *runner.Fake
+	host  *runnertest.Fake
 	mu    sync.Mutex
 	part  []byte
 	lines []watchedLine
@@ -53,7 +54,7 @@ func (w *watch) Write(p []byte) (int, error) {
 }
 
 // benchRuns counts the benchmark invocations the host answered.
-func benchRuns(h *runner.Fake) int {
+func benchRuns(h *runnertest.Fake) int {
 	n := 0
 	for _, c := range h.Calls() {
 		if c.Phase == runner.PhaseBench {
@@ -99,13 +100,13 @@ func (w *watch) checkNoSilence(t *testing.T, step int, want ...string) {
 }
 
 // noisy scripts a target at level tok/s with 1% noise.
-func noisy(level float64, seed int64) runner.FakeCommit {
+func noisy(level float64, seed int64) runnertest.FakeCommit {
 	rng := rand.New(rand.NewSource(seed))
 	var outs []string
 	for range 60 {
 		outs = append(outs, fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", level*(1+0.01*rng.NormFloat64())))
 	}
-	return runner.FakeCommit{Outputs: outs}
+	return runnertest.FakeCommit{Outputs: outs}
 }
 
 // hunkRepo is a history of numbered commits, a culprit that edits two
@@ -117,7 +118,7 @@ type hunkRepo struct {
 	docs              string
 	slowFile, slowTxt string
 	cfg               *config.Config
-	host              *runner.Fake
+	host              *runnertest.Fake
 }
 
 func newHunkRepo(t *testing.T) *hunkRepo {
@@ -136,7 +137,7 @@ func newHunkRepo(t *testing.T) *hunkRepo {
 	r.docs = b.Commit("docs: the tuning guide", map[string]string{"README.md": "# engine\n\nTuning.\n", "docs/tuning.md": "# Tuning\n"})
 	r.commits = append(r.commits, r.docs)
 
-	r.host = &runner.Fake{Commits: map[string]runner.FakeCommit{}, Targets: map[string]runner.FakeCommit{}}
+	r.host = &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{}, Targets: map[string]runnertest.FakeCommit{}}
 	for i, h := range r.commits {
 		level := 1000.0
 		if i >= 3 { // the culprit and what follows it
@@ -290,7 +291,7 @@ func (b *Bot) checkTraced(t *testing.T, job string, w *watch) {
 
 // scriptEnvs scripts every mix of the good and bad environments at commit:
 // slow when slowVar takes the bad value.
-func scriptEnvs(host *runner.Fake, commit string, good, bad map[string]string, slowVar string) {
+func scriptEnvs(host *runnertest.Fake, commit string, good, bad map[string]string, slowVar string) {
 	names := minimize.EnvDiff(good, bad)
 	for mask := range 1 << len(names) {
 		var set []string

@@ -17,13 +17,14 @@ import (
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // history scripts a fake host over a real repository of numbered commits:
 // level(i) is the true tok/s of commit i, measured with 1% noise.
 type history struct {
 	commits []string
-	host    *runner.Fake
+	host    *runnertest.Fake
 	dir     string
 	cfg     *config.Config
 }
@@ -32,10 +33,10 @@ func newHistory(t *testing.T, n int, level func(i int) float64, broken func(i in
 	t.Helper()
 	repo, commits := gitopstest.NewRepo(t, n)
 	rng := rand.New(rand.NewSource(1))
-	host := &runner.Fake{Commits: map[string]runner.FakeCommit{}}
+	host := &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{}}
 	for i, c := range commits {
 		if broken != nil && broken(i) {
-			host.Commits[c] = runner.FakeCommit{BuildFails: true}
+			host.Commits[c] = runnertest.FakeCommit{BuildFails: true}
 			continue
 		}
 		var outs []string
@@ -43,7 +44,7 @@ func newHistory(t *testing.T, n int, level func(i int) float64, broken func(i in
 			v := level(i) * (1 + 0.01*rng.NormFloat64())
 			outs = append(outs, fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", v))
 		}
-		host.Commits[c] = runner.FakeCommit{Outputs: outs}
+		host.Commits[c] = runnertest.FakeCommit{Outputs: outs}
 	}
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`repo:
@@ -173,7 +174,7 @@ func TestBisectStaleRunsDoNotCount(t *testing.T) {
 func countOK(t *testing.T, b *Bot) int {
 	t.Helper()
 	n := 0
-	for _, c := range b.Oracle.pool.Hosts()[0].(*runner.Fake).Calls() {
+	for _, c := range b.Oracle.pool.Hosts()[0].(*runnertest.Fake).Calls() {
 		if c.Phase == runner.PhaseBench {
 			n++
 		}
@@ -200,8 +201,8 @@ func TestBisectInfraError(t *testing.T) {
 	level := func(i int) float64 { return map[bool]float64{true: 90, false: 100}[i >= 10] }
 	t.Run("culprit and parent fail: skipped, not judged", func(t *testing.T) {
 		h := newHistory(t, 20, level, nil)
-		h.host.Commits[h.commits[10]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
-		h.host.Commits[h.commits[9]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+		h.host.Commits[h.commits[10]] = runnertest.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+		h.host.Commits[h.commits[9]] = runnertest.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
 		b := h.open(t)
 		rep, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
 		require.NoError(t, err)
@@ -211,7 +212,7 @@ func TestBisectInfraError(t *testing.T) {
 	})
 	t.Run("bad end fails: the job stops", func(t *testing.T) {
 		h := newHistory(t, 20, level, nil)
-		h.host.Commits[h.commits[19]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+		h.host.Commits[h.commits[19]] = runnertest.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
 		b := h.open(t)
 		_, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
 		require.True(t, record.IsInfra(err), "%v", err)

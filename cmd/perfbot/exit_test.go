@@ -16,6 +16,7 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
 )
@@ -56,7 +57,7 @@ func TestExitCode(t *testing.T) {
 // noHostLeft is the error of a pool whose one host left it.
 func noHostLeft(t *testing.T) error {
 	t.Helper()
-	pool, err := runner.NewPool(&runner.Fake{HostName: "gpu1"})
+	pool, err := runner.NewPool(&runnertest.Fake{HostName: "gpu1"})
 	require.NoError(t, err)
 	pool.SetPolicy(runner.Policy{MaxFailures: 1})
 	target := record.Target{Commit: "3f2a"}

@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"bytes"
@@ -13,42 +13,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sysProcAttr starts a command's shell in a process group of its own, and
-// has the kernel kill it when perfbot dies, SIGKILL included. The signal
-// is tied to the thread that started the shell; Go retires a thread only
-// when a goroutine locked to it exits, which perfbot never does.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
-
-// reapGroup kills process group pgid when one of its live members has
+// ReapGroup kills process group pgid when one of its live members has
 // mark (NAME=value) in its environment, and waits for the group to go. The
 // mark makes sure the group is the one perfbot started, not a later one
 // that reuses the number. It reports whether it killed anything.
-func reapGroup(pgid int, mark string) bool {
+func ReapGroup(pgid int, mark string) bool {
 	if pgid <= 1 || !groupMarked(pgid, mark) {
 		return false
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	waitGroupGone(pgid, groupExitWait)
+	WaitGroupGone(pgid, GroupExitWait)
 	return true
 }
 
 func groupMarked(pgid int, mark string) bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, pid := range pids() {
+		st, ok := stat(pid)
+		if !ok || st.pgrp != pgid || !st.live() {
 			continue
 		}
-		state, group, ok := procStat(pid)
-		if !ok || group != pgid || state == "Z" || state == "X" {
-			continue
-		}
-		environ, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		environ, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err != nil {
 			continue
 		}
@@ -61,12 +45,12 @@ func groupMarked(pgid int, mark string) bool {
 	return false
 }
 
-// awaitShell returns a channel closed when the shell started by c has
+// AwaitShell returns a channel closed when the shell started by c has
 // exited, and the function that then reaps it. The shell is not reaped
 // before that function is called: as long as the zombie exists its pid
 // still names its process group, so killing the group cannot hit an
 // unrelated one that reuses the number.
-func awaitShell(c *exec.Cmd) (<-chan struct{}, func() error) {
+func AwaitShell(c *exec.Cmd) (<-chan struct{}, func() error) {
 	exited := make(chan struct{})
 	go func() {
 		waitExited(c.Process.Pid)
@@ -86,11 +70,11 @@ func waitExited(pid int) {
 	}
 }
 
-// waitGroupGone waits, at most max, until no live process is left in
+// WaitGroupGone waits, at most max, until no live process is left in
 // process group pgid. Zombies do not count: a killed background process
 // is re-parented to init, which may reap it late (or never, in some
 // containers), and it holds no memory or GPU any more.
-func waitGroupGone(pgid int, max time.Duration) {
+func WaitGroupGone(pgid int, max time.Duration) {
 	deadline := time.Now().Add(max)
 	for groupAlive(pgid) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -103,40 +87,60 @@ func groupAlive(pgid int) bool {
 	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	all := pids()
+	if all == nil {
 		return true // kill says the group exists; trust it
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		state, group, ok := procStat(pid)
-		if ok && group == pgid && state != "Z" && state != "X" {
+	for _, pid := range all {
+		if st, ok := stat(pid); ok && st.pgrp == pgid && st.live() {
 			return true
 		}
 	}
 	return false
 }
 
-// procStat reads the state and process group of pid from /proc/pid/stat.
-func procStat(pid int) (state string, pgrp int, ok bool) {
+// status is what /proc/PID/stat says of a process.
+type status struct {
+	state      string // R, S, D, Z (a zombie), X (dead), …
+	ppid, pgrp int
+}
+
+// live reports a process that is neither a zombie nor dead.
+func (s status) live() bool { return s.state != "Z" && s.state != "X" }
+
+// stat reads /proc/pid/stat.
+func stat(pid int) (status, bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return "", 0, false
+		return status{}, false
 	}
 	// The command name (field 2) is in parentheses and may hold spaces;
 	// the fields after the last ')' are "state ppid pgrp ...".
 	s := string(data)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return "", 0, false
+		return status{}, false
 	}
 	fields := strings.Fields(s[i+1:])
 	if len(fields) < 3 {
-		return "", 0, false
+		return status{}, false
 	}
-	pgrp, err = strconv.Atoi(fields[2])
-	return fields[0], pgrp, err == nil
+	ppid, err1 := strconv.Atoi(fields[1])
+	pgrp, err2 := strconv.Atoi(fields[2])
+	return status{state: fields[0], ppid: ppid, pgrp: pgrp}, err1 == nil && err2 == nil
+}
+
+// pids lists the processes /proc shows.
+func pids() []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package runner
+package ssh
 
 import (
 	"context"
@@ -19,13 +19,16 @@ import (
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/internal/sshdtest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // sshHost is an SSH host on srv whose workdir is a directory of its own,
 // apart from the local clone's: what lies there was put there over SSH.
-func sshHost(t *testing.T, srv *sshdtest.Server, repo *gitops.Repo) *SSH {
+func sshHost(t *testing.T, srv *sshdtest.Server, repo *gitops.Repo) *Host {
 	t.Helper()
-	h := &SSH{
+	h := &Host{
 		HostName:        "gpu1",
 		Address:         srv.Addr,
 		User:            srv.User,
@@ -64,7 +67,7 @@ func TestSSHExec(t *testing.T) {
 		{name: "own process group", script: `[ "$(ps -o pgid= $$ | tr -d ' ')" = "$(ps -o sid= $$ | tr -d ' ')" ] && echo leader`, wantOutput: "leader\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := h.Exec(context.Background(), 0, Command{Dir: dir, Script: tc.script, Env: tc.env, Timeout: time.Minute})
+			res, err := h.Exec(context.Background(), 0, runner.Command{Dir: dir, Script: tc.script, Env: tc.env, Timeout: time.Minute})
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantOutput, string(res.Output))
 			assert.Equal(t, tc.wantExit, res.ExitCode)
@@ -79,7 +82,7 @@ func TestSSHExecEnvFileAndCap(t *testing.T) {
 	h.OutputCap = 1000
 	dir := t.TempDir()
 	envFile := filepath.Join(dir, "env")
-	res, err := h.Exec(context.Background(), 0, Command{Dir: dir, Script: "export NCCL_ALGO=Tree; seq 1 5000",
+	res, err := h.Exec(context.Background(), 0, runner.Command{Dir: dir, Script: "export NCCL_ALGO=Tree; seq 1 5000",
 		Env: map[string]string{"NCCL_PROTO": "LL"}, EnvFile: envFile, Timeout: time.Minute})
 	require.NoError(t, err)
 	assert.Equal(t, "LL", res.Env["NCCL_PROTO"], "the command's environment")
@@ -89,25 +92,10 @@ func TestSSHExecEnvFileAndCap(t *testing.T) {
 	assert.True(t, strings.HasPrefix(string(res.Output), "1\n2\n"), "the head is kept")
 	assert.True(t, strings.HasSuffix(string(res.Output), "4999\n5000\n"), "the tail is kept")
 
-	_, err = h.Exec(context.Background(), 0, Command{Dir: filepath.Join(dir, "missing"), Script: "true"})
+	_, err = h.Exec(context.Background(), 0, runner.Command{Dir: filepath.Join(dir, "missing"), Script: "true"})
 	require.Error(t, err)
 	assert.True(t, record.IsInfra(err), "a missing directory is the host's failure: %v", err)
 	assert.Contains(t, err.Error(), "host gpu1")
-}
-
-// sleeper is a process whose command line no other test has.
-func sleeper(t *testing.T) string {
-	return fmt.Sprintf("sleep 1%d", time.Now().UnixNano()%1e9)
-}
-
-// running lists the processes whose command line is exactly cmdline.
-func running(t *testing.T, cmdline string) []string {
-	t.Helper()
-	out, err := exec.Command("pgrep", "-x", "-f", cmdline).Output()
-	if err != nil {
-		return nil // pgrep exits 1 when nothing matches
-	}
-	return strings.Fields(string(out))
 }
 
 // A command that times out or is cancelled leaves nothing on the host:
@@ -123,14 +111,14 @@ func TestSSHStopLeavesNoProcess(t *testing.T) {
 		{name: "cancelled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			marker := sleeper(t)
+			marker := runnertest.Sleeper()
 			script := fmt.Sprintf("(%s & %s; wait) & %s & echo started; wait", marker, marker, marker)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			cmd := Command{Dir: t.TempDir(), Script: script, Scratch: t.TempDir()}
+			cmd := runner.Command{Dir: t.TempDir(), Script: script, Scratch: t.TempDir()}
 			if tc.cancel {
 				go func() {
-					require.Eventually(t, func() bool { return len(running(t, marker)) == 3 }, 30*time.Second, 10*time.Millisecond)
+					require.Eventually(t, func() bool { return len(runnertest.Running(t, marker)) == 3 }, 30*time.Second, 10*time.Millisecond)
 					cancel()
 				}()
 			} else {
@@ -145,7 +133,7 @@ func TestSSHStopLeavesNoProcess(t *testing.T) {
 			}
 			assert.Equal(t, -1, res.ExitCode)
 			assert.Equal(t, "started\n", string(res.Output))
-			assert.Empty(t, running(t, marker), "no process of the command is left")
+			assert.Empty(t, runnertest.Running(t, marker), "no process of the command is left")
 			left, err := os.ReadDir(cmd.Scratch)
 			require.NoError(t, err)
 			assert.Empty(t, left, "the record of the group is removed")
@@ -161,12 +149,12 @@ func TestSSHMeasure(t *testing.T) {
 	repo, err := gitops.Open(ctx, src, localWork)
 	require.NoError(t, err)
 	h := sshHost(t, srv, repo)
-	pool, err := NewPool(h)
+	pool, err := runner.NewPool(h)
 	require.NoError(t, err)
-	r := &Runner{Spec: counterSpec}
+	r := &runner.Runner{Spec: runnertest.CounterSpec}
 
 	for i, c := range []string{commits[1], commits[3], commits[1]} {
-		runs, err := measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: c}}, 2)
+		runs, err := runnertest.Measure(t, ctx, pool, r, runner.Source{Target: record.Target{Commit: c}}, 2)
 		require.NoError(t, err)
 		require.Len(t, runs, 2)
 		for _, run := range runs {
@@ -203,14 +191,14 @@ func TestSSHHunksAndVerify(t *testing.T) {
 	}
 	h := sshHost(t, srv, repo)
 	target := record.Target{Commit: commits[0], Patch: p.ID, Hunks: ids}
-	srcT := Source{Target: target, Patch: p}
+	srcT := runner.Source{Target: target, Patch: p}
 	release, err := h.Lock(ctx, 0, 1)
 	require.NoError(t, err)
 	defer release()
 	ws, err := h.Materialize(ctx, 0, 1, srcT)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(h.Workdir, "trees", "1"), ws.Dir)
-	res, err := h.Exec(ctx, 0, Command{Dir: ws.Dir, Script: "cat counter.txt; git rev-parse HEAD"})
+	res, err := h.Exec(ctx, 0, runner.Command{Dir: ws.Dir, Script: "cat counter.txt; git rev-parse HEAD"})
 	require.NoError(t, err)
 	assert.Equal(t, "3\n"+commits[0]+"\n", string(res.Output), "the hunk applied on the base commit")
 	require.NoError(t, h.Verify(ctx, 0, 1, ws, srcT))
@@ -232,12 +220,12 @@ func TestSSHHunksAndVerify(t *testing.T) {
 				_, err = h.Materialize(ctx, 0, 1, srcT)
 				require.NoError(t, err)
 			} else {
-				res, err := h.Exec(ctx, 0, Command{Dir: ws.Dir, Script: tc.tamper})
+				res, err := h.Exec(ctx, 0, runner.Command{Dir: ws.Dir, Script: tc.tamper})
 				require.NoError(t, err)
 				require.Equal(t, 0, res.ExitCode, string(res.Output))
 			}
 			err = h.Verify(ctx, 0, 1, stale, srcT)
-			require.ErrorIs(t, err, ErrTreeChanged)
+			require.ErrorIs(t, err, runner.ErrTreeChanged)
 			assert.True(t, record.IsInfra(err))
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -276,24 +264,24 @@ func TestSSHConnectErrors(t *testing.T) {
 	closed.Kill()
 	for _, tc := range []struct {
 		name  string
-		setup func(h *SSH)
+		setup func(h *Host)
 		want  []string
 	}{
-		{name: "wrong host key", setup: func(h *SSH) { h.KnownHosts = srv.WrongKnownHosts(t) },
+		{name: "wrong host key", setup: func(h *Host) { h.KnownHosts = srv.WrongKnownHosts(t) },
 			want: []string{"REFUSED: the host key of " + srv.Addr, "is not the one"}},
-		{name: "unknown host", setup: func(h *SSH) {
+		{name: "unknown host", setup: func(h *Host) {
 			h.KnownHosts = filepath.Join(t.TempDir(), "known_hosts")
 			require.NoError(t, os.WriteFile(h.KnownHosts, nil, 0o600))
 		}, want: []string{"is not in", "insecure_ignore_host_key"}},
-		{name: "refused key", setup: func(h *SSH) { h.KeyFile = closed.KeyFile }, want: []string{"unable to authenticate"}},
-		{name: "unreachable", setup: func(h *SSH) { h.Address = closed.Addr; h.KnownHosts = closed.KnownHosts },
+		{name: "refused key", setup: func(h *Host) { h.KeyFile = closed.KeyFile }, want: []string{"unable to authenticate"}},
+		{name: "unreachable", setup: func(h *Host) { h.Address = closed.Addr; h.KnownHosts = closed.KnownHosts },
 			want: []string{"connection refused", "tried 2 times"}},
-		{name: "no key", setup: func(h *SSH) { h.KeyFile = ""; t.Setenv("SSH_AUTH_SOCK", "") }, want: []string{"no SSH agent"}},
+		{name: "no key", setup: func(h *Host) { h.KeyFile = ""; t.Setenv("SSH_AUTH_SOCK", "") }, want: []string{"no SSH agent"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := sshHost(t, srv, nil)
 			tc.setup(h)
-			_, err := h.Exec(context.Background(), 0, Command{Script: "echo should not run"})
+			_, err := h.Exec(context.Background(), 0, runner.Command{Script: "echo should not run"})
 			require.Error(t, err)
 			assert.True(t, record.IsInfra(err), "%v", err)
 			assert.Contains(t, err.Error(), "host gpu1")
@@ -308,7 +296,7 @@ func TestSSHConnectErrors(t *testing.T) {
 	// With the check switched off by name, the same wrong key is accepted.
 	h := sshHost(t, srv, nil)
 	h.KnownHosts, h.InsecureIgnoreHostKey = "", true
-	res, err := h.Exec(context.Background(), 0, Command{Script: "echo ok"})
+	res, err := h.Exec(context.Background(), 0, runner.Command{Script: "echo ok"})
 	require.NoError(t, err)
 	assert.Equal(t, "ok\n", string(res.Output))
 }
@@ -318,7 +306,7 @@ func TestSSHFacts(t *testing.T) {
 	h := sshHost(t, srv, nil)
 	fp, err := h.Facts(context.Background())
 	require.NoError(t, err)
-	local, err := (&Local{}).Facts(context.Background())
+	local, err := (&runner.Local{}).Facts(context.Background())
 	require.NoError(t, err)
 	// The same machine probed both ways.
 	assert.Equal(t, local.Host, fp.Host)
@@ -375,24 +363,24 @@ func TestSSHHostGoesAwayMidJob(t *testing.T) {
 	repo, err := gitops.Open(ctx, src, t.TempDir())
 	require.NoError(t, err)
 	h := sshHost(t, srv, repo)
-	pool, err := NewPool(h)
+	pool, err := runner.NewPool(h)
 	require.NoError(t, err)
 	state := t.TempDir()
 	ready := filepath.Join(state, "second run started")
-	spec := counterSpec
+	spec := runnertest.CounterSpec
 	spec.Benchmarks = []record.BenchStep{spec.Benchmarks[0]}
 	spec.Benchmarks[0].Env = map[string]string{"COUNT": filepath.Join(state, "count"), "READY": ready}
 	spec.Benchmarks[0].Run = `n=$(($(cat "$COUNT" 2> /dev/null || echo 0) + 1)); echo $n > "$COUNT"
 if [ $n -eq 2 ]; then touch "$READY"; sleep 60; fi
 echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
-	r := &Runner{Spec: spec}
+	r := &runner.Runner{Spec: spec}
 	killed := make(chan struct{})
 	go func() {
 		defer close(killed)
 		assert.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, time.Minute, 10*time.Millisecond)
 		srv.Kill()
 	}()
-	runs, err := measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: commits[1]}}, 3)
+	runs, err := runnertest.Measure(t, ctx, pool, r, runner.Source{Target: record.Target{Commit: commits[1]}}, 3)
 	require.Error(t, err)
 	assert.True(t, record.IsInfra(err), "%v", err)
 	assert.Contains(t, err.Error(), "host gpu1")
@@ -408,7 +396,7 @@ echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
 	// would hold the port the new one binds.
 	<-killed
 	srv.Restart(t)
-	runs, err = measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: commits[1]}}, 1)
+	runs, err = runnertest.Measure(t, ctx, pool, r, runner.Source{Target: record.Target{Commit: commits[1]}}, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	assert.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
@@ -427,23 +415,23 @@ func TestSSHHostLeavesThePool(t *testing.T) {
 	repo, err := gitops.Open(ctx, src, t.TempDir())
 	require.NoError(t, err)
 	h := sshHost(t, srv, repo)
-	spare := &Fake{HostName: "spare", Default: &FakeCommit{Outputs: []string{"BenchmarkVerifyStep 1 7 tok/s\n"}}}
-	pool, err := NewPool(h, spare)
+	spare := &runnertest.Fake{HostName: "spare", Default: &runnertest.FakeCommit{Outputs: []string{"BenchmarkVerifyStep 1 7 tok/s\n"}}}
+	pool, err := runner.NewPool(h, spare)
 	require.NoError(t, err)
-	clock := &fakeClock{now: time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC)}
-	pool.SetPolicy(Policy{MaxFailures: 3, Cooldown: time.Hour, Now: clock.Now})
-	var heard []HostState
+	clock := runnertest.NewClock(time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC))
+	pool.SetPolicy(runner.Policy{MaxFailures: 3, Cooldown: time.Hour, Now: clock.Now})
+	var heard []runner.HostState
 	var mu sync.Mutex
-	defer pool.Watch(func(s HostState) { mu.Lock(); heard = append(heard, s); mu.Unlock() })()
+	defer pool.Watch(func(s runner.HostState) { mu.Lock(); heard = append(heard, s); mu.Unlock() })()
 
 	state := t.TempDir()
 	ready := filepath.Join(state, "first run started")
-	spec := counterSpec
+	spec := runnertest.CounterSpec
 	spec.Benchmarks = []record.BenchStep{spec.Benchmarks[0]}
 	spec.Benchmarks[0].Env = map[string]string{"READY": ready}
 	spec.Benchmarks[0].Run = `if [ ! -e "$READY" ]; then touch "$READY"; sleep 60; fi
 echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
-	r := &Runner{Spec: spec}
+	r := &runner.Runner{Spec: spec}
 	target := record.Target{Commit: commits[1]}
 	onGPU1 := func() error {
 		l, err := pool.AcquireOn(ctx, target, "gpu1")
@@ -451,7 +439,7 @@ echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
 			return err
 		}
 		defer l.Release()
-		_, err = r.Measure(ctx, l, Source{Target: target}, 1, func(record.Run) error { return nil })
+		_, err = r.Measure(ctx, l, runner.Source{Target: target}, 1, func(record.Run) error { return nil })
 		return err
 	}
 	killed := make(chan struct{})
@@ -461,11 +449,11 @@ echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
 		srv.Kill()
 	}()
 	err = onGPU1()
-	require.ErrorIs(t, err, ErrHostDown, "the dropped connection is the host's failure")
+	require.ErrorIs(t, err, runner.ErrHostDown, "the dropped connection is the host's failure")
 	<-killed
 	for range 2 {
 		err := onGPU1()
-		require.ErrorIs(t, err, ErrHostDown)
+		require.ErrorIs(t, err, runner.ErrHostDown)
 		assert.Contains(t, err.Error(), "connection refused")
 	}
 	st := pool.States()[0]
@@ -479,18 +467,18 @@ echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
 	t.Logf("%s", st)
 
 	err = onGPU1()
-	require.ErrorIs(t, err, ErrOutOfPool)
+	require.ErrorIs(t, err, runner.ErrOutOfPool)
 	assert.Contains(t, err.Error(), "host gpu1: lease a slot: the host left the pool at 19:00:00 after 3 failures in a row (")
-	runs, err := measureIn(t, ctx, pool, r, Source{Target: target}, 2)
+	runs, err := runnertest.Measure(t, ctx, pool, r, runner.Source{Target: target}, 2)
 	require.NoError(t, err)
 	for _, run := range runs {
 		assert.Equal(t, "spare", run.Host, "the other host measures")
 	}
 
 	srv.Restart(t)
-	clock.add(time.Hour)
+	clock.Add(time.Hour)
 	require.NoError(t, onGPU1(), "the trial after the cool-down")
-	assert.Equal(t, HostState{Name: "gpu1"}, pool.States()[0])
+	assert.Equal(t, runner.HostState{Name: "gpu1"}, pool.States()[0])
 }
 
 // When perfbot's connection goes away under a running command (perfbot
@@ -499,19 +487,52 @@ echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`
 func TestSSHLostConnectionKillsTheCommand(t *testing.T) {
 	srv := sshdtest.Start(t)
 	h := sshHost(t, srv, nil)
-	marker := sleeper(t)
+	marker := runnertest.Sleeper()
 	failed := make(chan error, 1)
 	go func() {
-		_, err := h.Exec(context.Background(), 0, Command{Script: marker + " & wait"})
+		_, err := h.Exec(context.Background(), 0, runner.Command{Script: marker + " & wait"})
 		failed <- err
 	}()
-	require.Eventually(t, func() bool { return len(running(t, marker)) == 1 }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(runnertest.Running(t, marker)) == 1 }, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, h.Close())
 	err := <-failed
 	require.Error(t, err)
 	assert.True(t, record.IsInfra(err), "%v", err)
-	assert.Eventually(t, func() bool { return len(running(t, marker)) == 0 }, 30*time.Second, 10*time.Millisecond,
+	assert.Eventually(t, func() bool { return len(runnertest.Running(t, marker)) == 0 }, 30*time.Second, 10*time.Millisecond,
 		"the host killed the command")
+}
+
+// sshHelperEnv makes the test binary a perfbot process that runs a
+// command over SSH and hangs in it, for TestKilledPerfbotLeavesNothingOnTheHost.
+const sshHelperEnv = "RUNNER_TEST_SSH_KILLED_HELPER"
+
+func TestKilledPerfbotSSHHelper(t *testing.T) {
+	f := strings.Split(os.Getenv(sshHelperEnv), "|")
+	if len(f) != 6 {
+		t.Skip("run by TestKilledPerfbotLeavesNothingOnTheHost")
+	}
+	h := &Host{Address: f[0], User: f[1], KeyFile: f[2], KnownHosts: f[3], Workdir: f[4]}
+	_, _ = h.Exec(context.Background(), 0, runner.Command{Script: f[5]})
+}
+
+// perfbot killed by SIGKILL while a command runs over SSH: its connection
+// drops with it, and the host kills the command's process group, the
+// benchmark's grandchild (the sleep of `sleep 987; python3 bench.py`)
+// included, within the host's kill grace.
+func TestKilledPerfbotLeavesNothingOnTheHost(t *testing.T) {
+	srv := sshdtest.Start(t)
+	sleeper := runnertest.Sleeper()
+	helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotSSHHelper$")
+	helper.Env = append(os.Environ(), sshHelperEnv+"="+strings.Join([]string{srv.Addr, srv.User, srv.KeyFile, srv.KnownHosts,
+		filepath.Join(t.TempDir(), "remote"), sleeper + "; python3 bench.py"}, "|"))
+	require.NoError(t, helper.Start())
+	defer func() { _ = helper.Process.Kill(); _ = helper.Wait() }()
+	require.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 1 }, 30*time.Second, 10*time.Millisecond)
+
+	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
+	_ = helper.Wait()
+	assert.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 0 }, DefaultKillGrace+5*time.Second, 10*time.Millisecond,
+		"no %q survives perfbot on the host", sleeper)
 }
 
 // A command a vanished perfbot left running on the host (recorded in the
@@ -522,7 +543,7 @@ func TestSSHLockReapsWhatADeadPerfbotLeft(t *testing.T) {
 	h := sshHost(t, srv, nil)
 	start := func(mark string) (*exec.Cmd, <-chan struct{}) {
 		c := exec.Command("sleep", "1000")
-		c.Env = append(os.Environ(), envRunMark+"="+mark)
+		c.Env = append(os.Environ(), proc.RunMark+"="+mark)
 		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		require.NoError(t, c.Start())
 		exited := make(chan struct{})
@@ -542,7 +563,7 @@ func TestSSHLockReapsWhatADeadPerfbotLeft(t *testing.T) {
 			left, exited := start("a1b2")
 			scratch := h.scratch(0)
 			require.NoError(t, os.MkdirAll(scratch, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(scratch, groupsFile), []byte(fmt.Sprintf("%d %s\n", left.Process.Pid, tc.recorded)), 0o600))
+			require.NoError(t, os.WriteFile(filepath.Join(scratch, proc.GroupFile), []byte(fmt.Sprintf("%d %s\n", left.Process.Pid, tc.recorded)), 0o600))
 			release, err := h.Lock(context.Background(), 0, 0)
 			require.NoError(t, err)
 			defer release()

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package runner
+package proc
 
 import (
 	"errors"
@@ -9,22 +9,16 @@ import (
 	"time"
 )
 
-// sysProcAttr starts a command's shell in a process group of its own.
-// Without a parent-death signal, a shell outlives a killed perfbot.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
-}
-
-// reapGroup cannot tell perfbot's process groups from others without
+// ReapGroup cannot tell perfbot's process groups from others without
 // /proc, so it kills nothing.
-func reapGroup(pgid int, mark string) bool { return false }
+func ReapGroup(pgid int, mark string) bool { return false }
 
-// awaitShell returns a channel closed when the shell started by c has
+// AwaitShell returns a channel closed when the shell started by c has
 // exited and been reaped, and the function that returns the result.
 // Without waitid(WNOWAIT) the shell is reaped before its group is killed;
 // pids are allocated cyclically, so the group id is not reused in that
 // moment in practice, but Linux avoids even that.
-func awaitShell(c *exec.Cmd) (<-chan struct{}, func() error) {
+func AwaitShell(c *exec.Cmd) (<-chan struct{}, func() error) {
 	exited := make(chan struct{})
 	var err error
 	go func() {
@@ -37,8 +31,8 @@ func awaitShell(c *exec.Cmd) (<-chan struct{}, func() error) {
 	}
 }
 
-// waitGroupGone waits, at most max, until process group pgid is empty.
-func waitGroupGone(pgid int, max time.Duration) {
+// WaitGroupGone waits, at most max, until process group pgid is empty.
+func WaitGroupGone(pgid int, max time.Duration) {
 	deadline := time.Now().Add(max)
 	for time.Now().Before(deadline) {
 		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {

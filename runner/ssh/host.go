@@ -1,4 +1,8 @@
-package runner
+// Package ssh is a machine reached over SSH as a runner.Host: perfbot
+// keeps a clone and trees of its own there, sends it the commits it lacks
+// as git bundles, and runs each command in a process group that the
+// machine kills when perfbot or its connection goes away.
+package ssh
 
 import (
 	"bytes"
@@ -16,15 +20,17 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
-// SSH is a machine reached over SSH as a host. It needs no access to the
+// Host is a machine reached over SSH. It needs no access to the
 // repository's origin: it keeps a bare clone of its own under
 // Workdir/repo, and perfbot sends it the commits it lacks as git bundles
 // through the connection. Tree N is a worktree of that clone at
@@ -66,7 +72,7 @@ import (
 // user's login shell, whose rc files (bash reads ~/.bashrc for sshd) are
 // paid by each; a step costs two sessions (its command, and the check of
 // its tree after a benchmark).
-type SSH struct {
+type Host struct {
 	// HostName is the configured name; Address when empty.
 	HostName string
 	// Address is host or host:port; the port defaults to 22.
@@ -110,7 +116,7 @@ type SSH struct {
 
 	mu      sync.Mutex
 	conns   []*sshConn
-	config  *ssh.ClientConfig
+	config  *gossh.ClientConfig
 	facts   *record.Fingerprint
 	held    map[int]*remoteLock
 	applied map[string][]gitops.AppliedFile // by stamp
@@ -118,7 +124,7 @@ type SSH struct {
 	fetchMu sync.Mutex
 }
 
-var _ Host = (*SSH)(nil)
+var _ runner.Host = (*Host)(nil)
 
 // Defaults of an SSH host.
 const (
@@ -140,7 +146,7 @@ const sshSessionsPerConn = 8
 const sshKeepalive = 30 * time.Second
 
 // Name returns the configured name.
-func (s *SSH) Name() string {
+func (s *Host) Name() string {
 	if s.HostName == "" {
 		return s.Address
 	}
@@ -148,19 +154,19 @@ func (s *SSH) Name() string {
 }
 
 // Layout returns the configured slots and trees, defaulted.
-func (s *SSH) Layout() Layout {
-	lay := Layout{Slots: s.Slots, Trees: s.Trees}
+func (s *Host) Layout() runner.Layout {
+	lay := runner.Layout{Slots: s.Slots, Trees: s.Trees}
 	if lay.Slots <= 0 {
 		lay.Slots = 1
 	}
 	if lay.Trees <= 0 {
-		lay.Trees = DefaultTrees
+		lay.Trees = runner.DefaultTrees
 	}
 	return lay
 }
 
 // Close drops the host's connections.
-func (s *SSH) Close() error {
+func (s *Host) Close() error {
 	s.mu.Lock()
 	conns := s.conns
 	s.conns = nil
@@ -171,11 +177,11 @@ func (s *SSH) Close() error {
 	return nil
 }
 
-func (s *SSH) infra(op string, err error) *record.InfraError {
+func (s *Host) infra(op string, err error) *record.InfraError {
 	return &record.InfraError{Host: s.Name(), Op: op, Err: err}
 }
 
-func (s *SSH) logger() *slog.Logger {
+func (s *Host) logger() *slog.Logger {
 	if s.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}
@@ -183,7 +189,7 @@ func (s *SSH) logger() *slog.Logger {
 }
 
 // addr is Address with its port.
-func (s *SSH) addr() string {
+func (s *Host) addr() string {
 	if _, _, err := net.SplitHostPort(s.Address); err == nil {
 		return s.Address
 	}
@@ -192,7 +198,7 @@ func (s *SSH) addr() string {
 
 // sshConn is one connection and the sessions it carries.
 type sshConn struct {
-	client   *ssh.Client
+	client   *gossh.Client
 	sessions int
 	limit    int
 	dead     bool
@@ -200,7 +206,7 @@ type sshConn struct {
 
 // session opens a session on a connection with room for it, connecting
 // when none has. done must be called when the session has ended.
-func (s *SSH) session(ctx context.Context) (sess *ssh.Session, done func(), err error) {
+func (s *Host) session(ctx context.Context) (sess *gossh.Session, done func(), err error) {
 	for range 3 {
 		c, err := s.conn(ctx)
 		if err != nil {
@@ -211,7 +217,7 @@ func (s *SSH) session(ctx context.Context) (sess *ssh.Session, done func(), err 
 			var once sync.Once
 			return sess, func() { once.Do(func() { s.leave(c) }) }, nil
 		}
-		var refused *ssh.OpenChannelError
+		var refused *gossh.OpenChannelError
 		s.mu.Lock()
 		c.sessions--
 		if errors.As(err, &refused) {
@@ -228,10 +234,10 @@ func (s *SSH) session(ctx context.Context) (sess *ssh.Session, done func(), err 
 			return nil, nil, ctx.Err()
 		}
 	}
-	return nil, nil, s.infra("open session", HostDown(errors.New("the host refuses new sessions")))
+	return nil, nil, s.infra("open session", runner.HostDown(errors.New("the host refuses new sessions")))
 }
 
-func (s *SSH) leave(c *sshConn) {
+func (s *Host) leave(c *sshConn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c.sessions--
@@ -239,7 +245,7 @@ func (s *SSH) leave(c *sshConn) {
 
 // conn returns a live connection with room for one more session, counted
 // in, dialing a new one when none has room.
-func (s *SSH) conn(ctx context.Context) (*sshConn, error) {
+func (s *Host) conn(ctx context.Context) (*sshConn, error) {
 	s.mu.Lock()
 	for _, c := range s.conns {
 		if !c.dead && c.sessions < c.limit {
@@ -263,7 +269,7 @@ func (s *SSH) conn(ctx context.Context) (*sshConn, error) {
 
 // watch forgets c once its connection ends, and probes it meanwhile so
 // that a host that went away closes it.
-func (s *SSH) watch(c *sshConn) {
+func (s *Host) watch(c *sshConn) {
 	ended := make(chan struct{})
 	go func() {
 		_ = c.client.Wait()
@@ -305,11 +311,11 @@ func (s *SSH) watch(c *sshConn) {
 
 // dial connects, retrying with backoff what may pass. Its failures are
 // the host's (ErrHostDown): the pool counts them.
-func (s *SSH) dial(ctx context.Context) (*ssh.Client, error) {
+func (s *Host) dial(ctx context.Context) (*gossh.Client, error) {
 	op := "connect to " + s.addr()
 	cfg, err := s.clientConfig()
 	if err != nil {
-		return nil, s.infra(op, HostDown(err))
+		return nil, s.infra(op, runner.HostDown(err))
 	}
 	attempts := s.ConnectAttempts
 	if attempts <= 0 {
@@ -328,10 +334,10 @@ func (s *SSH) dial(ctx context.Context) (*ssh.Client, error) {
 			return nil, ctx.Err()
 		}
 		if final(err) {
-			return nil, s.infra(op, HostDown(err))
+			return nil, s.infra(op, runner.HostDown(err))
 		}
 		if attempt >= attempts {
-			return nil, s.infra(op, HostDown(fmt.Errorf("%w (tried %d times)", err, attempt)))
+			return nil, s.infra(op, runner.HostDown(fmt.Errorf("%w (tried %d times)", err, attempt)))
 		}
 		s.logger().Warn("cannot connect to host; trying again", "host", s.Name(), "attempt", attempt, "wait", backoff, "error", err)
 		select {
@@ -350,7 +356,7 @@ func final(err error) bool {
 	return errors.As(err, &hk) || strings.Contains(err.Error(), "unable to authenticate")
 }
 
-func (s *SSH) dialOnce(ctx context.Context, cfg *ssh.ClientConfig) (*ssh.Client, error) {
+func (s *Host) dialOnce(ctx context.Context, cfg *gossh.ClientConfig) (*gossh.Client, error) {
 	addr := s.addr()
 	d := net.Dialer{Timeout: sshDialTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
@@ -361,13 +367,13 @@ func (s *SSH) dialOnce(ctx context.Context, cfg *ssh.ClientConfig) (*ssh.Client,
 	defer stop()
 	_ = conn.SetDeadline(time.Now().Add(sshDialTimeout))
 	cfg = s.withKnownAlgorithms(cfg, addr, conn.RemoteAddr())
-	c, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	c, chans, reqs, err := gossh.NewClientConn(conn, addr, cfg)
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
 	_ = conn.SetDeadline(time.Time{})
-	return ssh.NewClient(c, chans, reqs), nil
+	return gossh.NewClient(c, chans, reqs), nil
 }
 
 // hostKeyError is a host key that known_hosts does not vouch for.
@@ -381,7 +387,7 @@ func (e *hostKeyError) Unwrap() error { return e.err }
 
 // clientConfig builds, once, how to authenticate and what host key to
 // accept.
-func (s *SSH) clientConfig() (*ssh.ClientConfig, error) {
+func (s *Host) clientConfig() (*gossh.ClientConfig, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.config != nil {
@@ -403,25 +409,25 @@ func (s *SSH) clientConfig() (*ssh.ClientConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.config = &ssh.ClientConfig{User: name, Auth: []ssh.AuthMethod{auth}, HostKeyCallback: check, Timeout: sshDialTimeout}
+	s.config = &gossh.ClientConfig{User: name, Auth: []gossh.AuthMethod{auth}, HostKeyCallback: check, Timeout: sshDialTimeout}
 	return s.config, nil
 }
 
-func (s *SSH) auth() (ssh.AuthMethod, error) {
+func (s *Host) auth() (gossh.AuthMethod, error) {
 	if s.KeyFile != "" {
 		data, err := os.ReadFile(s.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("read key_file: %w", err)
 		}
-		signer, err := ssh.ParsePrivateKey(data)
-		var pass *ssh.PassphraseMissingError
+		signer, err := gossh.ParsePrivateKey(data)
+		var pass *gossh.PassphraseMissingError
 		if errors.As(err, &pass) {
 			return nil, fmt.Errorf("key_file %s is protected by a passphrase: add it to an SSH agent and leave key_file unset", s.KeyFile)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("key_file %s: %w", s.KeyFile, err)
 		}
-		return ssh.PublicKeys(signer), nil
+		return gossh.PublicKeys(signer), nil
 	}
 	sock := os.Getenv("SSH_AUTH_SOCK")
 	if sock == "" {
@@ -431,10 +437,10 @@ func (s *SSH) auth() (ssh.AuthMethod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SSH agent at %s: %w", sock, err)
 	}
-	return ssh.PublicKeysCallback(agent.NewClient(conn).Signers), nil
+	return gossh.PublicKeysCallback(agent.NewClient(conn).Signers), nil
 }
 
-func (s *SSH) knownHosts() (string, error) {
+func (s *Host) knownHosts() (string, error) {
 	if s.KnownHosts != "" {
 		return s.KnownHosts, nil
 	}
@@ -447,9 +453,9 @@ func (s *SSH) knownHosts() (string, error) {
 
 // hostKeyCallback checks the host's key against known_hosts, with errors
 // that say what to do.
-func (s *SSH) hostKeyCallback() (ssh.HostKeyCallback, error) {
+func (s *Host) hostKeyCallback() (gossh.HostKeyCallback, error) {
 	if s.InsecureIgnoreHostKey {
-		return ssh.InsecureIgnoreHostKey(), nil //nolint:gosec // the configuration asked for it by name
+		return gossh.InsecureIgnoreHostKey(), nil //nolint:gosec // the configuration asked for it by name
 	}
 	file, err := s.knownHosts()
 	if err != nil {
@@ -459,7 +465,7 @@ func (s *SSH) hostKeyCallback() (ssh.HostKeyCallback, error) {
 	if err != nil {
 		return nil, fmt.Errorf("known_hosts: %w (or set insecure_ignore_host_key: true)", err)
 	}
-	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+	return func(hostname string, remote net.Addr, key gossh.PublicKey) error {
 		err := check(hostname, remote, key)
 		var ke *knownhosts.KeyError
 		switch {
@@ -472,7 +478,7 @@ func (s *SSH) hostKeyCallback() (ssh.HostKeyCallback, error) {
 		case errors.As(err, &ke):
 			w := ke.Want[0]
 			return &hostKeyError{err: err, msg: fmt.Sprintf("REFUSED: the host key of %s (%s %s) is not the one %s:%d knows: another machine answers at that address, or the host was reinstalled (then replace its line)",
-				hostname, key.Type(), ssh.FingerprintSHA256(key), w.Filename, w.Line)}
+				hostname, key.Type(), gossh.FingerprintSHA256(key), w.Filename, w.Line)}
 		}
 		return &hostKeyError{err: err, msg: fmt.Sprintf("host key of %s: %v", hostname, err)}
 	}, nil
@@ -481,7 +487,7 @@ func (s *SSH) hostKeyCallback() (ssh.HostKeyCallback, error) {
 // withKnownAlgorithms has the server offer the key types known_hosts
 // holds for addr, so a host with several keys is not refused for showing
 // an unknown type first.
-func (s *SSH) withKnownAlgorithms(cfg *ssh.ClientConfig, addr string, remote net.Addr) *ssh.ClientConfig {
+func (s *Host) withKnownAlgorithms(cfg *gossh.ClientConfig, addr string, remote net.Addr) *gossh.ClientConfig {
 	if s.InsecureIgnoreHostKey {
 		return cfg
 	}
@@ -494,7 +500,7 @@ func (s *SSH) withKnownAlgorithms(cfg *ssh.ClientConfig, addr string, remote net
 		return cfg
 	}
 	pub, _, _ := ed25519.GenerateKey(nil)
-	probe, err := ssh.NewPublicKey(pub)
+	probe, err := gossh.NewPublicKey(pub)
 	if err != nil {
 		return cfg
 	}
@@ -505,8 +511,8 @@ func (s *SSH) withKnownAlgorithms(cfg *ssh.ClientConfig, addr string, remote net
 	var algos []string
 	for _, k := range ke.Want {
 		switch t := k.Key.Type(); t {
-		case ssh.KeyAlgoRSA:
-			algos = append(algos, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA)
+		case gossh.KeyAlgoRSA:
+			algos = append(algos, gossh.KeyAlgoRSASHA512, gossh.KeyAlgoRSASHA256, gossh.KeyAlgoRSA)
 		default:
 			algos = append(algos, t)
 		}
@@ -520,7 +526,7 @@ func (s *SSH) withKnownAlgorithms(cfg *ssh.ClientConfig, addr string, remote net
 // when nil), and returns its standard output. A script that fails, or a
 // host that cannot run it, is a *record.InfraError that quotes the
 // script's standard error.
-func (s *SSH) output(ctx context.Context, op, script string, in io.Reader) ([]byte, error) {
+func (s *Host) output(ctx context.Context, op, script string, in io.Reader) ([]byte, error) {
 	sess, done, err := s.session(ctx)
 	if err != nil {
 		return nil, withOp(err, op)
@@ -560,16 +566,16 @@ func withOp(err error, op string) error {
 // standard error, or a connection that ended without one (the host's
 // failure, ErrHostDown).
 func scriptError(err error, stderr []byte) error {
-	msg := clip(strings.TrimSpace(strings.ToValidUTF8(string(stderr), "\uFFFD")), 500)
-	var exit *ssh.ExitError
-	var missing *ssh.ExitMissingError
+	msg := proc.Clip(strings.TrimSpace(strings.ToValidUTF8(string(stderr), "\uFFFD")), 500)
+	var exit *gossh.ExitError
+	var missing *gossh.ExitMissingError
 	switch {
 	case errors.As(err, &exit) && msg != "":
 		return fmt.Errorf("exit status %d: %s", exit.ExitStatus(), msg)
 	case errors.As(err, &exit):
 		return fmt.Errorf("exit status %d", exit.ExitStatus())
 	case errors.As(err, &missing), errors.Is(err, io.EOF):
-		return HostDown(errors.New("the connection dropped"))
+		return runner.HostDown(errors.New("the connection dropped"))
 	}
 	return err
 }
@@ -577,5 +583,5 @@ func scriptError(err error, stderr []byte) error {
 // remoteShell is the command line that runs script with /bin/sh whatever
 // the user's login shell.
 func remoteShell(script string) string {
-	return "exec /bin/sh -c " + shellQuote(script)
+	return "exec /bin/sh -c " + proc.ShellQuote(script)
 }

@@ -1,4 +1,4 @@
-package runner
+package slurm
 
 import (
 	"context"
@@ -10,23 +10,16 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
-// NodeDescriber is a host of several machines (a cluster's nodes) that
-// says what the node a command ran on (Result.Node) is. The Runner
-// records it in the fingerprint of the runs that ran there, and samples
-// the GPU state of every benchmark step on such a host: what its node
-// has is known only once the step ran there.
-type NodeDescriber interface {
-	DescribeNode(ctx context.Context, node string) (record.ClusterNode, error)
-}
-
-var _ NodeDescriber = (*Slurm)(nil)
+var _ runner.NodeDescriber = (*Host)(nil)
 
 // DescribeNode is what scontrol show node says of node: its CPUs,
 // memory, generic resources (the GPUs) and trackable resources, read
 // once per node and kept.
-func (s *Slurm) DescribeNode(ctx context.Context, node string) (record.ClusterNode, error) {
+func (s *Host) DescribeNode(ctx context.Context, node string) (record.ClusterNode, error) {
 	if n, ok := s.nodes.Load(node); ok {
 		return n.(record.ClusterNode), nil
 	}
@@ -34,7 +27,7 @@ func (s *Slurm) DescribeNode(ctx context.Context, node string) (record.ClusterNo
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "scontrol", "--oneliner", "show", "node", node).CombinedOutput()
 	if err != nil {
-		return record.ClusterNode{}, s.infra("describe node "+node, fmt.Errorf("scontrol show node: %w: %s", err, clip(strings.TrimSpace(string(out)), 200)))
+		return record.ClusterNode{}, s.infra("describe node "+node, fmt.Errorf("scontrol show node: %w: %s", err, proc.Clip(strings.TrimSpace(string(out)), 200)))
 	}
 	n, err := parseSlurmNode(string(out))
 	if err != nil {
@@ -67,7 +60,7 @@ func parseSlurmNode(out string) (record.ClusterNode, error) {
 	}
 	name := fields["NodeName"]
 	if name == "" {
-		return record.ClusterNode{}, fmt.Errorf("scontrol show node: no NodeName in %q", clip(line, 200))
+		return record.ClusterNode{}, fmt.Errorf("scontrol show node: no NodeName in %q", proc.Clip(line, 200))
 	}
 	n := record.ClusterNode{
 		Name:       name,

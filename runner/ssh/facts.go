@@ -1,4 +1,4 @@
-package runner
+package ssh
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // factsScript probes the host as localFacts probes this machine: one
@@ -29,11 +31,11 @@ if command -v nvidia-smi > /dev/null; then
 	echo gpu-query
 	$t nvidia-smi --query-gpu=%s --format=csv,nounits 2>&1 || echo "gpu-failed $?"
 fi
-`, int(factTimeout.Seconds()), strings.Join(GPUQueryFields, ","))
+`, int(runner.FactTimeout.Seconds()), strings.Join(runner.GPUQueryFields, ","))
 
 // Facts describes the host, probed over SSH on the first call and cached;
 // an error (nvidia-smi present but failing) is not cached.
-func (s *SSH) Facts(ctx context.Context) (record.Fingerprint, error) {
+func (s *Host) Facts(ctx context.Context) (record.Fingerprint, error) {
 	s.mu.Lock()
 	cached := s.facts
 	s.mu.Unlock()
@@ -100,9 +102,9 @@ func parseFacts(out []byte) (record.Fingerprint, error) {
 	}
 	if i := bytes.LastIndex(gpu, []byte("gpu-failed ")); i >= 0 {
 		first, _, _ := strings.Cut(strings.TrimSpace(string(gpu[:i])), "\n")
-		return fp, fmt.Errorf("nvidia-smi failed (%s): %s", strings.TrimSpace(string(gpu[i:])), clip(first, 200))
+		return fp, fmt.Errorf("nvidia-smi failed (%s): %s", strings.TrimSpace(string(gpu[i:])), proc.Clip(first, 200))
 	}
-	gpus, err := ParseGPUQuery(bytes.NewReader(gpu))
+	gpus, err := runner.ParseGPUQuery(bytes.NewReader(gpu))
 	if err != nil {
 		return fp, fmt.Errorf("nvidia-smi: %w", err)
 	}

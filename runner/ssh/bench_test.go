@@ -1,4 +1,4 @@
-package runner
+package ssh
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/internal/sshdtest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // BenchmarkMeasureLocalVsSSH measures one Measure of 3 runs of
@@ -18,22 +20,22 @@ import (
 func BenchmarkMeasureLocalVsSSH(b *testing.B) {
 	ctx := context.Background()
 	src, commits := gitopstest.NewRepo(b, 2)
-	hosts := map[string]func(b *testing.B) Host{
-		"local": func(b *testing.B) Host {
+	hosts := map[string]func(b *testing.B) runner.Host{
+		"local": func(b *testing.B) runner.Host {
 			workdir := b.TempDir()
 			repo, err := gitops.Open(ctx, src, workdir)
 			if err != nil {
 				b.Fatal(err)
 			}
-			return &Local{Repo: repo, Workdir: workdir, Trees: 1}
+			return &runner.Local{Repo: repo, Workdir: workdir, Trees: 1}
 		},
-		"ssh": func(b *testing.B) Host {
+		"ssh": func(b *testing.B) runner.Host {
 			srv := sshdtest.Start(b)
 			repo, err := gitops.Open(ctx, src, b.TempDir())
 			if err != nil {
 				b.Fatal(err)
 			}
-			h := &SSH{HostName: "gpu1", Address: srv.Addr, User: srv.User, KeyFile: srv.KeyFile, KnownHosts: srv.KnownHosts,
+			h := &Host{HostName: "gpu1", Address: srv.Addr, User: srv.User, KeyFile: srv.KeyFile, KnownHosts: srv.KnownHosts,
 				Workdir: b.TempDir(), Repo: repo, Trees: 1}
 			b.Cleanup(func() { h.Close() })
 			return h
@@ -41,18 +43,18 @@ func BenchmarkMeasureLocalVsSSH(b *testing.B) {
 	}
 	for _, name := range []string{"local", "ssh"} {
 		b.Run(name, func(b *testing.B) {
-			pool, err := NewPool(hosts[name](b))
+			pool, err := runner.NewPool(hosts[name](b))
 			if err != nil {
 				b.Fatal(err)
 			}
-			r := &Runner{Spec: counterSpec}
+			r := &runner.Runner{Spec: runnertest.CounterSpec}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				lease, err := pool.Acquire(ctx, record.Target{Commit: commits[i%2]})
 				if err != nil {
 					b.Fatal(err)
 				}
-				_, err = r.Measure(ctx, lease, Source{Target: record.Target{Commit: commits[i%2]}}, 3, func(record.Run) error { return nil })
+				_, err = r.Measure(ctx, lease, runner.Source{Target: record.Target{Commit: commits[i%2]}}, 3, func(record.Run) error { return nil })
 				lease.Release()
 				if err != nil {
 					b.Fatal(err)

@@ -1,4 +1,4 @@
-package runner
+package ssh
 
 import (
 	"bytes"
@@ -7,58 +7,33 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
-
-// shellLib defines the functions remote scripts share. perfbot_live PGID
-// [MARK] reports whether process group PGID has a member that is not a
-// zombie (and, given MARK, whose environment holds PERFBOT_RUN=MARK: the
-// group perfbot started, not another that took its number).
-// perfbot_gone PGID N waits up to N tenths of a second for the group to
-// be gone.
-const shellLib = `perfbot_live() {
-	_g=$1 _m=${2:-}
-	for _f in /proc/[0-9]*; do
-		{ read -r _l < "$_f/stat"; } 2> /dev/null || continue
-		_l=${_l##*) }
-		set -- $_l
-		[ "$3" = "$_g" ] && [ "$1" != Z ] && [ "$1" != X ] || continue
-		[ -z "$_m" ] && return 0
-		tr '\0' '\n' < "$_f/environ" 2> /dev/null | grep -qxF "PERFBOT_RUN=$_m" && return 0
-	done
-	return 1
-}
-perfbot_gone() {
-	_i=0
-	while perfbot_live "$1" && [ "$_i" -lt "$2" ]; do sleep 0.1; _i=$((_i + 1)); done
-}
-`
-
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Exec runs cmd.Script with sh -c on the host, in a session and process
 // group of its own (setsid), its output streamed back into a capture
 // capped at OutputCap. Every slot of an SSH host is the same machine.
-func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
+func (s *Host) Exec(ctx context.Context, slot int, cmd runner.Command) (runner.Result, error) {
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return runner.Result{}, err
 	}
 	if cmd.EnvFile != "" && !path.IsAbs(cmd.EnvFile) {
 		cmd.EnvFile = path.Join(s.Workdir, cmd.EnvFile)
 	}
-	mark := newMark()
+	mark := proc.NewMark()
 	script, err := s.execScript(cmd, mark)
 	if err != nil {
-		return Result{}, s.infra("start command", err)
+		return runner.Result{}, s.infra("start command", err)
 	}
 	sess, done, err := s.session(ctx)
 	if err != nil {
-		return Result{}, withOp(err, fmt.Sprintf("run %q", firstLine(cmd.Script)))
+		return runner.Result{}, withOp(err, fmt.Sprintf("run %q", proc.FirstLine(cmd.Script)))
 	}
 	defer done()
 	defer sess.Close()
@@ -66,15 +41,15 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	// tells the host that perfbot is gone.
 	stdin, err := sess.StdinPipe()
 	if err != nil {
-		return Result{}, s.infra("open session input", err)
+		return runner.Result{}, s.infra("open session input", err)
 	}
-	out := newCapture(s.outputCap())
+	out := proc.NewCapture(s.outputCap())
 	proto := &wrapperLog{started: make(chan int, 1)}
 	sess.Stdout, sess.Stderr = out, proto
 
 	started := time.Now()
 	if err := sess.Start(remoteShell(script)); err != nil {
-		return Result{}, s.infra("start shell", err)
+		return runner.Result{}, s.infra("start shell", err)
 	}
 	ended := make(chan error, 1)
 	go func() { ended <- sess.Wait() }()
@@ -84,7 +59,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 		defer t.Stop()
 		expired = t.C
 	}
-	var res Result
+	var res runner.Result
 	var ctxErr, waitErr error
 	select {
 	case waitErr = <-ended:
@@ -98,7 +73,7 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	}
 	stdin.Close()
 	res.Duration = time.Since(started)
-	res.Output, res.Truncated = out.bytes()
+	res.Output, res.Truncated = out.Bytes()
 
 	rc, exited, why, other := proto.result()
 	switch {
@@ -107,17 +82,17 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 	case exited:
 		res.ExitCode = rc
 	case why != "":
-		return res, s.infra(fmt.Sprintf("run %q", firstLine(cmd.Script)), errors.New(why))
+		return res, s.infra(fmt.Sprintf("run %q", proc.FirstLine(cmd.Script)), errors.New(why))
 	default:
 		// The wrapper was killed or its connection dropped.
-		return res, s.infra(fmt.Sprintf("run %q", firstLine(cmd.Script)),
-			HostDown(fmt.Errorf("the command ended without its exit status (the host or its sshd went away): %w", scriptError(waitErr, []byte(other)))))
+		return res, s.infra(fmt.Sprintf("run %q", proc.FirstLine(cmd.Script)),
+			runner.HostDown(fmt.Errorf("the command ended without its exit status (the host or its sshd went away): %w", scriptError(waitErr, []byte(other)))))
 	}
 	if cmd.EnvFile != "" {
 		res.Env = proto.envDump()
 	}
 	if ctxErr != nil {
-		return res, fmt.Errorf("run %q: %w", firstLine(cmd.Script), ctxErr)
+		return res, fmt.Errorf("run %q: %w", proc.FirstLine(cmd.Script), ctxErr)
 	}
 	return res, nil
 }
@@ -125,8 +100,8 @@ func (s *SSH) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
 // stop kills the command's process group through a second session and
 // waits for the wrapper to report. When the host cannot be reached for
 // the kill, closing the session's input has the host kill the group.
-func (s *SSH) stop(ctx context.Context, proto *wrapperLog, mark string, stdin interface{ Close() error }, ended <-chan error) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.killGrace()+groupExitWait+sshDialTimeout)
+func (s *Host) stop(ctx context.Context, proto *wrapperLog, mark string, stdin interface{ Close() error }, ended <-chan error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.killGrace()+proc.GroupExitWait+sshDialTimeout)
 	defer cancel()
 	select {
 	case pgid := <-proto.started:
@@ -149,29 +124,27 @@ func (s *SSH) stop(ctx context.Context, proto *wrapperLog, mark string, stdin in
 // killGroup sends SIGTERM to process group pgid, SIGKILL after the grace,
 // and waits for the group to go. Only a group with the command's mark is
 // killed: one that ended meanwhile may have left its number to another.
-func (s *SSH) killGroup(ctx context.Context, pgid int, mark string) error {
+func (s *Host) killGroup(ctx context.Context, pgid int, mark string) error {
 	pg := strconv.Itoa(pgid)
 	tenths := strconv.Itoa(int(s.killGrace() / (100 * time.Millisecond)))
-	script := shellLib + "perfbot_live " + pg + " " + mark + " || exit 0\n" +
-		"kill -TERM -" + pg + " 2> /dev/null\n" +
-		"_i=0; while perfbot_live " + pg + " && [ \"$_i\" -lt " + tenths + " ]; do sleep 0.1; _i=$((_i + 1)); done\n" +
-		"kill -KILL -" + pg + " 2> /dev/null\nperfbot_gone " + pg + " 100\n"
+	script := proc.ShellLib + "perfbot_live " + pg + " " + mark + " || exit 0\n" +
+		"perfbot_stop " + pg + " " + tenths + "\nperfbot_gone " + pg + " 100\n"
 	_, err := s.output(ctx, "kill process group "+pg, script, nil)
 	return err
 }
 
-func (s *SSH) killGrace() time.Duration {
+func (s *Host) killGrace() time.Duration {
 	if s.KillGrace > 0 {
 		return s.KillGrace
 	}
 	return DefaultKillGrace
 }
 
-func (s *SSH) outputCap() int {
+func (s *Host) outputCap() int {
 	if s.OutputCap > 0 {
 		return s.OutputCap
 	}
-	return DefaultOutputCap
+	return runner.DefaultOutputCap
 }
 
 // execScript is the wrapper run for cmd: it enters the directory, starts
@@ -181,36 +154,30 @@ func (s *SSH) outputCap() int {
 // standard error (perfbot-started PGID, perfbot-env BASE64 of the
 // environment dump, perfbot-exit STATUS, or perfbot-error: WHY). The
 // script's own output, both streams, goes to standard output.
-func (s *SSH) execScript(cmd Command, mark string) (string, error) {
+func (s *Host) execScript(cmd runner.Command, mark string) (string, error) {
 	var b strings.Builder
-	b.WriteString(shellLib)
+	b.WriteString(proc.ShellLib)
 	if cmd.Dir != "" {
-		fmt.Fprintf(&b, "cd %s 2> /dev/null || { echo %s >&2; exit 1; }\n", shellQuote(cmd.Dir),
-			shellQuote("perfbot-error: the working directory "+cmd.Dir+" does not exist"))
+		fmt.Fprintf(&b, "cd %s 2> /dev/null || { echo %s >&2; exit 1; }\n", proc.ShellQuote(cmd.Dir),
+			proc.ShellQuote("perfbot-error: the working directory "+cmd.Dir+" does not exist"))
 	}
 	if cmd.EnvFile != "" {
-		fmt.Fprintf(&b, "rm -f %s || { echo %s >&2; exit 1; }\n", shellQuote(cmd.EnvFile),
-			shellQuote("perfbot-error: cannot remove the old environment dump "+cmd.EnvFile))
+		fmt.Fprintf(&b, "rm -f %s || { echo %s >&2; exit 1; }\n", proc.ShellQuote(cmd.EnvFile),
+			proc.ShellQuote("perfbot-error: cannot remove the old environment dump "+cmd.EnvFile))
 	}
-	keys := make([]string, 0, len(cmd.Env))
-	for k := range cmd.Env {
-		if !envName.MatchString(k) {
-			return "", fmt.Errorf("%q is not an environment variable name", k)
-		}
-		keys = append(keys, k)
+	exports, err := proc.Exports(cmd.Env)
+	if err != nil {
+		return "", err
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s; export %s\n", k, shellQuote(cmd.Env[k]), k)
-	}
-	fmt.Fprintf(&b, "%s=%s; export %s\n", envRunMark, mark, envRunMark)
+	b.WriteString(exports)
+	fmt.Fprintf(&b, "%s=%s; export %s\n", proc.RunMark, mark, proc.RunMark)
 	b.WriteString("exec 3<&0\n")
-	fmt.Fprintf(&b, "setsid /bin/sh -c %s < /dev/null 2>&1 3<&- &\npg=$!\n", shellQuote(withEnvDump(cmd.Script, cmd.EnvFile)))
+	fmt.Fprintf(&b, "setsid /bin/sh -c %s < /dev/null 2>&1 3<&- &\npg=$!\n", proc.ShellQuote(proc.WithEnvDump(cmd.Script, cmd.EnvFile)))
 	running := ""
 	if cmd.Scratch != "" {
-		running = shellQuote(path.Join(cmd.Scratch, groupsFile))
+		running = proc.ShellQuote(path.Join(cmd.Scratch, proc.GroupFile))
 		fmt.Fprintf(&b, "printf '%%s %%s\\n' \"$pg\" %s > %s || { kill -KILL -\"$pg\"; echo %s >&2; exit 1; }\n",
-			mark, running, shellQuote("perfbot-error: cannot record the process group in "+cmd.Scratch))
+			mark, running, proc.ShellQuote("perfbot-error: cannot record the process group in "+cmd.Scratch))
 	}
 	fmt.Fprintf(&b, `echo "perfbot-started $pg" >&2
 ( cat <&3 > /dev/null; kill -TERM -"$pg"; sleep %d; kill -KILL -"$pg" ) > /dev/null 2>&1 &
@@ -219,13 +186,13 @@ exec 3<&-
 wait "$pg"; rc=$?
 kill "$w" 2> /dev/null
 kill -KILL -"$pg" 2> /dev/null && perfbot_gone "$pg" %d
-`, max(int(s.killGrace()/time.Second), 1), int(groupExitWait/(100*time.Millisecond)))
+`, max(int(s.killGrace()/time.Second), 1), int(proc.GroupExitWait/(100*time.Millisecond)))
 	if running != "" {
 		fmt.Fprintf(&b, "rm -f %s\n", running)
 	}
 	if cmd.EnvFile != "" {
 		// The dump comes back with the report, sparing a session.
-		q := shellQuote(cmd.EnvFile)
+		q := proc.ShellQuote(cmd.EnvFile)
 		fmt.Fprintf(&b, "[ ! -s %s ] || printf 'perfbot-env %%s\\n' \"$(base64 -w0 < %s)\" >&2\n", q, q)
 	}
 	b.WriteString("echo \"perfbot-exit $rc\" >&2\n")
@@ -289,7 +256,7 @@ func (w *wrapperLog) line(l string) {
 	default:
 		// The login shell's own complaints (a broken .bashrc).
 		if len(w.other) < 20 {
-			w.other = append(w.other, clip(l, 200))
+			w.other = append(w.other, proc.Clip(l, 200))
 		}
 	}
 }
@@ -303,7 +270,7 @@ func (w *wrapperLog) envDump() map[string]string {
 	if err != nil {
 		return nil
 	}
-	return parseEnvDump(data)
+	return proc.ParseEnvDump(data)
 }
 
 // result is the script's exit status when the wrapper reported one, why

@@ -1,4 +1,4 @@
-package runner
+package slurm
 
 import (
 	"context"
@@ -19,6 +19,9 @@ import (
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/internal/slurmtest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // These tests run against a real single-node Slurm (package slurmtest).
@@ -27,12 +30,12 @@ func TestMain(m *testing.M) { slurmtest.Main(m) }
 
 // newSlurm returns a slurm host named cluster over a fresh repository of
 // n numbered commits, its clone and trees under a temporary workdir.
-func newSlurm(t *testing.T, slots, n int) (*Slurm, []string) {
+func newSlurm(t *testing.T, slots, n int) (*Host, []string) {
 	t.Helper()
 	slurmtest.Start(t)
 	src, commits := gitopstest.NewRepo(t, n)
-	return &Slurm{
-		Local:     &Local{HostName: "cluster", Workdir: t.TempDir(), Slots: slots},
+	return &Host{
+		Local:     &runner.Local{HostName: "cluster", Workdir: t.TempDir(), Slots: slots},
 		Origin:    src,
 		Partition: slurmtest.Partition,
 		RetryWait: 10 * time.Millisecond,
@@ -64,7 +67,7 @@ func TestSlurmExec(t *testing.T) {
 			if tc.wantEnv != nil {
 				envFile = filepath.Join(dir, "env")
 			}
-			res, err := s.Exec(context.Background(), 0, Command{Dir: dir, Script: tc.script, Env: tc.env, EnvFile: envFile, Scratch: dir, Timeout: time.Minute})
+			res, err := s.Exec(context.Background(), 0, runner.Command{Dir: dir, Script: tc.script, Env: tc.env, EnvFile: envFile, Scratch: dir, Timeout: time.Minute})
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantOutput, string(res.Output))
 			assert.Equal(t, tc.wantExit, res.ExitCode)
@@ -118,7 +121,7 @@ func TestSlurmCancelLeavesNothingQueued(t *testing.T) {
 			if tc.ignoreTerm {
 				script = "trap '' TERM; " + script
 			}
-			res, err := s.Exec(ctx, 0, Command{Dir: dir, Script: script, Scratch: dir, Timeout: tc.timeout})
+			res, err := s.Exec(ctx, 0, runner.Command{Dir: dir, Script: script, Scratch: dir, Timeout: tc.timeout})
 			if tc.cancel {
 				require.ErrorIs(t, err, context.Canceled)
 			} else {
@@ -130,8 +133,8 @@ func TestSlurmCancelLeavesNothingQueued(t *testing.T) {
 			queue, err := slurmtest.Start(t).Queue()
 			require.NoError(t, err)
 			assert.Empty(t, queue, "squeue after the cancel")
-			for _, pid := range readPids(t, started) {
-				assert.False(t, alive(t, pid), "process %d of the job still runs", pid)
+			for _, pid := range runnertest.ReadPids(t, started) {
+				assert.False(t, proc.Alive(pid), "process %d of the job still runs", pid)
 			}
 		})
 	}
@@ -154,7 +157,7 @@ func TestSlurmTimeoutStartsWithTheJob(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	dir := t.TempDir()
-	res, err := s.Exec(context.Background(), 0, Command{Dir: dir, Script: "echo ran", Scratch: dir, Timeout: time.Second})
+	res, err := s.Exec(context.Background(), 0, runner.Command{Dir: dir, Script: "echo ran", Scratch: dir, Timeout: time.Second})
 	require.NoError(t, err)
 	assert.False(t, res.TimedOut, "the time in the queue is not the step's")
 	assert.Equal(t, "ran\n", string(res.Output))
@@ -178,7 +181,7 @@ func TestSlurmJobFailureIsInfra(t *testing.T) {
 
 	t.Run("every attempt fails", func(t *testing.T) {
 		dir := t.TempDir()
-		res, err := s.Exec(ctx, 0, Command{Dir: dir, Script: "echo attempt >> attempts; " + cancelSelf, Scratch: dir, Timeout: 5 * time.Minute})
+		res, err := s.Exec(ctx, 0, runner.Command{Dir: dir, Script: "echo attempt >> attempts; " + cancelSelf, Scratch: dir, Timeout: 5 * time.Minute})
 		var infra *record.InfraError
 		require.ErrorAs(t, err, &infra, "timed out %v, output %q", res.TimedOut, res.Output)
 		assert.Equal(t, "cluster", infra.Host)
@@ -187,7 +190,7 @@ func TestSlurmJobFailureIsInfra(t *testing.T) {
 		assert.ErrorContains(t, err, "(3 attempts)")
 		data, err := os.ReadFile(filepath.Join(dir, "attempts"))
 		require.NoError(t, err)
-		assert.Equal(t, 3, strings.Count(string(data), "attempt"), "1 + DefaultSlurmRetries attempts")
+		assert.Equal(t, 3, strings.Count(string(data), "attempt"), "1 + DefaultRetries attempts")
 		queue, err := slurmtest.Start(t).Queue()
 		require.NoError(t, err)
 		assert.Empty(t, queue)
@@ -195,14 +198,14 @@ func TestSlurmJobFailureIsInfra(t *testing.T) {
 	t.Run("the first attempt fails", func(t *testing.T) {
 		dir := t.TempDir()
 		script := "if [ ! -e once ]; then touch once; " + cancelSelf + "; fi; echo second; exit 4"
-		res, err := s.Exec(ctx, 0, Command{Dir: dir, Script: script, Scratch: dir, Timeout: 5 * time.Minute})
+		res, err := s.Exec(ctx, 0, runner.Command{Dir: dir, Script: script, Scratch: dir, Timeout: 5 * time.Minute})
 		require.NoError(t, err, "output %q", res.Output)
 		assert.Equal(t, 4, res.ExitCode, "the retry's own result")
 		assert.Equal(t, "second\n", string(res.Output))
 	})
 	t.Run("the job never starts", func(t *testing.T) {
-		bad := &Slurm{Local: s.Local, Partition: "nosuchpartition", Retries: -1}
-		_, err := bad.Exec(ctx, 0, Command{Script: "true", Scratch: t.TempDir(), Timeout: time.Minute})
+		bad := &Host{Local: s.Local, Partition: "nosuchpartition", Retries: -1}
+		_, err := bad.Exec(ctx, 0, runner.Command{Script: "true", Scratch: t.TempDir(), Timeout: time.Minute})
 		var infra *record.InfraError
 		require.ErrorAs(t, err, &infra)
 		assert.Regexp(t, `^slurm job perfbot-cluster-0-[0-9a-f]+$`, infra.Op)
@@ -216,18 +219,18 @@ func TestSlurmJobFailureIsInfra(t *testing.T) {
 // failing benchmark is a failed run, not an infrastructure failure.
 func TestSlurmMeasure(t *testing.T) {
 	s, commits := newSlurm(t, 2, 3)
-	pool, err := NewPool(s)
+	pool, err := runner.NewPool(s)
 	require.NoError(t, err)
 	require.Equal(t, 2, pool.Size())
 	ctx := context.Background()
-	r := &Runner{Spec: counterSpec}
+	r := &runner.Runner{Spec: runnertest.CounterSpec}
 
 	var wg sync.WaitGroup
 	runs := make([][]record.Run, 2)
 	errs := make([]error, 2)
 	for i, c := range []string{commits[0], commits[2]} {
 		wg.Go(func() {
-			runs[i], errs[i] = measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: c}}, 2)
+			runs[i], errs[i] = runnertest.Measure(t, ctx, pool, r, runner.Source{Target: record.Target{Commit: c}}, 2)
 		})
 	}
 	wg.Wait()
@@ -241,14 +244,14 @@ func TestSlurmMeasure(t *testing.T) {
 			assert.Equal(t, slurmtest.Node, run.Node)
 		}
 	}
-	trees, err := filepath.Glob(filepath.Join(s.Workdir, "slots", "*", ".git"))
+	trees, err := filepath.Glob(filepath.Join(s.Local.Workdir, "slots", "*", ".git"))
 	require.NoError(t, err)
 	assert.Len(t, trees, 2, "one tree a slot, on the shared workdir")
 
-	failing := counterSpec
-	failing.Benchmarks = []record.BenchStep{counterSpec.Benchmarks[0]}
+	failing := runnertest.CounterSpec
+	failing.Benchmarks = []record.BenchStep{runnertest.CounterSpec.Benchmarks[0]}
 	failing.Benchmarks[0].Run = "echo 'engine: CUDA out of memory'; exit 1"
-	failed, err := measureIn(t, ctx, pool, &Runner{Spec: failing}, Source{Target: record.Target{Commit: commits[1]}}, 2)
+	failed, err := runnertest.Measure(t, ctx, pool, &runner.Runner{Spec: failing}, runner.Source{Target: record.Target{Commit: commits[1]}}, 2)
 	require.NoError(t, err, "a failing benchmark is the target's failure")
 	require.Len(t, failed, 1)
 	assert.Equal(t, record.StatusBenchFailed, failed[0].Status)
@@ -261,12 +264,12 @@ func TestSlurmMeasure(t *testing.T) {
 func TestSlurmMeasureInfraError(t *testing.T) {
 	s, commits := newSlurm(t, 1, 1)
 	s.Retries = -1
-	pool, err := NewPool(s)
+	pool, err := runner.NewPool(s)
 	require.NoError(t, err)
-	spec := counterSpec
-	spec.Benchmarks = []record.BenchStep{counterSpec.Benchmarks[0]}
+	spec := runnertest.CounterSpec
+	spec.Benchmarks = []record.BenchStep{runnertest.CounterSpec.Benchmarks[0]}
 	spec.Benchmarks[0].Run = cancelSelf
-	runs, err := measureIn(t, context.Background(), pool, &Runner{Spec: spec}, Source{Target: record.Target{Commit: commits[0]}}, 2)
+	runs, err := runnertest.Measure(t, context.Background(), pool, &runner.Runner{Spec: spec}, runner.Source{Target: record.Target{Commit: commits[0]}}, 2)
 	var infra *record.InfraError
 	require.ErrorAs(t, err, &infra)
 	assert.Equal(t, "cluster", infra.Host)
@@ -277,13 +280,13 @@ func TestSlurmMeasureInfraError(t *testing.T) {
 }
 
 func TestSlurmArgs(t *testing.T) {
-	s := &Slurm{Local: &Local{HostName: "c"}, Partition: "h200", Gres: "gpu:8", TimeLimit: 90*time.Minute + time.Second,
+	s := &Host{Local: &runner.Local{HostName: "c"}, Partition: "h200", Gres: "gpu:8", TimeLimit: 90*time.Minute + time.Second,
 		Exclusive: true, SrunArgs: []string{"--account=perf"}}
 	assert.Equal(t, []string{"--quiet", "--nodes=1", "--ntasks=1", "--job-name=j", "--chdir=/tree",
 		"--partition=h200", "--gres=gpu:8", "--time=91", "--exclusive", "--account=perf", "/bin/sh", "-c", "script"},
 		s.srunArgs("j", "/tree", "script"))
 	assert.Equal(t, []string{"--quiet", "--nodes=1", "--ntasks=1", "--job-name=j", "/bin/sh", "-c", "script"},
-		(&Slurm{Local: &Local{}}).srunArgs("j", "", "script"))
+		(&Host{Local: &runner.Local{}}).srunArgs("j", "", "script"))
 }
 
 // slurmHelperEnv makes the test binary act as a perfbot process whose
@@ -292,26 +295,27 @@ func TestSlurmArgs(t *testing.T) {
 const slurmHelperEnv = "RUNNER_TEST_SLURM_KILLED_HELPER"
 
 func TestKilledPerfbotSlurmHelper(t *testing.T) {
-	dir := os.Getenv(slurmHelperEnv)
-	if dir == "" {
+	dir, script, ok := strings.Cut(os.Getenv(slurmHelperEnv), "|")
+	if !ok {
 		t.Skip("run by TestKilledPerfbotLeavesNoSlurmJob")
 	}
-	s := &Slurm{Local: &Local{HostName: "cluster", Workdir: dir}, Partition: slurmtest.Partition}
-	_, _ = s.Exec(context.Background(), 0, Command{Dir: dir, Script: "echo started > started; sleep 1000", Scratch: dir})
+	s := &Host{Local: &runner.Local{HostName: "cluster", Workdir: dir}, Partition: slurmtest.Partition}
+	_, _ = s.Exec(context.Background(), 0, runner.Command{Dir: dir, Script: script, Scratch: dir})
 }
 
-// perfbot killed by SIGKILL while its job runs: srun dies with it (a
-// parent-death signal), and Slurm ends the job whose srun is gone.
+// perfbot killed by SIGKILL while its job runs: the supervisor srun runs
+// under cancels the job at once, so that the benchmark's processes on the
+// node (the sleep of `sleep 987; python3 bench.py`) die within seconds and
+// the job leaves the queue.
 func TestKilledPerfbotLeavesNoSlurmJob(t *testing.T) {
 	c := slurmtest.Start(t)
 	dir := t.TempDir()
+	sleeper := runnertest.Sleeper()
 	helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotSlurmHelper$")
-	helper.Env = append(os.Environ(), slurmHelperEnv+"="+dir)
+	helper.Env = append(os.Environ(), slurmHelperEnv+"="+dir+"|echo started > started; "+sleeper+"; python3 bench.py")
 	require.NoError(t, helper.Start())
-	require.Eventually(t, func() bool {
-		_, err := os.Stat(filepath.Join(dir, "started"))
-		return err == nil
-	}, time.Minute, 10*time.Millisecond, "the job runs")
+	defer func() { _ = helper.Process.Kill(); _ = helper.Wait() }()
+	require.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 1 }, time.Minute, 10*time.Millisecond, "the job runs")
 	queue, err := c.Queue()
 	require.NoError(t, err)
 	require.Len(t, queue, 1)
@@ -319,10 +323,12 @@ func TestKilledPerfbotLeavesNoSlurmJob(t *testing.T) {
 
 	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
 	_ = helper.Wait()
+	assert.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 0 }, 10*time.Second, 10*time.Millisecond,
+		"no %q survives perfbot on the node", sleeper)
 	assert.Eventually(t, func() bool {
 		queue, err := c.Queue()
 		return err == nil && len(queue) == 0
-	}, time.Minute, 50*time.Millisecond, "Slurm ends the job of a dead perfbot")
+	}, time.Minute, 50*time.Millisecond, "the job of a dead perfbot leaves the queue")
 }
 
 // The node of a run on Slurm is in its fingerprint as Slurm describes it
@@ -330,12 +336,12 @@ func TestKilledPerfbotLeavesNoSlurmJob(t *testing.T) {
 // topology are read on the node, inside each step's job, by the
 // nvidia-smi there (a stand-in on PATH, which the job inherits).
 func TestSlurmRunRecordsItsNode(t *testing.T) {
-	gpu := useFakeGPU(t, "samples_busy.csv")
+	gpu := runnertest.UseFakeGPU(t, "samples_busy.csv")
 	s, commits := newSlurm(t, 1, 2)
-	pool, err := NewPool(s)
+	pool, err := runner.NewPool(s)
 	require.NoError(t, err)
-	r := &Runner{Spec: gpuSpec(awaitSampled+`printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`, nil)}
-	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: commits[1]}}, 2)
+	r := &runner.Runner{Spec: runnertest.GPUSpec(runnertest.AwaitSampled+`printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`, nil)}
+	runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: commits[1]}}, 2)
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
 	run := runs[1]
@@ -351,7 +357,7 @@ func TestSlurmRunRecordsItsNode(t *testing.T) {
 	assert.Equal(t, slurmtest.Partition, node.Partitions)
 	require.Len(t, run.Fingerprint.GPUState, 2, "sampled on the node during the step")
 	assert.Equal(t, 1980.0, run.Fingerprint.GPUState[0].SMClockMHz.Median)
-	calls := strings.Join(gpu.calls(t), "\n")
+	calls := strings.Join(gpu.Calls(t), "\n")
 	assert.Contains(t, calls, "--query-gpu=")
 	assert.NotEmpty(t, run.Fingerprint.GPUTopology)
 	assert.Equal(t, 2, strings.Count(calls, "topo -m"), "a cluster's steps may run on different nodes: each reads its node's topology")

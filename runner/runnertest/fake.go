@@ -1,4 +1,4 @@
-package runner
+package runnertest
 
 import (
 	"context"
@@ -11,15 +11,17 @@ import (
 
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
 )
 
-// Fake is a Host for tests of the packages that drive a Runner (the
-// oracle, the jobs). It runs nothing and checks nothing out: each command
-// is answered from a script chosen by the target the Runner is measuring,
-// which the Runner announces in EnvCommit and EnvTarget, and materializing
-// a tree only records which target went where. A typical use:
+// Fake is a runner.Host for tests of the packages that drive a Runner
+// (the oracle, the jobs). It runs nothing and checks nothing out: each
+// command is answered from a script chosen by the target the Runner is
+// measuring, which the Runner announces in runner.EnvCommit and
+// runner.EnvTarget, and materializing a tree only records which target
+// went where. A typical use:
 //
-//	host := &runner.Fake{Commits: map[string]runner.FakeCommit{
+//	host := &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{
 //		good: {Outputs: []string{"BenchmarkVerify 1 100 tok/s\n", "BenchmarkVerify 1 101 tok/s\n"}},
 //		bad:  {Outputs: []string{"BenchmarkVerify 1 80 tok/s\n"}},
 //		broken: {BuildFails: true},
@@ -77,7 +79,7 @@ func (f *Fake) downErr(op string) error {
 	if f.down == nil {
 		return nil
 	}
-	return &record.InfraError{Host: f.Name(), Op: op, Err: HostDown(f.down)}
+	return &record.InfraError{Host: f.Name(), Op: op, Err: runner.HostDown(f.down)}
 }
 
 // FakeTree is one tree a Fake materialized.
@@ -134,7 +136,7 @@ type FakeCall struct {
 	Env    map[string]string
 }
 
-var _ Host = (*Fake)(nil)
+var _ runner.Host = (*Fake)(nil)
 
 // Name returns HostName, or "fake".
 func (f *Fake) Name() string {
@@ -145,41 +147,41 @@ func (f *Fake) Name() string {
 }
 
 // Layout returns Slots and Trees, defaulted.
-func (f *Fake) Layout() Layout {
-	lay := Layout{Slots: f.Slots, Trees: f.Trees}
+func (f *Fake) Layout() runner.Layout {
+	lay := runner.Layout{Slots: f.Slots, Trees: f.Trees}
 	if lay.Slots <= 0 {
 		lay.Slots = 1
 	}
 	if lay.Trees <= 0 {
-		lay.Trees = DefaultTrees
+		lay.Trees = runner.DefaultTrees
 	}
 	return lay
 }
 
 // Materialize records that src went into (slot, tree) and returns paths
 // that name them; nothing is written.
-func (f *Fake) Materialize(ctx context.Context, slot, tree int, src Source) (Workspace, error) {
+func (f *Fake) Materialize(ctx context.Context, slot, tree int, src runner.Source) (runner.Workspace, error) {
 	if err := ctx.Err(); err != nil {
-		return Workspace{}, err
+		return runner.Workspace{}, err
 	}
 	t := src.Target
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.downErr("fake checkout"); err != nil {
-		return Workspace{}, err
+		return runner.Workspace{}, err
 	}
 	_, script, ok := f.script(FakeCall{Commit: t.Commit, Target: t.Key()})
 	switch {
 	case !ok:
-		return Workspace{}, f.unscripted(t.Commit, t.Key())
+		return runner.Workspace{}, f.unscripted(t.Commit, t.Key())
 	case script.InfraErr != nil:
-		return Workspace{}, &record.InfraError{Host: f.Name(), Op: "fake checkout", Err: script.InfraErr}
+		return runner.Workspace{}, &record.InfraError{Host: f.Name(), Op: "fake checkout", Err: script.InfraErr}
 	case script.ApplyFails:
-		return Workspace{}, &gitops.ApplyError{File: "fake", Hunk: strings.Join(t.Hunks, ","), Err: errors.New("fake: does not apply")}
+		return runner.Workspace{}, &gitops.ApplyError{File: "fake", Hunk: strings.Join(t.Hunks, ","), Err: errors.New("fake: does not apply")}
 	}
 	f.trees = append(f.trees, FakeTree{Slot: slot, Tree: tree, Target: t})
 	dir := fmt.Sprintf("fake:%s/slots/%d/trees/%d", f.Name(), slot, tree)
-	return Workspace{Dir: dir, Scratch: fmt.Sprintf("fake:%s/scratch/%d", f.Name(), slot)}, nil
+	return runner.Workspace{Dir: dir, Scratch: fmt.Sprintf("fake:%s/scratch/%d", f.Name(), slot)}, nil
 }
 
 // Lock holds nothing: a Fake is never shared with another process.
@@ -191,7 +193,7 @@ func (f *Fake) Lock(ctx context.Context, slot, tree int) (func(), error) {
 }
 
 // Verify fails for a target scripted with TreeChanges.
-func (f *Fake) Verify(ctx context.Context, slot, tree int, ws Workspace, src Source) error {
+func (f *Fake) Verify(ctx context.Context, slot, tree int, ws runner.Workspace, src runner.Source) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -200,7 +202,7 @@ func (f *Fake) Verify(ctx context.Context, slot, tree int, ws Workspace, src Sou
 	defer f.mu.Unlock()
 	_, script, _ := f.script(FakeCall{Commit: t.Commit, Target: t.Key()})
 	if script.TreeChanges {
-		return &record.InfraError{Host: f.Name(), Op: "verify tree of " + t.Short(), Err: fmt.Errorf("%w: fake: changed under the run", ErrTreeChanged)}
+		return &record.InfraError{Host: f.Name(), Op: "verify tree of " + t.Short(), Err: fmt.Errorf("%w: fake: changed under the run", runner.ErrTreeChanged)}
 	}
 	return nil
 }
@@ -244,48 +246,48 @@ func (f *Fake) Facts(ctx context.Context) (record.Fingerprint, error) {
 
 // Exec answers cmd from the script of the target named in its
 // environment. A benchmark step waits for Hold first, when it is set.
-func (f *Fake) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
+func (f *Fake) Exec(ctx context.Context, slot int, cmd runner.Command) (runner.Result, error) {
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return runner.Result{}, err
 	}
 	call := FakeCall{
-		Commit: cmd.Env[EnvCommit],
-		Target: cmd.Env[EnvTarget],
-		Phase:  cmd.Env[EnvPhase],
-		Step:   cmd.Env[EnvStep],
+		Commit: cmd.Env[runner.EnvCommit],
+		Target: cmd.Env[runner.EnvTarget],
+		Phase:  cmd.Env[runner.EnvPhase],
+		Step:   cmd.Env[runner.EnvStep],
 		Slot:   slot,
 		Env:    maps.Clone(cmd.Env),
 	}
-	if call.Phase == PhaseBench {
+	if call.Phase == runner.PhaseBench {
 		if err := f.hold(ctx); err != nil {
-			return Result{}, err
+			return runner.Result{}, err
 		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.downErr("fake exec"); err != nil {
-		return Result{}, err
+		return runner.Result{}, err
 	}
 	f.calls = append(f.calls, call)
 
 	key, script, ok := f.script(call)
 	if !ok {
-		return Result{}, f.unscripted(call.Commit, call.Target)
+		return runner.Result{}, f.unscripted(call.Commit, call.Target)
 	}
 	if script.InfraErr != nil {
-		return Result{}, &record.InfraError{Host: f.Name(), Op: "fake exec", Err: script.InfraErr}
+		return runner.Result{}, &record.InfraError{Host: f.Name(), Op: "fake exec", Err: script.InfraErr}
 	}
-	res := Result{Duration: script.Duration}
+	res := runner.Result{Duration: script.Duration}
 	if cmd.EnvFile != "" {
 		res.Env = maps.Clone(cmd.Env)
 	}
 	switch call.Phase {
-	case PhaseBuild:
+	case runner.PhaseBuild:
 		if script.BuildFails {
 			res.ExitCode = 1
 			res.Output = []byte("fake: build fails at " + call.Commit + "\n")
 		}
-	case PhaseBench:
+	case runner.PhaseBench:
 		if script.TimesOut {
 			res.TimedOut, res.ExitCode = true, -1
 			return res, nil
@@ -312,10 +314,10 @@ func (f *Fake) Exec(ctx context.Context, slot int, cmd Command) (Result, error) 
 			res.Output = []byte(script.Outputs[n%len(script.Outputs)])
 		}
 		res.ExitCode = script.ExitCode
-	case PhaseReadback:
-		res.Output = []byte(readbackMark + readbackSamples + "\n" + script.GPUSamples)
+	case runner.PhaseReadback:
+		res.Output = runner.ReadbackOutput(script.GPUSamples)
 	default:
-		return Result{}, &record.InfraError{Host: f.Name(), Op: "fake exec", Err: fmt.Errorf("command without %s; is it run by a Runner?", EnvPhase)}
+		return runner.Result{}, &record.InfraError{Host: f.Name(), Op: "fake exec", Err: fmt.Errorf("command without %s; is it run by a Runner?", runner.EnvPhase)}
 	}
 	return res, nil
 }
@@ -403,13 +405,13 @@ func (f *Fake) Calls() []FakeCall {
 // Builds returns how many times the build of commit was started: the
 // number of runs of its first build step.
 func (f *Fake) Builds(commit string) int {
-	return f.count(commit, PhaseBuild)
+	return f.count(commit, runner.PhaseBuild)
 }
 
 // BenchRuns returns how many benchmark runs of commit were started: the
 // number of runs of its first benchmark step.
 func (f *Fake) BenchRuns(commit string) int {
-	return f.count(commit, PhaseBench)
+	return f.count(commit, runner.PhaseBench)
 }
 
 func (f *Fake) count(commit, phase string) int {

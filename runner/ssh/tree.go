@@ -1,4 +1,4 @@
-package runner
+package ssh
 
 import (
 	"bufio"
@@ -16,11 +16,13 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/internal/lockfile"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // remoteStamp is what a tree's last checkout made of it, kept beside the
@@ -39,34 +41,34 @@ type remoteLock struct {
 	released bool
 }
 
-func (s *SSH) treeNumber(slot, tree int) int {
+func (s *Host) treeNumber(slot, tree int) int {
 	return slot*s.Layout().Trees + tree
 }
 
-func (s *SSH) treeDir(n int) string { return path.Join(s.Workdir, "trees", strconv.Itoa(n)) }
-func (s *SSH) scratch(n int) string { return path.Join(s.Workdir, "scratch", strconv.Itoa(n)) }
+func (s *Host) treeDir(n int) string { return path.Join(s.Workdir, "trees", strconv.Itoa(n)) }
+func (s *Host) scratch(n int) string { return path.Join(s.Workdir, "scratch", strconv.Itoa(n)) }
 
 // Lock takes tree (slot, tree) with flock(1) on the host, kills what a
 // perfbot that died while it held the tree left running there and empties
 // the tree's scratch directory. The lock's session lasts until release.
-func (s *SSH) Lock(ctx context.Context, slot, tree int) (func(), error) {
+func (s *Host) Lock(ctx context.Context, slot, tree int) (func(), error) {
 	n := s.treeNumber(slot, tree)
 	op := fmt.Sprintf("lock tree %d", n)
 	wait := s.LockWait
 	if wait == 0 {
-		wait = DefaultLockWait
+		wait = runner.DefaultLockWait
 	}
 	holder, err := json.Marshal(lockfile.Current())
 	if err != nil {
 		return nil, s.infra(op, err)
 	}
-	lockFile := shellQuote(s.treeDir(n) + ".lock")
-	sc := shellQuote(s.scratch(n))
+	lockFile := proc.ShellQuote(s.treeDir(n) + ".lock")
+	sc := proc.ShellQuote(s.scratch(n))
 	waitCmd := "exit 3"
 	if wait > 0 {
 		waitCmd = fmt.Sprintf("flock -w %.1f 9 || exit 3", wait.Seconds())
 	}
-	script := shellLib + fmt.Sprintf(`mkdir -p %s %s || exit 1
+	script := proc.ShellLib + fmt.Sprintf(`mkdir -p %s %s || exit 1
 exec 9>> %s || exit 1
 if ! flock -n 9; then
 	echo "perfbot-waiting $(head -c 1000 %s | tr -d '\n')" >&2
@@ -84,8 +86,8 @@ fi
 rm -rf %s && mkdir -p %s || exit 1
 echo perfbot-locked >&2
 exec cat > /dev/null
-`, shellQuote(path.Join(s.Workdir, "trees")), shellQuote(path.Join(s.Workdir, "scratch")),
-		lockFile, lockFile, waitCmd, shellQuote(string(holder)), lockFile, sc, sc, sc, sc)
+`, proc.ShellQuote(path.Join(s.Workdir, "trees")), proc.ShellQuote(path.Join(s.Workdir, "scratch")),
+		lockFile, lockFile, waitCmd, proc.ShellQuote(string(holder)), lockFile, sc, sc, sc, sc)
 
 	sess, done, err := s.session(ctx)
 	if err != nil {
@@ -120,7 +122,7 @@ exec cat > /dev/null
 		if waitErr == nil {
 			waitErr = errors.New("the lock's session ended")
 		}
-		var exit *ssh.ExitError
+		var exit *gossh.ExitError
 		if errors.As(waitErr, &exit) && exit.ExitStatus() == 3 {
 			return nil, s.infra(op, fmt.Errorf("held by %s", events.holder().String()))
 		}
@@ -154,7 +156,7 @@ exec cat > /dev/null
 		stdin.Close()
 		select {
 		case <-ended:
-		case <-time.After(groupExitWait):
+		case <-time.After(proc.GroupExitWait):
 			sess.Close()
 		}
 	}, nil
@@ -203,7 +205,7 @@ func (l *lockLog) line(s string) {
 		l.pg = strings.TrimPrefix(s, "perfbot-reaped ")
 	default:
 		if len(l.lines) < 20 {
-			l.lines = append(l.lines, clip(s, 200))
+			l.lines = append(l.lines, proc.Clip(s, 200))
 		}
 	}
 }
@@ -220,7 +222,7 @@ func (l *lockLog) text() string   { return strings.Join(l.lines, "\n") }
 // lockLost reports a lock of tree n this process took whose session
 // ended before it was released: the connection dropped, and another
 // process may have taken the tree since.
-func (s *SSH) lockLost(n int) bool {
+func (s *Host) lockLost(n int) bool {
 	s.mu.Lock()
 	l := s.held[n]
 	s.mu.Unlock()
@@ -238,14 +240,14 @@ func (s *SSH) lockLost(n int) bool {
 // Materialize checks src out into tree (slot, tree) on the host: the
 // commit, sent first when the host's clone lacks it, forced and cleaned,
 // with the hunks applied by git apply.
-func (s *SSH) Materialize(ctx context.Context, slot, tree int, src Source) (Workspace, error) {
+func (s *Host) Materialize(ctx context.Context, slot, tree int, src runner.Source) (runner.Workspace, error) {
 	t := src.Target
 	lay := s.Layout()
 	if slot < 0 || slot >= lay.Slots || tree < 0 || tree >= lay.Trees {
-		return Workspace{}, fmt.Errorf("materialize %s: no tree %d in slot %d of host %s", t.Short(), tree, slot, s.Name())
+		return runner.Workspace{}, fmt.Errorf("materialize %s: no tree %d in slot %d of host %s", t.Short(), tree, slot, s.Name())
 	}
 	if s.Repo == nil || s.Workdir == "" {
-		return Workspace{}, fmt.Errorf("materialize %s: host %s has no repository or workdir", t.Short(), s.Name())
+		return runner.Workspace{}, fmt.Errorf("materialize %s: host %s has no repository or workdir", t.Short(), s.Name())
 	}
 	op := "check out " + t.Short()
 	st := remoteStamp{ID: newStampID()}
@@ -254,33 +256,33 @@ func (s *SSH) Materialize(ctx context.Context, slot, tree int, src Source) (Work
 	case len(t.Hunks) == 0:
 		c, err := s.Repo.Resolve(ctx, t.Commit)
 		if err != nil {
-			return Workspace{}, s.infra(op, err)
+			return runner.Workspace{}, s.infra(op, err)
 		}
 		st.Commit = c.Hash
 	case src.Patch == nil:
-		return Workspace{}, fmt.Errorf("materialize %s: the hunks of patch %s are not given", t.Short(), t.Patch)
+		return runner.Workspace{}, fmt.Errorf("materialize %s: the hunks of patch %s are not given", t.Short(), t.Patch)
 	default:
 		var err error
 		applied, err = s.Repo.Apply(ctx, src.Patch, t.Hunks)
 		var ae *gitops.ApplyError
 		switch {
 		case errors.As(err, &ae):
-			return Workspace{}, err
+			return runner.Workspace{}, err
 		case err != nil:
-			return Workspace{}, s.infra(op, err)
+			return runner.Workspace{}, s.infra(op, err)
 		}
 		st.Commit, st.Patch, st.Hunks = src.Patch.Base, src.Patch.ID, sortedIDs(t.Hunks)
 	}
 	if err := s.ensureCommit(ctx, st.Commit); err != nil {
-		return Workspace{}, withOp(err, op)
+		return runner.Workspace{}, withOp(err, op)
 	}
 	n := s.treeNumber(slot, tree)
 	stamp, err := json.Marshal(st)
 	if err != nil {
-		return Workspace{}, s.infra(op, err)
+		return runner.Workspace{}, s.infra(op, err)
 	}
-	dir := shellQuote(s.treeDir(n))
-	repo := shellQuote(path.Join(s.Workdir, "repo"))
+	dir := proc.ShellQuote(s.treeDir(n))
+	repo := proc.ShellQuote(path.Join(s.Workdir, "repo"))
 	var in io.Reader
 	apply := ""
 	if applied != nil {
@@ -297,9 +299,9 @@ git -C %[1]s -c core.autocrlf=false -c advice.detachedHead=false checkout --quie
 git -C %[1]s clean -ffdxq || exit 1
 %[5]sprintf '%%s\n' %[6]s > %[1]s.checkout.tmp && mv -f %[1]s.checkout.tmp %[1]s.checkout
 mkdir -p %[7]s
-`, dir, shellQuote(path.Join(s.Workdir, "lock")), repo, st.Commit, apply, shellQuote(string(stamp)), shellQuote(s.scratch(n)))
+`, dir, proc.ShellQuote(path.Join(s.Workdir, "lock")), repo, st.Commit, apply, proc.ShellQuote(string(stamp)), proc.ShellQuote(s.scratch(n)))
 	if _, err := s.output(ctx, op, script, in); err != nil {
-		return Workspace{}, err
+		return runner.Workspace{}, err
 	}
 	s.mu.Lock()
 	if s.applied == nil {
@@ -309,7 +311,7 @@ mkdir -p %[7]s
 		s.applied[st.ID] = applied.Files
 	}
 	s.mu.Unlock()
-	return Workspace{Dir: s.treeDir(n), Scratch: s.scratch(n), Stamp: st.ID}, nil
+	return runner.Workspace{Dir: s.treeDir(n), Scratch: s.scratch(n), Stamp: st.ID}, nil
 }
 
 func newStampID() string {
@@ -327,14 +329,14 @@ func sortedIDs(ids []string) []string {
 // ensureCommit makes sure the host's clone holds commit: it asks which
 // commits the clone has (the refs perfbot left there) and sends a bundle
 // of what is missing through the session's input.
-func (s *SSH) ensureCommit(ctx context.Context, commit string) error {
+func (s *Host) ensureCommit(ctx context.Context, commit string) error {
 	s.fetchMu.Lock()
 	defer s.fetchMu.Unlock()
 	if s.has[commit] {
 		return nil
 	}
-	repo := shellQuote(path.Join(s.Workdir, "repo"))
-	lock := shellQuote(path.Join(s.Workdir, "lock"))
+	repo := proc.ShellQuote(path.Join(s.Workdir, "repo"))
+	lock := proc.ShellQuote(path.Join(s.Workdir, "lock"))
 	query := fmt.Sprintf(`mkdir -p %[1]s || exit 1
 [ -d %[2]s ] || flock %[3]s sh -c '[ -d "$1" ] || git init --quiet --bare "$1"' sh %[2]s || exit 1
 if git -C %[2]s cat-file -e %[4]s^{commit} 2> /dev/null; then
@@ -343,7 +345,7 @@ else
 	echo need
 	git -C %[2]s for-each-ref --format='%%(objectname)' refs/perfbot/have/
 fi
-`, shellQuote(path.Join(s.Workdir, "tmp")), repo, lock, commit)
+`, proc.ShellQuote(path.Join(s.Workdir, "tmp")), repo, lock, commit)
 	out, err := s.output(ctx, "look up "+record.ShortHash(commit), query, nil)
 	if err != nil {
 		return err
@@ -370,7 +372,7 @@ flock %[2]s git -C %[3]s fetch --quiet --no-tags "$t" %[4]s
 rc=$?
 rm -f "$t"
 exit $rc
-`, shellQuote(path.Join(s.Workdir, "tmp")), lock, repo, shellQuote("+"+gitops.BundleRef+":refs/perfbot/have/"+commit))
+`, proc.ShellQuote(path.Join(s.Workdir, "tmp")), lock, repo, proc.ShellQuote("+"+gitops.BundleRef+":refs/perfbot/have/"+commit))
 	_, err = s.output(ctx, "send "+record.ShortHash(commit), receive, pr)
 	pr.Close()
 	berr := <-bundled
@@ -385,7 +387,7 @@ exit $rc
 	return nil
 }
 
-func (s *SSH) remember(commit string) {
+func (s *Host) remember(commit string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.has == nil {
@@ -399,7 +401,7 @@ func (s *SSH) remember(commit string) {
 // wrote or removed. A lock of the tree that was lost (its session ended
 // with the connection) is an infrastructure failure too: another process
 // may have measured there since.
-func (s *SSH) Verify(ctx context.Context, slot, tree int, ws Workspace, src Source) error {
+func (s *Host) Verify(ctx context.Context, slot, tree int, ws runner.Workspace, src runner.Source) error {
 	t := src.Target
 	if s.Repo == nil {
 		return fmt.Errorf("verify %s: host %s has no repository", t.Short(), s.Name())
@@ -407,7 +409,7 @@ func (s *SSH) Verify(ctx context.Context, slot, tree int, ws Workspace, src Sour
 	op := "verify tree of " + t.Short()
 	n := s.treeNumber(slot, tree)
 	if s.lockLost(n) {
-		return s.infra(op, HostDown(fmt.Errorf("the lock of tree %d ended with its connection", n)))
+		return s.infra(op, runner.HostDown(fmt.Errorf("the lock of tree %d ended with its connection", n)))
 	}
 	want, err := s.Repo.Resolve(ctx, t.Commit)
 	if err != nil {
@@ -430,10 +432,10 @@ func (s *SSH) Verify(ctx context.Context, slot, tree int, ws Workspace, src Sour
 	}
 	dir := s.treeDir(n)
 	var b strings.Builder
-	fmt.Fprintf(&b, "printf 'stamp '; cat %s.checkout 2> /dev/null || echo\n", shellQuote(dir))
-	fmt.Fprintf(&b, "printf 'head '; git -C %s rev-parse --verify HEAD 2> /dev/null || echo\n", shellQuote(dir))
+	fmt.Fprintf(&b, "printf 'stamp '; cat %s.checkout 2> /dev/null || echo\n", proc.ShellQuote(dir))
+	fmt.Fprintf(&b, "printf 'head '; git -C %s rev-parse --verify HEAD 2> /dev/null || echo\n", proc.ShellQuote(dir))
 	for i, f := range files {
-		p := shellQuote(path.Join(dir, f.Path))
+		p := proc.ShellQuote(path.Join(dir, f.Path))
 		fmt.Fprintf(&b, `printf 'file %d '
 if [ -L %[2]s ]; then printf %%s "$(readlink %[2]s)" | git hash-object --stdin
 elif [ -f %[2]s ]; then git hash-object --no-filters -- %[2]s
@@ -446,7 +448,7 @@ fi
 		return err
 	}
 	changed := func(format string, args ...any) error {
-		return s.infra(op, fmt.Errorf("tree %d: %w: %s", n, ErrTreeChanged, fmt.Sprintf(format, args...)))
+		return s.infra(op, fmt.Errorf("tree %d: %w: %s", n, runner.ErrTreeChanged, fmt.Sprintf(format, args...)))
 	}
 	got := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -465,7 +467,7 @@ fi
 	case got["stamp"] == "":
 		return changed("no finished checkout")
 	case json.Unmarshal([]byte(got["stamp"]), &st) != nil:
-		return changed("its stamp is not perfbot's: %s", clip(got["stamp"], 100))
+		return changed("its stamp is not perfbot's: %s", proc.Clip(got["stamp"], 100))
 	case st.ID != ws.Stamp:
 		return changed("checked out again since (now %s)", record.ShortHash(st.Commit))
 	case st.Commit != want.Hash:

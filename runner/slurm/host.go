@@ -1,4 +1,7 @@
-package runner
+// Package slurm is a Slurm cluster as a runner.Host: each build and
+// benchmark step is a job of its own on one of the cluster's nodes, in
+// trees that this machine checks out on storage the nodes share.
+package slurm
 
 import (
 	"bytes"
@@ -6,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +23,11 @@ import (
 
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
-// Slurm is a Slurm cluster as a host. Every command it runs, each build
+// Host is a Slurm cluster as a runner.Host. Every command it runs, each build
 // and benchmark step of a target, is a Slurm job of its own, started with
 // srun on one node (--nodes=1 --ntasks=1) with the configured partition,
 // generic resources, time limit and exclusivity; Slots targets are
@@ -37,7 +43,7 @@ import (
 // is read only afterwards). The job lives exactly as long as the step.
 //
 // The trees live on storage that the nodes and this machine share: the
-// embedded Local materializes, locks and verifies them on this machine,
+// Local materializes, locks and verifies them on this machine,
 // in its own clone under the shared workdir, and the jobs run in them.
 // Scratch files (environment dumps, the job's records) are on the same
 // storage, so Command.EnvFile written on the node is read back here.
@@ -58,13 +64,20 @@ import (
 // A step's timeout runs from the start of its job: time in the queue of
 // a busy partition is not the step's. A job that perfbot ends (the step's
 // timeout, a cancelled ctx) is scancelled, and Exec returns only once
-// squeue no longer lists it. Should perfbot die, the kernel kills srun,
-// and Slurm ends a job whose srun is gone.
-type Slurm struct {
-	// Local holds the trees: its HostName is this host's name, its Repo
-	// a clone under the shared Workdir, its Slots the targets measured at
-	// once. Its Withheld variables reach no job.
-	*Local
+// squeue no longer lists it. Should perfbot die, the supervisor that srun
+// runs under (proc.Supervise) scancels the job at once and kills srun.
+//
+// A benchmark's server runs in its step's job, on the step's node, and
+// ends with it (ExecWithServer): the Host starts no process on perfbot's
+// machine, and is no runner.ServerHost.
+type Host struct {
+	// Local is this machine's side of the host, which holds the trees:
+	// its HostName is this host's name, its Repo a clone under the shared
+	// Workdir, its Slots the targets measured at once. Its Withheld
+	// variables reach no job. The Host does what it does explicitly and
+	// nothing else: a Local's commands run on this machine, a Host's on
+	// the cluster.
+	Local *runner.Local
 	// Origin, when Local.Repo is nil, is the repository cloned under
 	// Local.Workdir when a tree is first locked: perfbot's own clone.
 	Origin string
@@ -80,22 +93,51 @@ type Slurm struct {
 	// SrunArgs are further arguments of every srun.
 	SrunArgs []string
 	// Retries is how many more times a job that failed on the cluster
-	// is submitted: DefaultSlurmRetries when zero, none when negative.
+	// is submitted: DefaultRetries when zero, none when negative.
 	Retries int
 	// RetryWait is the pause before a job is submitted again, doubled at
-	// each retry; DefaultSlurmRetryWait when zero.
+	// each retry; DefaultRetryWait when zero.
 	RetryWait time.Duration
 
 	cloneMu sync.Mutex // held while the clone is opened
 	nodes   sync.Map   // record.ClusterNode by node name (DescribeNode)
 }
 
-var _ Host = (*Slurm)(nil)
+var _ runner.Host = (*Host)(nil)
+
+// Name returns the configured name, the Local's.
+func (s *Host) Name() string { return s.Local.Name() }
+
+// Layout returns the Local's slots and trees.
+func (s *Host) Layout() runner.Layout { return s.Local.Layout() }
+
+// Verify checks the tree as the Local does: it lies on this machine.
+func (s *Host) Verify(ctx context.Context, slot, tree int, ws runner.Workspace, src runner.Source) error {
+	return s.Local.Verify(ctx, slot, tree, ws, src)
+}
+
+func (s *Host) infra(op string, err error) *record.InfraError {
+	return &record.InfraError{Host: s.Name(), Op: op, Err: err}
+}
+
+func (s *Host) logger() *slog.Logger {
+	if s.Local.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Local.Logger
+}
+
+func (s *Host) outputCap() int {
+	if s.Local.OutputCap > 0 {
+		return s.Local.OutputCap
+	}
+	return runner.DefaultOutputCap
+}
 
 // Defaults of a Slurm host.
 const (
-	DefaultSlurmRetries   = 2
-	DefaultSlurmRetryWait = 5 * time.Second
+	DefaultRetries   = 2
+	DefaultRetryWait = 5 * time.Second
 )
 
 // cancelWait bounds how long Exec waits for a job it cancelled to leave
@@ -113,45 +155,52 @@ var slurmJobVars = []string{"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_STEP_ID", "SLU
 // recorded on its node (PhaseReadback) runs on this machine instead: it
 // only reads the step's scratch files, which lie on the shared workdir,
 // and a job of its own would cost a second allocation per step.
-func (s *Slurm) Exec(ctx context.Context, slot int, cmd Command) (Result, error) {
-	if cmd.Env[EnvPhase] == PhaseReadback {
+func (s *Host) Exec(ctx context.Context, slot int, cmd runner.Command) (runner.Result, error) {
+	if cmd.Env[runner.EnvPhase] == runner.PhaseReadback {
 		return s.Local.Exec(ctx, slot, cmd)
 	}
+	res, _, err := s.run(ctx, slot, cmd, nil)
+	return res, err
+}
+
+// run runs cmd, with srv before it in the job when srv is set, as Exec
+// describes: again while the cluster fails the job.
+func (s *Host) run(ctx context.Context, slot int, cmd runner.Command, srv *runner.ServerCommand) (runner.Result, runner.ServerResult, error) {
 	wait := s.RetryWait
 	if wait <= 0 {
-		wait = DefaultSlurmRetryWait
+		wait = DefaultRetryWait
 	}
 	for attempt := 1; ; attempt++ {
-		res, err := s.execJob(ctx, slot, cmd)
+		res, sr, err := s.execJob(ctx, slot, cmd, srv)
 		var jf *jobFailure
 		if !errors.As(err, &jf) {
-			return res, err
+			return res, sr, err
 		}
 		if attempt > s.retries() {
 			jf.attempts = attempt
 			var err error = jf
 			if jf.id == "" {
 				// No job started at all: the cluster is what fails.
-				err = HostDown(jf)
+				err = runner.HostDown(jf)
 			}
-			return res, &record.InfraError{Host: s.Name(), Op: jf.op(), Err: err}
+			return res, sr, &record.InfraError{Host: s.Name(), Op: jf.op(), Err: err}
 		}
 		s.logger().Warn("slurm job failed; submitting it again", "host", s.Name(), "job", jf.id, "name", jf.name, "error", jf.reason, "attempt", attempt)
 		select {
 		case <-ctx.Done():
-			return Result{}, ctx.Err()
+			return runner.Result{}, runner.ServerResult{}, ctx.Err()
 		case <-time.After(wait):
 		}
 		wait *= 2
 	}
 }
 
-func (s *Slurm) retries() int {
+func (s *Host) retries() int {
 	switch {
 	case s.Retries < 0:
 		return 0
 	case s.Retries == 0:
-		return DefaultSlurmRetries
+		return DefaultRetries
 	}
 	return s.Retries
 }
@@ -186,96 +235,126 @@ func (f *jobFailure) Error() string {
 }
 
 // jobFiles are what a job's wrapper writes, in the scratch directory: the
-// node and job id at the start, the script's exit status at the end.
-type jobFiles struct{ node, exit string }
+// node and job id at the start, the script's exit status at the end, and
+// for a job with a server, the server's state (ready, then stopped) and
+// its output.
+type jobFiles struct{ node, exit, ready, server string }
 
-// execJob runs cmd as one job. Its error is a *jobFailure when the job
-// failed on the cluster.
-func (s *Slurm) execJob(ctx context.Context, slot int, cmd Command) (Result, error) {
+// execJob runs cmd as one job, with srv before it when srv is set. Its
+// error is a *jobFailure when the job failed on the cluster.
+func (s *Host) execJob(ctx context.Context, slot int, cmd runner.Command, srv *runner.ServerCommand) (runner.Result, runner.ServerResult, error) {
+	var none runner.ServerResult
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return runner.Result{}, none, err
 	}
-	if err := checkDir(cmd.Dir); err != nil {
-		return Result{}, s.infra("open working directory", err)
+	if err := proc.CheckDir(cmd.Dir); err != nil {
+		return runner.Result{}, none, s.infra("open working directory", err)
 	}
 	name := s.jobName(slot)
-	files, err := s.createJobFiles(cmd.Scratch, name)
+	files, err := s.createJobFiles(cmd.Scratch, name, srv != nil)
 	if err != nil {
-		return Result{}, s.infra("create job files", err)
+		return runner.Result{}, none, s.infra("create job files", err)
 	}
-	defer os.Remove(files.node)
-	defer os.Remove(files.exit)
+	defer files.remove()
 	if cmd.EnvFile != "" {
 		if cmd.EnvFile, err = filepath.Abs(cmd.EnvFile); err != nil {
-			return Result{}, s.infra("locate environment dump", err)
+			return runner.Result{}, none, s.infra("locate environment dump", err)
 		}
 		if err := os.Remove(cmd.EnvFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return Result{}, s.infra("remove old environment dump", err)
+			return runner.Result{}, none, s.infra("remove old environment dump", err)
+		}
+	}
+	base := proc.Withhold(os.Environ(), slices.Concat(runner.DefaultWithheld, s.Local.Withheld, slurmJobVars))
+	var sj *serverJob
+	if srv != nil {
+		if sj, err = newServerJob(*srv, files, base, cmd.Env); err != nil {
+			return runner.Result{}, none, s.infra("start the server", err)
 		}
 	}
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return Result{}, s.infra("create output pipe", err)
+		return runner.Result{}, none, s.infra("create output pipe", err)
 	}
 	defer pr.Close()
 	defer pw.Close()
-	c := exec.Command("srun", s.srunArgs(name, cmd.Dir, jobScript(cmd.Script, cmd.EnvFile, files))...)
-	c.Env = mergeEnv(withhold(os.Environ(), slices.Concat(s.Withheld, slurmJobVars)), cmd.Env)
+	c := exec.Command("srun", s.srunArgs(name, cmd.Dir, jobScript(cmd.Script, cmd.EnvFile, files, sj))...)
+	c.Env = proc.MergeEnv(base, cmd.Env)
 	c.Stdout, c.Stderr = pw, pw
-	c.SysProcAttr = sysProcAttr()
-
+	// Should perfbot die, its supervisor cancels the job as cancel does,
+	// and kills srun.
+	q := proc.ShellQuote("--name=" + name)
+	if err := proc.Supervise(c, "/bin/sh", "-c", "scancel --signal=KILL --full "+q+"; scancel "+q); err != nil {
+		return runner.Result{}, none, s.infra("start srun", err)
+	}
 	if err := c.Start(); err != nil {
-		return Result{}, s.infra("start srun", err)
+		return runner.Result{}, none, s.infra("start srun", err)
 	}
 	pw.Close()
-	out := newCapture(s.outputCap())
+	out := proc.NewCapture(s.outputCap())
 	drained := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(out, pr)
 		close(drained)
 	}()
-	res, waitErr := s.wait(ctx, c, name, files.node, cmd.Timeout)
+	// The step's clock starts with the job, or once its server is ready.
+	stepFile := files.node
+	if sj != nil {
+		stepFile = files.ready
+	}
+	res, times, waitErr := s.wait(ctx, c, name, files.node, stepFile, cmd.Timeout)
 	select {
 	case <-drained:
-	case <-time.After(outputDrainWait):
+	case <-time.After(proc.OutputDrainWait):
 		pr.Close()
 		<-drained
 	}
-	res.Output, res.Truncated = out.bytes()
+	res.Output, res.Truncated = out.Bytes()
 	node, id := readJobStart(files.node)
 	res.Node = node
 	if cmd.EnvFile != "" {
-		res.Env = readEnvFile(cmd.EnvFile)
+		res.Env = proc.ReadEnvFile(cmd.EnvFile)
+	}
+	var sr runner.ServerResult
+	if sj != nil {
+		if sr, err = sj.result(s.outputCap(), times); err != nil {
+			return res, sr, s.infra("start the server", err)
+		}
 	}
 	switch {
 	case waitErr != nil:
-		return res, waitErr
+		return res, sr, waitErr
 	case res.TimedOut:
-		return res, nil
+		return res, sr, nil
 	}
 	code, ok := readExit(files.exit)
+	// The wrapper reported its end: the script's exit status, or that the
+	// server was not ready and the script did not run.
+	reported := ok || sr.Failed != ""
 	if id == "" {
-		return res, &jobFailure{name: name, reason: lastLine(res.Output)}
+		return res, sr, &jobFailure{name: name, reason: proc.LastLine(res.Output)}
 	}
 	state, err := jobState(id)
 	switch {
-	case err != nil && ok:
+	case err != nil && reported:
 		// Slurm cannot say (its controller went away, the job was
 		// purged): the script reported its end, and its wrapper was not
 		// signalled.
 		s.logger().Warn("slurm does not say how a job ended; its script's exit status stands", "host", s.Name(), "job", id, "error", err)
 	case err != nil:
-		return res, &jobFailure{name: name, id: id, reason: err.Error()}
-	case state.name != "COMPLETED" || !ok:
+		return res, sr, &jobFailure{name: name, id: id, reason: err.Error()}
+	case state.name != "COMPLETED" || !reported:
 		reason := "Slurm's state is " + state.String()
-		if last := lastLine(res.Output); last != "" {
+		if last := proc.LastLine(res.Output); last != "" {
 			reason += ": " + last
 		}
-		return res, &jobFailure{name: name, id: id, reason: reason}
+		return res, sr, &jobFailure{name: name, id: id, reason: reason}
 	}
 	res.ExitCode = code
-	return res, nil
+	if sr.Failed != "" {
+		res.ExitCode = -1
+	}
+	return res, sr, nil
 }
 
 // slurmState is a job's state as scontrol shows it, with the reason.
@@ -310,11 +389,11 @@ func jobState(id string) (slurmState, error) {
 		out, err := exec.CommandContext(ctx, "scontrol", "--oneliner", "show", "job", id).CombinedOutput()
 		stop()
 		if err != nil {
-			return slurmState{}, fmt.Errorf("scontrol show job %s: %w: %s", id, err, clip(strings.TrimSpace(string(out)), 200))
+			return slurmState{}, fmt.Errorf("scontrol show job %s: %w: %s", id, err, proc.Clip(strings.TrimSpace(string(out)), 200))
 		}
 		m := stateField.FindSubmatch(out)
 		if m == nil {
-			return slurmState{}, fmt.Errorf("scontrol show job %s: no JobState in %q", id, clip(string(out), 200))
+			return slurmState{}, fmt.Errorf("scontrol show job %s: no JobState in %q", id, proc.Clip(string(out), 200))
 		}
 		st := slurmState{name: string(m[1])}
 		if r := reasonField.FindSubmatch(out); r != nil {
@@ -332,24 +411,25 @@ func jobState(id string) (slurmState, error) {
 
 // jobName names a job uniquely, so that it can be found in squeue and
 // cancelled before Slurm has told anyone its id.
-func (s *Slurm) jobName(slot int) string {
+func (s *Host) jobName(slot int) string {
 	host := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
 			return r
 		}
 		return '_'
 	}, s.Name())
-	return fmt.Sprintf("perfbot-%s-%d-%s", host, slot, newMark()[:12])
+	return fmt.Sprintf("perfbot-%s-%d-%s", host, slot, proc.NewMark()[:12])
 }
 
 // createJobFiles creates the job's empty records in scratch, or in the
-// workdir's jobs directory when the command has no scratch directory.
-func (s *Slurm) createJobFiles(scratch, name string) (jobFiles, error) {
+// workdir's jobs directory when the command has no scratch directory; the
+// server's too when served.
+func (s *Host) createJobFiles(scratch, name string, served bool) (jobFiles, error) {
 	if scratch == "" {
-		if s.Workdir == "" {
+		if s.Local.Workdir == "" {
 			return jobFiles{}, errors.New("no scratch directory and no workdir")
 		}
-		scratch = filepath.Join(s.Workdir, "jobs")
+		scratch = filepath.Join(s.Local.Workdir, "jobs")
 	}
 	dir, err := filepath.Abs(scratch)
 	if err != nil {
@@ -359,7 +439,10 @@ func (s *Slurm) createJobFiles(scratch, name string) (jobFiles, error) {
 		return jobFiles{}, err
 	}
 	f := jobFiles{node: filepath.Join(dir, name+".node"), exit: filepath.Join(dir, name+".exit")}
-	for _, p := range []string{f.node, f.exit} {
+	if served {
+		f.ready, f.server = filepath.Join(dir, name+".ready"), filepath.Join(dir, name+".server")
+	}
+	for _, p := range f.paths() {
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			return jobFiles{}, err
 		}
@@ -367,8 +450,24 @@ func (s *Slurm) createJobFiles(scratch, name string) (jobFiles, error) {
 	return f, nil
 }
 
+func (f jobFiles) paths() []string {
+	var out []string
+	for _, p := range []string{f.node, f.exit, f.ready, f.server} {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (f jobFiles) remove() {
+	for _, p := range f.paths() {
+		os.Remove(p)
+	}
+}
+
 // srunArgs are the arguments of the srun that runs script as job name.
-func (s *Slurm) srunArgs(name, dir, script string) []string {
+func (s *Host) srunArgs(name, dir, script string) []string {
 	args := []string{"--quiet", "--nodes=1", "--ntasks=1", "--job-name=" + name}
 	if dir != "" {
 		args = append(args, "--chdir="+dir)
@@ -405,16 +504,18 @@ func slurmMinutes(d time.Duration) string {
 // ("Terminated") out of the output, so that the output is the script's
 // as a local command's is: the script gets the job's stderr back itself,
 // because sh reports a killed child on the stderr of the command that
-// started it.
-func jobScript(script, envFile string, f jobFiles) string {
+// started it. With a server (sj), the wrapper starts it first and runs the
+// script only once it is ready, and stops it after the script.
+func jobScript(script, envFile string, f jobFiles, sj *serverJob) string {
+	run := `/bin/sh -c ` + proc.ShellQuote("exec 2>&3 3>&-\n"+proc.WithEnvDump(script, envFile)) + `
+code=$?
+[ -n "$signalled" ] || printf '%s\n' "$code" > ` + proc.ShellQuote(f.exit) + "\n"
+	if sj != nil {
+		run = sj.start + "if [ \"$perfbot_ready\" = ready ]; then\n" + run + "fi\n" + sj.stop
+	}
 	return `exec 3>&2 2> /dev/null
 trap 'signalled=1' HUP INT TERM
-printf '%s %s\n' "${SLURMD_NODENAME:-$(hostname)}" "$SLURM_JOB_ID" > ` + shellQuote(f.node) + `
-/bin/sh -c ` + shellQuote("exec 2>&3 3>&-\n"+withEnvDump(script, envFile)) + `
-code=$?
-[ -n "$signalled" ] || printf '%s\n' "$code" > ` + shellQuote(f.exit) + `
-exit 0
-`
+printf '%s %s\n' "${SLURMD_NODENAME:-$(hostname)}" "$SLURM_JOB_ID" > ` + proc.ShellQuote(f.node) + "\n" + run + "exit 0\n"
 }
 
 // readJobStart reads the node and job id a job's wrapper recorded.
@@ -441,30 +542,40 @@ func readExit(path string) (code int, ok bool) {
 	return code, err == nil
 }
 
+// jobTimes are when a job started on its node (its wrapper wrote the
+// node file) and when its step started (at once, or when its server was
+// ready); zero when perfbot did not see it.
+type jobTimes struct{ start, step time.Time }
+
 // wait waits for srun to exit, for the timeout or for ctx. The timeout
-// runs from the moment the job started (its wrapper wrote nodeFile): a
-// job waiting in the queue of a busy partition is not the target's slow
-// step. A job ended by the timeout or ctx is cancelled and waited for
-// until squeue no longer lists it; its Result is TimedOut, or the error
-// is ctx's. The Result's Duration is the job's run, from its start.
-func (s *Slurm) wait(ctx context.Context, c *exec.Cmd, name, nodeFile string, timeout time.Duration) (Result, error) {
+// runs from the moment the step started (its wrapper wrote stepFile: the
+// node file, which it writes first, or the server's ready file): a job
+// waiting in the queue of a busy partition, or for its server, is not the
+// target's slow step. A job ended by the timeout or ctx is cancelled and
+// waited for until squeue no longer lists it; its Result is TimedOut, or
+// the error is ctx's. The Result's Duration is the step's run, from its
+// start.
+func (s *Host) wait(ctx context.Context, c *exec.Cmd, name, nodeFile, stepFile string, timeout time.Duration) (runner.Result, jobTimes, error) {
 	exited := make(chan error, 1)
 	go func() { exited <- c.Wait() }()
 	submitted := time.Now()
 	stop := make(chan struct{})
 	defer close(stop)
-	started := watchStart(nodeFile, stop)
+	started, stepped := watchStart(nodeFile, stop), watchStart(stepFile, stop)
+	var times jobTimes
 	var expired <-chan time.Time
-	var res Result
+	var res runner.Result
 	var ctxErr error
-	var start time.Time
 wait:
 	for {
 		select {
 		case <-exited:
 			break wait
 		case <-started:
-			started, start = nil, time.Now()
+			started, times.start = nil, time.Now()
+			continue
+		case <-stepped:
+			stepped, times.step = nil, time.Now()
 			if timeout > 0 {
 				t := time.NewTimer(timeout)
 				defer t.Stop()
@@ -478,26 +589,31 @@ wait:
 		}
 		res.ExitCode = -1
 		if err := s.cancel(name, c, exited); err != nil {
-			return res, s.infra("cancel slurm job "+name, err)
+			return res, times, s.infra("cancel slurm job "+name, err)
 		}
 		break
 	}
-	if start.IsZero() {
-		start = submitted
+	from := times.step
+	switch {
+	case from.IsZero() && !times.start.IsZero():
+		from = times.start
+	case from.IsZero():
+		from = submitted
 	}
-	res.Duration = time.Since(start)
-	return res, ctxErr
+	res.Duration = time.Since(from)
+	return res, times, ctxErr
 }
 
 // watchStart returns a channel closed once the job's wrapper has written
-// nodeFile, which it does first; it looks until stop is closed.
-func watchStart(nodeFile string, stop <-chan struct{}) <-chan struct{} {
+// file (the node file, which it writes first, or the server's ready
+// file); it looks until stop is closed.
+func watchStart(file string, stop <-chan struct{}) <-chan struct{} {
 	started := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if fi, err := os.Stat(nodeFile); err == nil && fi.Size() > 0 {
+			if fi, err := os.Stat(file); err == nil && fi.Size() > 0 {
 				close(started)
 				return
 			}
@@ -515,7 +631,7 @@ func watchStart(nodeFile string, stop <-chan struct{}) <-chan struct{} {
 // it no more. srun may have submitted the job a moment after the first
 // scancel looked for it, so scancel is repeated. A job still listed after
 // cancelWait is an error; srun is killed then.
-func (s *Slurm) cancel(name string, c *exec.Cmd, exited <-chan error) error {
+func (s *Host) cancel(name string, c *exec.Cmd, exited <-chan error) error {
 	deadline := time.Now().Add(cancelWait)
 	gone := false
 	for {
@@ -556,19 +672,19 @@ func (s *Slurm) cancel(name string, c *exec.Cmd, exited <-chan error) error {
 
 // listed reports whether squeue lists a job named name: pending, running
 // or still completing.
-func (s *Slurm) listed(name string) (bool, error) {
+func (s *Host) listed(name string) (bool, error) {
 	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
 	out, err := exec.CommandContext(ctx, "squeue", "--noheader", "--format=%i", "--name="+name).CombinedOutput()
 	if err != nil {
-		return false, fmt.Errorf("squeue: %w: %s", err, clip(strings.TrimSpace(string(out)), 200))
+		return false, fmt.Errorf("squeue: %w: %s", err, proc.Clip(strings.TrimSpace(string(out)), 200))
 	}
 	return len(bytes.TrimSpace(out)) > 0, nil
 }
 
 // Lock opens the host's clone on its first call, then locks the tree as
 // the Local does.
-func (s *Slurm) Lock(ctx context.Context, slot, tree int) (func(), error) {
+func (s *Host) Lock(ctx context.Context, slot, tree int) (func(), error) {
 	if err := s.openClone(ctx); err != nil {
 		return nil, err
 	}
@@ -577,34 +693,34 @@ func (s *Slurm) Lock(ctx context.Context, slot, tree int) (func(), error) {
 
 // openClone clones Origin under the workdir, or opens and fetches the
 // clone made before, unless the Local has its Repo.
-func (s *Slurm) openClone(ctx context.Context) error {
+func (s *Host) openClone(ctx context.Context) error {
 	s.cloneMu.Lock()
 	defer s.cloneMu.Unlock()
-	if s.Repo != nil || s.Origin == "" {
+	if s.Local.Repo != nil || s.Origin == "" {
 		return nil
 	}
-	repo, err := gitops.Open(ctx, s.Origin, s.Workdir)
+	repo, err := gitops.Open(ctx, s.Origin, s.Local.Workdir)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return s.infra("clone into the shared workdir", err)
 	}
-	s.Repo = repo
+	s.Local.Repo = repo
 	return nil
 }
 
 // Materialize checks src out as the Local does, in the clone under the
 // shared workdir, fetching first when the clone lacks the commit (its
 // origin, the clone perfbot resolves commits in, may have fetched since).
-func (s *Slurm) Materialize(ctx context.Context, slot, tree int, src Source) (Workspace, error) {
+func (s *Host) Materialize(ctx context.Context, slot, tree int, src runner.Source) (runner.Workspace, error) {
 	if err := s.openClone(ctx); err != nil {
-		return Workspace{}, err
+		return runner.Workspace{}, err
 	}
-	if s.Repo != nil {
-		if _, err := s.Repo.Resolve(ctx, src.Target.Commit); err != nil {
-			if err := s.Repo.Fetch(ctx); err != nil {
-				return Workspace{}, s.infra("fetch "+src.Target.Short(), err)
+	if s.Local.Repo != nil {
+		if _, err := s.Local.Repo.Resolve(ctx, src.Target.Commit); err != nil {
+			if err := s.Local.Repo.Fetch(ctx); err != nil {
+				return runner.Workspace{}, s.infra("fetch "+src.Target.Short(), err)
 			}
 		}
 	}
@@ -614,7 +730,7 @@ func (s *Slurm) Materialize(ctx context.Context, slot, tree int, src Source) (Wo
 // Facts names the host. The machines are the cluster's nodes, which each
 // run records (Run.Node), with what Slurm says of the node
 // (DescribeNode) and the GPU state sampled on it during each step.
-func (s *Slurm) Facts(ctx context.Context) (record.Fingerprint, error) {
+func (s *Host) Facts(ctx context.Context) (record.Fingerprint, error) {
 	fp := record.Fingerprint{Host: s.Name(), OS: "slurm"}
 	if s.Partition != "" {
 		fp.OS += " partition " + s.Partition
