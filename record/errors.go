@@ -38,3 +38,12 @@ func IsInfra(err error) bool {
 	var ie *InfraError
 	return errors.As(err, &ie)
 }
+
+// InputError marks an error caused by the user's input (a revision that
+// does not resolve, a malformed env file, a finding or job that does not
+// exist): the command exits 1, and the API answers 400 or 404. The jobs
+// and the read side return it alike.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }

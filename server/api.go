@@ -13,10 +13,10 @@ import (
 	"github.com/perfbot/perfbot/service"
 )
 
-// notFound answers an *service.InputError about a thing that does not
+// notFound answers an *record.InputError about a thing that does not
 // exist with 404 naming the parameter, and any other error as fail does.
 func notFound(w http.ResponseWriter, param string, err error) {
-	var ie *service.InputError
+	var ie *record.InputError
 	if errors.As(err, &ie) {
 		writeJSON(w, http.StatusNotFound, Error{Error: err.Error(), Param: param})
 		return

@@ -137,7 +137,7 @@ func (s *srv) render(w http.ResponseWriter, fn func() (string, *page, error)) {
 	status := http.StatusOK
 	if err != nil {
 		status = http.StatusInternalServerError
-		var ie *service.InputError
+		var ie *record.InputError
 		if errors.As(err, &ie) {
 			status = http.StatusNotFound
 		}
@@ -180,7 +180,7 @@ func (d indexData) PrecisionText() string {
 
 func renderCommit(ctx context.Context, svc Service, l linker, sha string) (string, *page, error) {
 	if !isHex(sha) {
-		return "", nil, &service.InputError{Err: fmt.Errorf("commit %q: want a hash or a prefix of one", sha)}
+		return "", nil, &record.InputError{Err: fmt.Errorf("commit %q: want a hash or a prefix of one", sha)}
 	}
 	v, err := svc.Commit(ctx, sha)
 	if err != nil {
@@ -199,7 +199,7 @@ func renderJob(ctx context.Context, svc Service, l linker, id string) (string, *
 
 func renderCompare(ctx context.Context, svc Service, l linker, a, b string) (string, *page, error) {
 	if !isHex(a) || !isHex(b) {
-		return "", nil, &service.InputError{Err: fmt.Errorf("compare %q with %q: want two commit hashes or prefixes", a, b)}
+		return "", nil, &record.InputError{Err: fmt.Errorf("compare %q with %q: want two commit hashes or prefixes", a, b)}
 	}
 	c, err := svc.Compare(ctx, a, b)
 	if err != nil {
@@ -275,7 +275,7 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 	}
 	for _, h := range slices.Sorted(maps.Keys(commits)) {
 		name, p, err := renderCommit(ctx, svc, l, h)
-		var ie *service.InputError
+		var ie *record.InputError
 		if errors.As(err, &ie) {
 			continue // a commit the store has no record of gets no page
 		}
@@ -291,7 +291,7 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 	}
 	for _, pr := range slices.SortedFunc(maps.Keys(pairs), func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) }) {
 		name, p, err := renderCompare(ctx, svc, l, pr[0], pr[1])
-		var ie *service.InputError
+		var ie *record.InputError
 		if errors.As(err, &ie) {
 			continue // a parent perfbot never measured
 		}

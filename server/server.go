@@ -115,7 +115,7 @@ func badParam(w http.ResponseWriter, param string, err error) {
 
 // fail answers err with the status its kind calls for.
 func fail(w http.ResponseWriter, err error) {
-	var ie *service.InputError
+	var ie *record.InputError
 	switch {
 	case errors.As(err, &ie):
 		writeJSON(w, http.StatusBadRequest, Error{Error: err.Error()})
@@ -144,7 +144,7 @@ func (s *srv) history(w http.ResponseWriter, r *http.Request) {
 		hq.Limit = n
 	}
 	rows, err := s.svc.History(r.Context(), hq)
-	var ie *service.InputError
+	var ie *record.InputError
 	if errors.As(err, &ie) {
 		badParam(w, "metric", err)
 		return
@@ -170,7 +170,7 @@ func (s *srv) jobs(w http.ResponseWriter, r *http.Request) {
 
 func (s *srv) job(w http.ResponseWriter, r *http.Request) {
 	v, err := s.svc.Job(r.Context(), r.PathValue("id"))
-	var ie *service.InputError
+	var ie *record.InputError
 	if errors.As(err, &ie) {
 		writeJSON(w, http.StatusNotFound, Error{Error: err.Error(), Param: "id"})
 		return

@@ -30,7 +30,7 @@ type fake struct {
 func (f *fake) History(_ context.Context, q service.HistoryQuery) ([]service.HistoryRow, error) {
 	f.lastQ = q
 	if q.Metric == "nope" {
-		return nil, &service.InputError{Err: errInput("metric \"nope\" is not configured")}
+		return nil, &record.InputError{Err: errInput("metric \"nope\" is not configured")}
 	}
 	return f.rows, nil
 }
@@ -46,7 +46,7 @@ func (f *fake) Jobs(context.Context) ([]store.Job, error) {
 func (f *fake) Job(_ context.Context, id string) (service.JobView, error) {
 	j, ok := f.jobs[id]
 	if !ok {
-		return service.JobView{}, &service.InputError{Err: errInput("no job " + id)}
+		return service.JobView{}, &record.InputError{Err: errInput("no job " + id)}
 	}
 	return j, nil
 }

@@ -46,10 +46,10 @@ type AlertReport struct {
 // resumes from its recorded runs.
 func (b *Bot) Alert(ctx context.Context, req AlertRequest) (*AlertReport, error) {
 	if req.Good == "" || req.Bad == "" {
-		return nil, &InputError{Err: errors.New("alert: good and bad commits are required")}
+		return nil, &record.InputError{Err: errors.New("alert: good and bad commits are required")}
 	}
 	if req.Direction != record.Regression && req.Direction != record.Improvement {
-		return nil, &InputError{Err: fmt.Errorf("alert: direction %q (want regression or improvement)", req.Direction)}
+		return nil, &record.InputError{Err: fmt.Errorf("alert: direction %q (want regression or improvement)", req.Direction)}
 	}
 	if _, err := b.metric(req.Metric); err != nil {
 		return nil, err

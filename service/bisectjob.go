@@ -102,10 +102,10 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*Bisection, error)
 	}
 	chain, err := b.Repo.Chain(ctx, good.Hash, bad.Hash)
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, &record.InputError{Err: err}
 	}
 	if len(chain) < 2 {
-		return nil, &InputError{Err: fmt.Errorf("bisect: %s and %s are the same commit", req.Good, req.Bad)}
+		return nil, &record.InputError{Err: fmt.Errorf("bisect: %s and %s are the same commit", req.Good, req.Bad)}
 	}
 	for _, c := range chain {
 		if err := b.putCommit(c); err != nil {
@@ -207,7 +207,7 @@ func named(chain []record.Commit, res *bisect.Result) []record.Commit {
 // one place where a bisection continues into hunks, for `perfbot bisect
 // --hunks` and an alert's job alike. A culprit that is not confirmed is
 // not searched: it is reported, never filed. A culprit whose hunks cannot
-// be searched (an *InputError: its effect too small to split, a diff
+// be searched (an *record.InputError: its effect too small to split, a diff
 // without hunks) stands, with a warning that says why; any other error
 // stops the job.
 func (b *Bot) searchHunks(ctx context.Context, bis *Bisection) (map[string]*HunksReport, error) {
@@ -218,7 +218,7 @@ func (b *Bot) searchHunks(ctx context.Context, bis *Bisection) (map[string]*Hunk
 			continue
 		}
 		hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: bis.Metric, Direction: c.Direction, Known: known})
-		var ie *InputError
+		var ie *record.InputError
 		switch {
 		case errors.As(err, &ie):
 			b.progressf("the hunks of %s were not searched: %v", record.ShortHash(c.Commit), err)

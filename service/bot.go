@@ -137,7 +137,7 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 			hosts = append(hosts, s)
 		case "", config.HostLocal:
 			if h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir) {
-				return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
+				return nil, &record.InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
 			}
 			l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Slots: h.Slots, Trees: h.Trees, Logger: log,
 				Withheld: perfbotSecrets(cfg)}
@@ -145,7 +145,7 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 			firstTree += lay.Slots * lay.Trees
 			hosts = append(hosts, l)
 		default:
-			return nil, &InputError{Err: fmt.Errorf("host %s: kind %q is not supported: local, ssh and slurm hosts measure", h.Name, h.Kind)}
+			return nil, &record.InputError{Err: fmt.Errorf("host %s: kind %q is not supported: local, ssh and slurm hosts measure", h.Name, h.Kind)}
 		}
 	}
 	return hosts, nil
@@ -207,7 +207,7 @@ func (b *Bot) now() time.Time {
 func (b *Bot) resolve(ctx context.Context, rev string) (record.Commit, error) {
 	c, err := b.Repo.Resolve(ctx, rev)
 	if err != nil {
-		return record.Commit{}, &InputError{Err: err}
+		return record.Commit{}, &record.InputError{Err: err}
 	}
 	return c, b.putCommit(c)
 }
@@ -221,7 +221,7 @@ func (b *Bot) putCommit(c record.Commit) error {
 func (b *Bot) metric(name string) (record.Metric, error) {
 	m, err := b.Config.Metric(name)
 	if err != nil {
-		return record.Metric{}, &InputError{Err: err}
+		return record.Metric{}, &record.InputError{Err: err}
 	}
 	return m, nil
 }
@@ -247,10 +247,3 @@ func (m meter) read() record.Cost {
 	r, bu := m.b.Oracle.Counts()
 	return record.Cost{Runs: r - m.runs0, Builds: bu - m.builds0, WallSeconds: m.b.now().Sub(m.start).Seconds()}
 }
-
-// InputError marks an error caused by the user's input (a revision that
-// does not resolve, a malformed env file): the command exits 1.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }

@@ -267,7 +267,7 @@ type CommitMetric struct {
 }
 
 // Commit returns the commit named by its hash or a unique prefix of it
-// with its runs. A name the store knows no commit by is an *InputError.
+// with its runs. A name the store knows no commit by is an *record.InputError.
 func (b *Bot) Commit(ctx context.Context, rev string) (*CommitView, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -275,11 +275,11 @@ func (b *Bot) Commit(ctx context.Context, rev string) (*CommitView, error) {
 	c, ok, err := b.Store.FindCommit(rev)
 	switch {
 	case errors.Is(err, store.ErrAmbiguous):
-		return nil, &InputError{Err: err}
+		return nil, &record.InputError{Err: err}
 	case err != nil:
 		return nil, err
 	case !ok:
-		return nil, &InputError{Err: fmt.Errorf("commit %q: not in the store (perfbot knows the commits it measured)", rev)}
+		return nil, &record.InputError{Err: fmt.Errorf("commit %q: not in the store (perfbot knows the commits it measured)", rev)}
 	}
 	runs, err := b.Store.Runs(store.RunFilter{Commit: c.Hash})
 	if err != nil {

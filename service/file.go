@@ -20,7 +20,7 @@ import (
 //
 // Every finding is tried; the first error (filing or storing) is returned
 // after the last. An issue tracker that cannot be set up — a GitHub
-// repository configured without its token — is an *InputError, returned
+// repository configured without its token — is an *record.InputError, returned
 // whatever the findings: it is sent nothing, and every finding it would
 // have been sent is stored unfiled with that error, for RetryUnfiled once
 // the configuration is mended. A
@@ -88,7 +88,7 @@ func (b *Bot) storeFiled(f record.Finding) error {
 
 // CheckFiling reports what stops findings from being filed: a tracker
 // that cannot be set up, such as a GitHub repository configured without
-// its token (an *InputError). A job that is to file its findings calls it
+// its token (an *record.InputError). A job that is to file its findings calls it
 // before it measures anything, so that the mistake costs a second, not a
 // bisection. It sends nothing.
 func (b *Bot) CheckFiling() error {
@@ -151,11 +151,11 @@ func (b *Bot) tracker() (report.Tracker, error) {
 	}
 	token := os.Getenv(gh.TokenEnv)
 	if token == "" {
-		return nil, &InputError{Err: fmt.Errorf("github.repo is %s but $%s is empty: set it to a token with issues:write", gh.Repo, gh.TokenEnv)}
+		return nil, &record.InputError{Err: fmt.Errorf("github.repo is %s but $%s is empty: set it to a token with issues:write", gh.Repo, gh.TokenEnv)}
 	}
 	t, err := report.NewGitHub(report.GitHubOptions{Repo: gh.Repo, Token: token, APIURL: gh.APIURL, Logger: b.Logger})
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, &record.InputError{Err: err}
 	}
 	return t, nil
 }

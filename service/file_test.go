@@ -178,7 +178,7 @@ func TestFile(t *testing.T) {
 			err := w.bot.File(ctx, []*record.Finding{&f})
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
-				var ie *InputError
+				var ie *record.InputError
 				require.Equal(t, tt.wantInput, errors.As(err, &ie), "input error: %v", err)
 			} else {
 				require.NoError(t, err)
@@ -308,7 +308,7 @@ func TestCheckFiling(t *testing.T) {
 			if tt.wantInput == "" {
 				require.NoError(t, err)
 			} else {
-				var ie *InputError
+				var ie *record.InputError
 				require.ErrorAs(t, err, &ie)
 				require.ErrorContains(t, err, tt.wantInput)
 			}

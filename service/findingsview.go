@@ -27,22 +27,22 @@ func (b *Bot) ListFindings(ctx context.Context) ([]record.Finding, error) {
 
 // Finding returns the stored finding named by its id or by a prefix of it
 // that no other id shares, as git names commits. A name that matches no
-// finding, or several, is an *InputError.
+// finding, or several, is an *record.InputError.
 func (b *Bot) Finding(ctx context.Context, name string) (record.Finding, error) {
 	if err := ctx.Err(); err != nil {
 		return record.Finding{}, err
 	}
 	if name == "" {
-		return record.Finding{}, &InputError{Err: errors.New("no finding named (see perfbot findings)")}
+		return record.Finding{}, &record.InputError{Err: errors.New("no finding named (see perfbot findings)")}
 	}
 	f, ok, err := b.Store.Finding(name)
 	switch {
 	case errors.Is(err, store.ErrAmbiguous):
-		return record.Finding{}, &InputError{Err: err}
+		return record.Finding{}, &record.InputError{Err: err}
 	case err != nil:
 		return record.Finding{}, err
 	case !ok:
-		return record.Finding{}, &InputError{Err: fmt.Errorf("no finding %q (see perfbot findings)", name)}
+		return record.Finding{}, &record.InputError{Err: fmt.Errorf("no finding %q (see perfbot findings)", name)}
 	}
 	return f, nil
 }

@@ -71,7 +71,7 @@ func TestFindingByName(t *testing.T) {
 			require.NoError(t, w.bot.Store.PutFinding(b))
 			f, err := w.bot.Finding(context.Background(), tt.lookup)
 			if tt.wantInput != "" {
-				var ie *InputError
+				var ie *record.InputError
 				require.True(t, errors.As(err, &ie), "input error: %v", err)
 				require.ErrorContains(t, err, tt.wantInput)
 				return

@@ -46,7 +46,7 @@ type HistoryRow struct {
 // History returns the samples q selects, newest first, joined with their
 // units, subjects (all read in one transaction) and (when asked)
 // fingerprints. A metric that is not
-// configured is an *InputError. A commit the store knows no subject of,
+// configured is an *record.InputError. A commit the store knows no subject of,
 // or a run it holds no record of, leaves that field empty.
 func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error) {
 	units, selects := map[string]string{}, map[string]string{}
@@ -54,7 +54,7 @@ func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error)
 		units[m.Name], selects[m.Name] = m.Unit, m.Select
 	}
 	if _, ok := units[q.Metric]; q.Metric != "" && !ok {
-		return nil, &InputError{Err: fmt.Errorf("metric %q is not configured", q.Metric)}
+		return nil, &record.InputError{Err: fmt.Errorf("metric %q is not configured", q.Metric)}
 	}
 	rows, err := b.Store.History(store.HistoryQuery{Metric: q.Metric, Since: q.Since, Limit: q.Limit})
 	if err != nil {

@@ -91,7 +91,7 @@ func TestHistory(t *testing.T) {
 			hashes, _ := seedHistory(t, w.bot.Store)
 			rows, err := w.bot.History(context.Background(), tt.q)
 			if tt.wantInput != "" {
-				var ie *InputError
+				var ie *record.InputError
 				require.True(t, errors.As(err, &ie), "input error: %v", err)
 				require.ErrorContains(t, err, tt.wantInput)
 				return

@@ -85,19 +85,19 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		rep.Direction = record.Regression
 	case record.Regression, record.Improvement:
 	default:
-		return nil, &InputError{Err: fmt.Errorf("hunks: direction %q: want %s or %s", req.Direction, record.Regression, record.Improvement)}
+		return nil, &record.InputError{Err: fmt.Errorf("hunks: direction %q: want %s or %s", req.Direction, record.Regression, record.Improvement)}
 	}
 	if req.Worktree {
 		dir := b.Config.Repo.URL
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return nil, &InputError{Err: fmt.Errorf("hunks --worktree: repo.url %q is not a local working copy", dir)}
+			return nil, &record.InputError{Err: fmt.Errorf("hunks --worktree: repo.url %q is not a local working copy", dir)}
 		}
 		// perfbot's own files, when its configuration sits inside the
 		// working copy, are not the user's changes.
 		store := b.Store.Path()
 		p, head, err := b.Repo.WorkingDiff(ctx, dir, b.Config.Workdir, store, EndpointPath(store), b.Config.IssuesDir, b.Config.Path)
 		if err != nil {
-			return nil, &InputError{Err: fmt.Errorf("hunks --worktree: %w", err)}
+			return nil, &record.InputError{Err: fmt.Errorf("hunks --worktree: %w", err)}
 		}
 		if err := b.putCommit(head); err != nil {
 			return nil, err
@@ -109,7 +109,7 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 			return nil, err
 		}
 		if len(c.Parents) == 0 {
-			return nil, &InputError{Err: fmt.Errorf("hunks %s: the root commit has no parent to compare with", c.Short())}
+			return nil, &record.InputError{Err: fmt.Errorf("hunks %s: the root commit has no parent to compare with", c.Short())}
 		}
 		parent, err := b.Repo.Commit(ctx, c.Parents[0])
 		if err != nil {
@@ -128,7 +128,7 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 	all := patch.Hunks()
 	rep.TotalHunks = len(all)
 	if len(all) == 0 {
-		return nil, &InputError{Err: fmt.Errorf("hunks %s: the change has no hunks", rep.Change)}
+		return nil, &record.InputError{Err: fmt.Errorf("hunks %s: the change has no hunks", rep.Change)}
 	}
 	if why := b.docsOnly(patch); why != "" {
 		rep.NoRuntimeChange, rep.Hunks, rep.Tests, rep.Unresolved = why, []record.Hunk{}, []minimize.Test{}, [][]string{}
@@ -178,9 +178,9 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 	if err != nil {
 		switch {
 		case errors.Is(err, minimize.ErrEndsAlike):
-			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured here, the change's effect on %s cannot be told from none, so no hunk can be singled out)", record.ShortHash(rep.Change), err, metric.Name)}
+			return nil, &record.InputError{Err: fmt.Errorf("hunks %s: %w (measured here, the change's effect on %s cannot be told from none, so no hunk can be singled out)", record.ShortHash(rep.Change), err, metric.Name)}
 		case errors.Is(err, minimize.ErrNotWorse):
-			return nil, &InputError{Err: fmt.Errorf("hunks %s: %w (measured again, the change is no %s of %s)", record.ShortHash(rep.Change), err, rep.Direction, metric.Name)}
+			return nil, &record.InputError{Err: fmt.Errorf("hunks %s: %w (measured again, the change is no %s of %s)", record.ShortHash(rep.Change), err, rep.Direction, metric.Name)}
 		}
 		return nil, fmt.Errorf("hunks %s: %w", record.ShortHash(rep.Change), err)
 	}
@@ -280,11 +280,11 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 	}
 	good, err := ReadEnvFile(req.GoodEnv)
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, &record.InputError{Err: err}
 	}
 	bad, err := ReadEnvFile(req.BadEnv)
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, &record.InputError{Err: err}
 	}
 	c, err := b.resolve(ctx, req.Rev)
 	if err != nil {
@@ -292,7 +292,7 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 	}
 	names := minimize.EnvDiff(good, bad)
 	if len(names) == 0 {
-		return nil, &InputError{Err: fmt.Errorf("envbisect: %s and %s set the same variables", req.GoodEnv, req.BadEnv)}
+		return nil, &record.InputError{Err: fmt.Errorf("envbisect: %s and %s set the same variables", req.GoodEnv, req.BadEnv)}
 	}
 	params := map[string]any{"commit": c.Hash, "metric": metric.Name, "good": good, "bad": bad, "spec": b.Oracle.SpecHash()}
 	return runJob(b, record.JobEnvBisect, params, func(jb *Bot, _, _ func(any)) (*EnvBisectReport, error) {
@@ -310,9 +310,9 @@ func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, 
 	if err != nil {
 		switch {
 		case errors.Is(err, minimize.ErrEndsAlike):
-			return nil, &InputError{Err: fmt.Errorf("envbisect: %w (measured here, the two environments make no measurable difference to %s at %s)", err, metric.Name, c.Short())}
+			return nil, &record.InputError{Err: fmt.Errorf("envbisect: %w (measured here, the two environments make no measurable difference to %s at %s)", err, metric.Name, c.Short())}
 		case errors.Is(err, minimize.ErrNotWorse):
-			return nil, &InputError{Err: fmt.Errorf("envbisect: %w (the bad environment is no slower for %s at %s)", err, metric.Name, c.Short())}
+			return nil, &record.InputError{Err: fmt.Errorf("envbisect: %w (the bad environment is no slower for %s at %s)", err, metric.Name, c.Short())}
 		}
 		return nil, fmt.Errorf("envbisect %s: %w", c.Short(), err)
 	}

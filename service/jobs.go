@@ -47,7 +47,7 @@ func taskOf[Req, Rep any](run func(*Bot, context.Context, Req) (*Rep, error)) ta
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return req, &InputError{Err: fmt.Errorf("request: %w", err)}
+			return req, &record.InputError{Err: fmt.Errorf("request: %w", err)}
 		}
 		return req, nil
 	}
@@ -78,7 +78,7 @@ func Kinds() []record.JobKind {
 func (b *Bot) Run(ctx context.Context, kind record.JobKind, req json.RawMessage) (any, error) {
 	t, ok := tasks[kind]
 	if !ok {
-		return nil, &InputError{Err: fmt.Errorf("unknown kind of job %q (want one of %v)", kind, Kinds())}
+		return nil, &record.InputError{Err: fmt.Errorf("unknown kind of job %q (want one of %v)", kind, Kinds())}
 	}
 	return t.run(ctx, b, req)
 }
@@ -267,7 +267,7 @@ func (b *Bot) Job(ctx context.Context, id string) (JobView, error) {
 		return JobView{}, err
 	}
 	if !ok {
-		return JobView{}, &InputError{Err: fmt.Errorf("no job %q", id)}
+		return JobView{}, &record.InputError{Err: fmt.Errorf("no job %q", id)}
 	}
 	tr, err := b.Store.Trace(id)
 	if err != nil {

@@ -44,7 +44,7 @@ func TestRunJobTable(t *testing.T) {
 			got, err := b.Run(ctx, tc.kind, json.RawMessage(tc.req))
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
-				var ie *InputError
+				var ie *record.InputError
 				require.ErrorAs(t, err, &ie, "a bad request is the caller's mistake")
 				return
 			}
@@ -93,7 +93,7 @@ func TestJobRecordAndTrace(t *testing.T) {
 	assert.Positive(t, probes, "the probe log is in the trace")
 
 	_, err = b.Job(context.Background(), "bisect-nope")
-	var ie *InputError
+	var ie *record.InputError
 	require.ErrorAs(t, err, &ie)
 }
 

@@ -118,7 +118,7 @@ func (b *Bot) checkSelection(ms []Measurement) error {
 	if mismatch == nil {
 		return nil
 	}
-	return &InputError{Err: fmt.Errorf("%w at every revision measured: the benchmark ran and printed results, which the metric does not select; fix the metric's select or unit in %s", mismatch, b.configName())}
+	return &record.InputError{Err: fmt.Errorf("%w at every revision measured: the benchmark ran and printed results, which the metric does not select; fix the metric's select or unit in %s", mismatch, b.configName())}
 }
 
 // selectMismatch returns why a metric selected nothing from the output of

@@ -295,7 +295,7 @@ func TestNewHosts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			hosts, err := newHosts(&config.Config{Workdir: workdir, Hosts: tt.hosts}, nil, nil)
 			if tt.wantErr != "" {
-				var ie *InputError
+				var ie *record.InputError
 				require.ErrorAs(t, err, &ie, "a configuration the user must change")
 				require.ErrorContains(t, err, tt.wantErr)
 				return

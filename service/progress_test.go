@@ -369,7 +369,7 @@ func TestSearchThatCannotSucceedStopsEarly(t *testing.T) {
 		b, w := r.open(t)
 		_, err := b.Hunks(ctx, HunksRequest{Rev: r.culprit})
 		require.ErrorIs(t, err, minimize.ErrEndsAlike)
-		var ie *InputError
+		var ie *record.InputError
 		require.ErrorAs(t, err, &ie)
 		assert.ErrorContains(t, err, "within the 2.0% worth isolating")
 		t.Logf("%d runs before the search gave up", benchRuns(r.host))

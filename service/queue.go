@@ -25,11 +25,11 @@ var ErrStopping = errors.New("perfbot is stopping: the job stays queued and resu
 // JSON) in the persistent queue and returns its id, a hash of the
 // request: a job already queued, running or done is not queued twice; a
 // failed one is queued again. A request that does not decode as the
-// kind's is an *InputError.
+// kind's is an *record.InputError.
 func (b *Bot) Enqueue(kind record.JobKind, req any) (string, error) {
 	t, ok := tasks[kind]
 	if !ok {
-		return "", &InputError{Err: fmt.Errorf("unknown kind of job %q (want one of %v)", kind, Kinds())}
+		return "", &record.InputError{Err: fmt.Errorf("unknown kind of job %q (want one of %v)", kind, Kinds())}
 	}
 	if raw, isRaw := req.(json.RawMessage); isRaw {
 		typed, err := t.decode(raw)
@@ -66,7 +66,7 @@ func (b *Bot) Enqueue(kind record.JobKind, req any) (string, error) {
 func CheckRequest(kind record.JobKind, raw json.RawMessage) error {
 	t, ok := tasks[kind]
 	if !ok {
-		return &InputError{Err: fmt.Errorf("unknown kind of job %q (want one of %v)", kind, Kinds())}
+		return &record.InputError{Err: fmt.Errorf("unknown kind of job %q (want one of %v)", kind, Kinds())}
 	}
 	_, err := t.decode(raw)
 	return err

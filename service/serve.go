@@ -75,7 +75,7 @@ func (b *Bot) Serve(ctx context.Context, opts ServeOptions) error {
 		}
 	}
 	if _, err := c.AddFunc(b.Config.Schedule, func() { b.scheduled(work, poke) }); err != nil {
-		return &InputError{Err: fmt.Errorf("schedule %q: %w", b.Config.Schedule, err)}
+		return &record.InputError{Err: fmt.Errorf("schedule %q: %w", b.Config.Schedule, err)}
 	}
 	c.Start()
 	b.progressf("serving: schedule %q, next cycle %s", b.Config.Schedule, c.Entries()[0].Next.Format(time.RFC3339))

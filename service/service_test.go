@@ -186,7 +186,7 @@ func TestBisectBadInput(t *testing.T) {
 	h := newHistory(t, 5, func(int) float64 { return 100 }, nil)
 	b := h.open(t)
 	_, err := b.Bisect(context.Background(), BisectRequest{Good: "nope", Bad: "main"})
-	var ie *InputError
+	var ie *record.InputError
 	require.ErrorAs(t, err, &ie)
 	require.Contains(t, err.Error(), "nope")
 

@@ -58,5 +58,5 @@ func newSlurm(cfg *config.Config, h config.Host, repo *gitops.Repo, log *slog.Lo
 }
 
 func timeLimitError(h config.Host, st record.Step, server string) error {
-	return &InputError{Err: fmt.Errorf("host %s: time_limit %s is shorter than the timeout of step %s (%s)%s: Slurm would end its job first, every time", h.Name, h.Slurm.TimeLimit, st.Name, st.Timeout, server)}
+	return &record.InputError{Err: fmt.Errorf("host %s: time_limit %s is shorter than the timeout of step %s (%s)%s: Slurm would end its job first, every time", h.Name, h.Slurm.TimeLimit, st.Name, st.Timeout, server)}
 }

@@ -129,7 +129,7 @@ func TestNewHostsSlurmTimeLimit(t *testing.T) {
 		Hosts: []config.Host{{Name: "cluster", Kind: config.HostSlurm, Workdir: "/shared",
 			Slurm: config.Slurm{Slots: 1, TimeLimit: time.Hour}}}}
 	_, err := newHosts(cfg, nil, nil)
-	var in *InputError
+	var in *record.InputError
 	require.ErrorAs(t, err, &in)
 	assert.EqualError(t, err, "host cluster: time_limit 1h0m0s is shorter than the timeout of step serve (2h0m0s): Slurm would end its job first, every time")
 

@@ -90,11 +90,11 @@ type SpecHistoryRow struct {
 // samples of every metric, as History returns them), newest commit
 // first; a run's terms are taken together. Commits none of whose runs
 // measured every term are left out; limit > 0 keeps that many commits.
-// A configuration without a speculative block is an *InputError.
+// A configuration without a speculative block is an *record.InputError.
 func SpeculativeHistory(c *config.Config, rows []HistoryRow, limit int) ([]SpecHistoryRow, error) {
 	s := c.Speculative
 	if s == nil {
-		return nil, &InputError{Err: fmt.Errorf("the configuration has no speculative block naming the breakdown's metrics")}
+		return nil, &record.InputError{Err: fmt.Errorf("the configuration has no speculative block naming the breakdown's metrics")}
 	}
 	type run struct {
 		commit, subject string

@@ -31,16 +31,16 @@ type TriageRequest struct {
 // decision, or a finding whose culprit no night has measured yet, leaves
 // the baseline where it is; so does taking an acknowledgement back.
 // A state that is not one of record.Triages, or a name that matches no
-// finding or several, is an *InputError.
+// finding or several, is an *record.InputError.
 func (b *Bot) Triage(ctx context.Context, name string, req TriageRequest) (record.Finding, error) {
 	if err := ctx.Err(); err != nil {
 		return record.Finding{}, err
 	}
 	if !req.State.Valid() {
-		return record.Finding{}, &InputError{Err: fmt.Errorf("state %q: want one of %v", req.State, record.Triages())}
+		return record.Finding{}, &record.InputError{Err: fmt.Errorf("state %q: want one of %v", req.State, record.Triages())}
 	}
 	if name == "" {
-		return record.Finding{}, &InputError{Err: errors.New("no finding named (see perfbot findings)")}
+		return record.Finding{}, &record.InputError{Err: errors.New("no finding named (see perfbot findings)")}
 	}
 	f, ok, err := b.Store.Triage(name, func(f *record.Finding, nights []record.Night, s *record.NightlyState) error {
 		note := &record.TriageNote{State: req.State, Note: req.Note, Time: b.now()}
@@ -52,11 +52,11 @@ func (b *Bot) Triage(ctx context.Context, name string, req TriageRequest) (recor
 	})
 	switch {
 	case errors.Is(err, store.ErrAmbiguous):
-		return record.Finding{}, &InputError{Err: err}
+		return record.Finding{}, &record.InputError{Err: err}
 	case err != nil:
 		return record.Finding{}, fmt.Errorf("triage %s: %w", name, err)
 	case !ok:
-		return record.Finding{}, &InputError{Err: fmt.Errorf("no finding %q (see perfbot findings)", name)}
+		return record.Finding{}, &record.InputError{Err: fmt.Errorf("no finding %q (see perfbot findings)", name)}
 	}
 	if f.Triage.Baseline != "" {
 		b.progressf("triage %s: %s; %s", record.ShortHash(f.ID), f.Triage.State, f.Triage.Baseline)

@@ -88,7 +88,7 @@ func TestTriageRejects(t *testing.T) {
 	r := openRecords(t, false)
 	ctx := context.Background()
 	_, err := r.bot.Triage(ctx, "perfbotfp", TriageRequest{State: "wontfix"})
-	var ie *InputError
+	var ie *record.InputError
 	require.ErrorAs(t, err, &ie)
 	require.Contains(t, err.Error(), `state "wontfix"`)
 	_, err = r.bot.Triage(ctx, "perfbotfp00", TriageRequest{State: record.TriageFixed})

@@ -17,7 +17,6 @@ import (
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/runnertest"
-	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -29,7 +28,7 @@ func TestExitCode(t *testing.T) {
 		want int
 	}{
 		{"usage", usagef("unknown flag --bogus"), exitInput},
-		{"input", &service.InputError{Err: errors.New(`resolve "nope": unknown revision`)}, exitInput},
+		{"input", &record.InputError{Err: errors.New(`resolve "nope": unknown revision`)}, exitInput},
 		{"configuration", fmt.Errorf("load: %w", &config.Error{File: "perfbot.yaml", Line: 3, Key: "hosts[0].kind", Msg: "unknown"}), exitInput},
 		{"ambiguous finding prefix", fmt.Errorf("finding 3f: %w", store.ErrAmbiguous), exitInput},
 		{"store from a newer perfbot", fmt.Errorf("open store: %w", store.ErrNewerSchema), exitInput},
@@ -79,7 +78,7 @@ func TestReportError(t *testing.T) {
 	}{
 		{"a bug says so", errors.New("index out of range"), "perfbot: internal error (a bug; please report it): index out of range\n", exitBug},
 		{"infrastructure is not a bug", &record.InfraError{Host: "gpu1", Op: "start shell", Err: errors.New("no such file")}, "perfbot: host gpu1: start shell: no such file\n", exitInfra},
-		{"input is not a bug", &service.InputError{Err: errors.New("bad --since")}, "perfbot: bad --since\n", exitInput},
+		{"input is not a bug", &record.InputError{Err: errors.New("bad --since")}, "perfbot: bad --since\n", exitInput},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -78,7 +78,7 @@ func (r *remote) do(ctx context.Context, method, path string, body, out any) err
 		var e server.Error
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
 			if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound {
-				return &service.InputError{Err: errors.New(e.Error)}
+				return &record.InputError{Err: errors.New(e.Error)}
 			}
 			return fmt.Errorf("perfbot serve: %s %s: %s", method, path, e.Error)
 		}

@@ -201,7 +201,7 @@ func reportError(stderr io.Writer, err error) int {
 // rule names is perfbot's own fault, not the host's.
 func exitCode(err error) int {
 	var ue usageError
-	var ie *service.InputError
+	var ie *record.InputError
 	var ce *config.Error
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -256,7 +256,7 @@ func inputErr(err error) error {
 	if errors.As(err, &ce) {
 		return err
 	}
-	return &service.InputError{Err: err}
+	return &record.InputError{Err: err}
 }
 
 // The workspace has two doors, both in package service: open for the
