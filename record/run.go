@@ -130,3 +130,21 @@ type Sample struct {
 	// empty when the output does not say.
 	Better Better `json:"better,omitempty"`
 }
+
+// MetricSummary summarizes the samples of one metric of one target: what
+// perfbot measure reports, and a commit's view of each metric.
+type MetricSummary struct {
+	Metric string  `json:"metric"`
+	Unit   string  `json:"unit"`
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	// Coverage is the probability that [Lo, Hi] holds the median: 0.95
+	// for the order-statistic interval of six runs and more; below six,
+	// [Lo, Hi] is the range of the runs and covers it with 1 − 2·0.5ⁿ.
+	Coverage float64 `json:"coverage"`
+	// Range says that [Lo, Hi] is the runs' minimum and maximum, not a 95%
+	// interval.
+	Range bool `json:"range,omitempty"`
+}

@@ -261,7 +261,7 @@ type CommitView struct {
 // CommitMetric is a metric over a commit's runs: its median with the
 // interval of stats.Summarize at 95%, and the values.
 type CommitMetric struct {
-	MetricSummary
+	record.MetricSummary
 	Better string    `json:"better"`
 	Values []float64 `json:"values"`
 }
@@ -303,7 +303,7 @@ func (b *Bot) Commit(ctx context.Context, rev string) (*CommitView, error) {
 	}
 	for _, m := range b.Config.Metrics {
 		vs := values[m.Name]
-		ms := CommitMetric{MetricSummary: MetricSummary{Metric: m.Name, Unit: m.Unit, N: len(vs)}, Better: string(m.Better), Values: vs}
+		ms := CommitMetric{MetricSummary: record.MetricSummary{Metric: m.Name, Unit: m.Unit, N: len(vs)}, Better: string(m.Better), Values: vs}
 		if len(vs) > 0 {
 			s := stats.Summarize(vs, 0.95)
 			ms.Median, ms.Lo, ms.Hi = s.Median, s.Lo, s.Hi

@@ -13,29 +13,12 @@ import (
 
 // Measurement is what `perfbot measure` reports for one revision.
 type Measurement struct {
-	Rev     string          `json:"rev"`
-	Commit  string          `json:"commit"`
-	Subject string          `json:"subject"`
-	Status  record.Status   `json:"status"`
-	Error   string          `json:"error,omitempty"`
-	Metrics []MetricSummary `json:"metrics"`
-}
-
-// MetricSummary summarizes the samples of one metric of one target.
-type MetricSummary struct {
-	Metric string  `json:"metric"`
-	Unit   string  `json:"unit"`
-	N      int     `json:"n"`
-	Median float64 `json:"median"`
-	Lo     float64 `json:"lo"`
-	Hi     float64 `json:"hi"`
-	// Coverage is the probability that [Lo, Hi] holds the median: 0.95
-	// for the order-statistic interval of six runs and more; below six,
-	// [Lo, Hi] is the range of the runs and covers it with 1 − 2·0.5ⁿ.
-	Coverage float64 `json:"coverage"`
-	// Range says that [Lo, Hi] is the runs' minimum and maximum, not a 95%
-	// interval.
-	Range bool `json:"range,omitempty"`
+	Rev     string                 `json:"rev"`
+	Commit  string                 `json:"commit"`
+	Subject string                 `json:"subject"`
+	Status  record.Status          `json:"status"`
+	Error   string                 `json:"error,omitempty"`
+	Metrics []record.MetricSummary `json:"metrics"`
 }
 
 // Measure makes sure every revision has at least repeats ok runs and
@@ -179,14 +162,14 @@ func (b *Bot) lastStatus(t record.Target) record.Status {
 }
 
 // summaries summarizes every configured metric of t from the store.
-func (b *Bot) summaries(t record.Target) ([]MetricSummary, error) {
-	var out []MetricSummary
+func (b *Bot) summaries(t record.Target) ([]record.MetricSummary, error) {
+	var out []record.MetricSummary
 	for _, m := range b.Config.Metrics {
 		vals, err := b.Store.Values(b.Oracle.SpecHash(), t.Key(), m.Name)
 		if err != nil {
 			return nil, err
 		}
-		ms := MetricSummary{Metric: m.Name, Unit: m.Unit}
+		ms := record.MetricSummary{Metric: m.Name, Unit: m.Unit}
 		if len(vals) > 0 {
 			s := stats.Summarize(vals, 0.95)
 			ms.N, ms.Median, ms.Lo, ms.Hi, ms.Coverage = s.N, s.Median, s.Lo, s.Hi, s.Confidence

@@ -56,7 +56,7 @@ bench_failed), not an error.`,
 }
 
 // medianOf prints a median with its unit, or "-" without runs.
-func medianOf(s service.MetricSummary) string {
+func medianOf(s record.MetricSummary) string {
 	if s.N == 0 {
 		return "-"
 	}
@@ -65,7 +65,7 @@ func medianOf(s service.MetricSummary) string {
 
 // interval prints a median's interval as what it is: a 95% interval, or
 // below six runs the runs' range with the coverage it really has.
-func interval(s service.MetricSummary) string {
+func interval(s record.MetricSummary) string {
 	if s.N == 0 {
 		return "-"
 	}

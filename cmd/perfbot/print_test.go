@@ -278,9 +278,9 @@ func historyRows() []service.HistoryRow {
 func measurements() []service.Measurement {
 	return []service.Measurement{
 		{Rev: "HEAD~1", Commit: hGood, Subject: "attention: tune split-kv", Status: record.StatusOK,
-			Metrics: []service.MetricSummary{{Metric: "verify_tok_s", Unit: "tok/s", N: 10, Median: 88.8, Lo: 88.1, Hi: 89.4}}},
+			Metrics: []record.MetricSummary{{Metric: "verify_tok_s", Unit: "tok/s", N: 10, Median: 88.8, Lo: 88.1, Hi: 89.4}}},
 		{Rev: "HEAD", Commit: hBad, Subject: "topk: stable sort", Status: record.StatusBuildFailed,
-			Error: "build: exit status 1\nmain.go:3: syntax error", Metrics: []service.MetricSummary{{Metric: "verify_tok_s", Unit: "tok/s"}}},
+			Error: "build: exit status 1\nmain.go:3: syntax error", Metrics: []record.MetricSummary{{Metric: "verify_tok_s", Unit: "tok/s"}}},
 	}
 }
 
