@@ -1,6 +1,9 @@
 package record
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Night is one cycle of the scheduled service: the branch tip it measured,
 // the reference commit measured beside it, interleaved, and what each
@@ -93,4 +96,16 @@ type NightlyState struct {
 // the range of commits that brackets the change.
 func AlertKey(metric string, d Direction, good, bad string) string {
 	return metric + "|" + string(d) + "|" + good + ".." + bad
+}
+
+// FirstNightWith is the index of the first measured night whose tip
+// holds the commit (the tip is it, or it is among the night's new
+// commits); -1 if none.
+func FirstNightWith(nights []Night, commit string) int {
+	for i, n := range nights {
+		if n.Status == StatusOK && (n.Tip == commit || slices.Contains(n.New, commit)) {
+			return i
+		}
+	}
+	return -1
 }

@@ -187,7 +187,7 @@ func (b *Bot) metricSeries(m record.Metric, nights []record.Night, fs []record.F
 			continue
 		}
 		c := f.Culprits[0]
-		if i := firstNightWith(nights, c.Commit.Hash); i >= 0 {
+		if i := record.FirstNightWith(nights, c.Commit.Hash); i >= 0 {
 			ms.Marks = append(ms.Marks, FindingMark{Night: nights[i].Seq, Finding: f.ID, Culprit: c.Commit.Hash, Direction: f.Direction,
 				DeltaPct: c.Effect.Pct, Triage: f.TriageState()})
 		}

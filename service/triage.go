@@ -72,7 +72,7 @@ func moveBaseline(f *record.Finding, nights []record.Night, s *record.NightlySta
 		return ""
 	}
 	culprit := f.Culprits[len(f.Culprits)-1].Commit.Hash
-	first := firstNightWith(nights, culprit)
+	first := record.FirstNightWith(nights, culprit)
 	if first < 0 || s.Reference == "" {
 		return ""
 	}
@@ -99,18 +99,6 @@ func moveBaseline(f *record.Finding, nights []record.Night, s *record.NightlySta
 	s.Reference, s.Levels = culprit, levels
 	return fmt.Sprintf("baseline moved: reference %s → %s, %s (nights %d–%d)", from, record.ShortHash(culprit),
 		strings.Join(moved, ", "), nights[first].Seq, nights[len(nights)-1].Seq)
-}
-
-// firstNightWith is the index of the first measured night whose tip
-// holds the commit (the tip is it, or it is among the night's new
-// commits); -1 if none.
-func firstNightWith(nights []record.Night, commit string) int {
-	for i, n := range nights {
-		if n.Status == record.StatusOK && (n.Tip == commit || slices.Contains(n.New, commit)) {
-			return i
-		}
-	}
-	return -1
 }
 
 // nightValue is the night's value of the metric as detection reads it:
