@@ -54,6 +54,35 @@ func (s *Speculative) Metrics() []string {
 	return out
 }
 
+// SpecConfidence is the coverage of the speculative breakdown's
+// intervals, wherever perfbot shows one: history --speculative, a
+// finding's evidence and the nightly's finding that speculation is slower.
+const SpecConfidence = 0.95
+
+// Terms reads the breakdown's terms out of one run's metric values, by the
+// names the block gives them: the verify time of a cycle (with a
+// whole-cycle time, the cycle less the draft), the draft time (zero when
+// the block names none), the plain decode time per token and the
+// acceptance length. ok is false when the run lacks one of them.
+func (s *Speculative) Terms(values map[string]float64) (verifyMs, draftMs, decodeMs, accept float64, ok bool) {
+	get := func(name string) (float64, bool) {
+		if name == "" {
+			return 0, true // an optional term not configured
+		}
+		v, ok := values[name]
+		return v, ok
+	}
+	verifyMs, okV := get(s.VerifyMs)
+	cycle, okC := get(s.CycleMs)
+	draftMs, okD := get(s.DraftMs)
+	decodeMs, okT := get(s.DecodeMs)
+	accept, okA := get(s.AcceptLen)
+	if s.CycleMs != "" {
+		verifyMs = cycle - draftMs
+	}
+	return verifyMs, draftMs, decodeMs, accept, okV && okC && okD && okT && okA
+}
+
 // speculative decodes the speculative block; every name must be a metric.
 func (d *decoder) speculative(n *yaml.Node, metrics []record.Metric) *Speculative {
 	if n == nil || isNull(resolve(n)) {

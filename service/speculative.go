@@ -11,31 +11,13 @@ import (
 	"github.com/perfbot/perfbot/specdecode"
 )
 
-// specConfidence is the coverage of the breakdown's intervals.
-const specConfidence = 0.95
-
 // specCycle takes the breakdown's terms out of one run's metric values;
-// false when the run lacks one of them. With a whole-cycle time, the
-// verify time is the cycle less the draft.
+// false when the run lacks one of them.
 func specCycle(s *config.Speculative, values map[string]float64) (specdecode.Cycle, bool) {
-	get := func(name string) (float64, bool) {
-		if name == "" {
-			return 0, true // an optional term not configured
-		}
-		v, ok := values[name]
-		return v, ok
-	}
 	var c specdecode.Cycle
-	var okV, okC, okD, okT, okA bool
-	c.VerifyMs, okV = get(s.VerifyMs)
-	cycle, okC := get(s.CycleMs)
-	c.DraftMs, okD = get(s.DraftMs)
-	c.DecodeMs, okT = get(s.DecodeMs)
-	c.Accept, okA = get(s.AcceptLen)
-	if s.CycleMs != "" {
-		c.VerifyMs = cycle - c.DraftMs
-	}
-	return c, okV && okC && okD && okT && okA
+	var ok bool
+	c.VerifyMs, c.DraftMs, c.DecodeMs, c.Accept, ok = s.Terms(values)
+	return c, ok
 }
 
 // specCycles are the cycles of the runs whose values are given metric by
@@ -136,13 +118,13 @@ func SpeculativeHistory(c *config.Config, rows []HistoryRow, limit int) ([]SpecH
 	}
 	for i := range out {
 		row := &out[i]
-		b, err := specdecode.Summarize(cycles[row.Commit], specConfidence)
+		b, err := specdecode.Summarize(cycles[row.Commit], config.SpecConfidence)
 		if err != nil {
 			row.Error = err.Error()
 			continue
 		}
 		row.Breakdown, row.Slower = b, b.Slower()
-		row.TokS = specdecode.Median(tokS[row.Commit], specConfidence)
+		row.TokS = specdecode.Median(tokS[row.Commit], config.SpecConfidence)
 	}
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
@@ -171,7 +153,7 @@ func (b *Bot) specEvidence(f *record.Finding, good, bad []record.Run) *record.Sp
 	if s == nil || f.Good.Commit.Hash == "" || f.Bad.Commit.Hash == "" {
 		return nil
 	}
-	a, err := specdecode.Attribute(cyclesOf(s, good), cyclesOf(s, bad), specConfidence)
+	a, err := specdecode.Attribute(cyclesOf(s, good), cyclesOf(s, bad), config.SpecConfidence)
 	if err != nil {
 		return nil
 	}
@@ -213,7 +195,7 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 		for _, name := range s.Metrics() {
 			byMetric[name] = n.Metrics[name].Tip
 		}
-		bd, err := specdecode.Summarize(specCycles(s, byMetric), specConfidence)
+		bd, err := specdecode.Summarize(specCycles(s, byMetric), config.SpecConfidence)
 		return bd, err == nil
 	}
 	last, ok := breakdown(nights[len(nights)-1])
@@ -289,6 +271,6 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 
 // specEnd summarizes the tip's speculative throughput.
 func specEnd(c record.Commit, values []float64) record.End {
-	e := specdecode.Median(values, specConfidence)
+	e := specdecode.Median(values, config.SpecConfidence)
 	return record.End{Commit: c, N: len(values), Median: e.Median, Interval: record.Interval{Lo: e.Lo, Hi: e.Hi}}
 }
