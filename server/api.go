@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
 // notFound answers an *record.InputError about a thing that does not
@@ -30,7 +31,7 @@ func (s *srv) commit(w http.ResponseWriter, r *http.Request) {
 		badParam(w, "sha", fmt.Errorf("sha %q: want a commit hash or a prefix of one (hex digits)", sha))
 		return
 	}
-	v, err := s.svc.Commit(r.Context(), sha)
+	v, err := s.read.Commit(r.Context(), sha)
 	if err != nil {
 		notFound(w, "sha", err)
 		return
@@ -46,7 +47,7 @@ func (s *srv) compare(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	c, err := s.svc.Compare(r.Context(), q.Get("a"), q.Get("b"))
+	c, err := s.read.Compare(r.Context(), q.Get("a"), q.Get("b"))
 	if err != nil {
 		notFound(w, "a", err)
 		return
@@ -69,14 +70,14 @@ func isHex(s string) bool {
 }
 
 func (s *srv) findings(w http.ResponseWriter, r *http.Request) {
-	fs, err := s.svc.ListFindings(r.Context())
+	fs, err := s.read.ListFindings(r.Context())
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	out := make([]service.FindingRow, 0, len(fs))
+	out := make([]views.FindingRow, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, service.FindingRow{Finding: f, TriageState: f.TriageState()})
+		out = append(out, views.FindingRow{Finding: f, TriageState: f.TriageState()})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -141,7 +142,7 @@ func (s *srv) nightly(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *srv) queue(w http.ResponseWriter, kind record.JobKind, req any) {
-	id, err := s.svc.Enqueue(kind, req)
+	id, err := s.write.Enqueue(kind, req)
 	if err != nil {
 		fail(w, err)
 		return
@@ -161,10 +162,10 @@ func (s *srv) triage(w http.ResponseWriter, r *http.Request) {
 		badParam(w, "state", fmt.Errorf("state %q: want one of %v", req.State, record.Triages()))
 		return
 	}
-	f, err := s.svc.Triage(r.Context(), r.PathValue("id"), req)
+	f, err := s.write.Triage(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		notFound(w, "id", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, service.FindingRow{Finding: f, TriageState: f.TriageState()})
+	writeJSON(w, http.StatusOK, views.FindingRow{Finding: f, TriageState: f.TriageState()})
 }

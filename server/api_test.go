@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/server"
 	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
 type call struct {
@@ -50,17 +51,17 @@ func get[T any](t *testing.T, base, path string) T {
 // The read endpoints over a populated store answer what it holds.
 func TestAPIReads(t *testing.T) {
 	bot := populated(t)
-	ts := httptest.NewServer(server.New(bot, server.Options{}))
+	ts := httptest.NewServer(bot.handler(server.Options{}))
 	defer ts.Close()
 
-	rows := get[[]service.HistoryRow](t, ts.URL, "/api/history?metric=verify_tok_s&limit=3")
+	rows := get[[]views.HistoryRow](t, ts.URL, "/api/history?metric=verify_tok_s&limit=3")
 	require.Len(t, rows, 3)
 	require.Equal(t, fixtureCommit(24), rows[0].Commit, "newest run first")
 	require.Equal(t, "tok/s", rows[0].Unit)
 	require.Equal(t, fixtureSubject(24), rows[0].Subject)
 	require.True(t, rows[0].Time.After(rows[2].Time) || rows[0].Time.Equal(rows[2].Time))
 
-	c := get[service.CommitView](t, ts.URL, "/api/commits/"+fixtureCommit(15)[:8])
+	c := get[views.CommitView](t, ts.URL, "/api/commits/"+fixtureCommit(15)[:8])
 	require.Equal(t, fixtureCommit(15), c.Commit.Hash)
 	require.Len(t, c.Runs, 6)
 	require.Equal(t, "verify_tok_s", c.Metrics[0].Metric)
@@ -70,13 +71,13 @@ func TestAPIReads(t *testing.T) {
 	require.Equal(t, []uint64{16}, c.Nights)
 	require.Len(t, c.Findings, 1)
 
-	cmp := get[service.Comparison](t, ts.URL, "/api/compare?a="+fixtureCommit(14)+"&b="+fixtureCommit(15))
+	cmp := get[views.Comparison](t, ts.URL, "/api/compare?a="+fixtureCommit(14)+"&b="+fixtureCommit(15))
 	require.Equal(t, "worse", cmp.Metrics[0].Verdict, "verify_tok_s fell")
 	require.InDelta(t, -8, cmp.Metrics[0].DeltaPct, 1.5)
 	require.Equal(t, "worse", cmp.Metrics[1].Verdict, "verify_ms rose, and lower is better")
 	require.Equal(t, []record.EnvDiff{{Name: "NCCL_P2P_LEVEL", Good: "", Bad: "SYS"}}, cmp.Env)
 
-	fs := get[[]service.FindingRow](t, ts.URL, "/api/findings")
+	fs := get[[]views.FindingRow](t, ts.URL, "/api/findings")
 	require.Len(t, fs, 2)
 	require.Equal(t, record.Improvement, fs[0].Direction, "newest first")
 	require.Equal(t, record.TriageAcknowledged, fs[0].TriageState)
@@ -85,7 +86,7 @@ func TestAPIReads(t *testing.T) {
 
 	jobs := get[[]json.RawMessage](t, ts.URL, "/api/jobs")
 	require.Len(t, jobs, 3)
-	j := get[service.JobView](t, ts.URL, "/api/jobs/alert-1f2e3d4c5b6a")
+	j := get[views.JobView](t, ts.URL, "/api/jobs/alert-1f2e3d4c5b6a")
 	require.Len(t, j.Trace, 4)
 	require.Contains(t, j.Trace[3].Text, "issues/42")
 }
@@ -95,9 +96,9 @@ func TestAPIReads(t *testing.T) {
 // refused request changes nothing.
 func TestAPIErrors(t *testing.T) {
 	bot := populated(t)
-	withToken := httptest.NewServer(server.New(bot, server.Options{Tokens: []string{"s3cret"}}))
+	withToken := httptest.NewServer(bot.handler(server.Options{Tokens: []string{"s3cret"}}))
 	defer withToken.Close()
-	none := httptest.NewServer(server.New(bot, server.Options{}))
+	none := httptest.NewServer(bot.handler(server.Options{}))
 	defer none.Close()
 	finding := "/api/findings/" + fixtureFindingID(t, bot) + "/triage"
 	for _, tt := range []struct {
@@ -147,7 +148,7 @@ func TestAPIErrors(t *testing.T) {
 	require.Len(t, jobs, 3, "no refused job was queued")
 }
 
-func fixtureFindingID(t *testing.T, b *service.Bot) string {
+func fixtureFindingID(t *testing.T, b *fixture) string {
 	fs, err := b.ListFindings(context.Background())
 	require.NoError(t, err)
 	for _, f := range fs {
@@ -164,13 +165,13 @@ func TestAPIMutations(t *testing.T) {
 	bot := populated(t)
 	woken := 0
 	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
-	ts := httptest.NewServer(server.New(bot, server.Options{Tokens: []string{"s3cret"}, Enqueued: func() { woken++ }, Now: func() time.Time { return now }}))
+	ts := httptest.NewServer(bot.handler(server.Options{Tokens: []string{"s3cret"}, Enqueued: func() { woken++ }, Now: func() time.Time { return now }}))
 	defer ts.Close()
 	id := fixtureFindingID(t, bot)
 
 	status, body := call{"POST", "/api/findings/" + id[:12] + "/triage", "s3cret", `{"state":"invalid","note":"the host was throttled"}`}.do(t, ts.URL)
 	require.Equal(t, http.StatusOK, status, string(body))
-	var row service.FindingRow
+	var row views.FindingRow
 	require.NoError(t, json.Unmarshal(body, &row))
 	require.Equal(t, id, row.ID)
 	require.Equal(t, record.TriageInvalid, row.TriageState)
@@ -199,7 +200,7 @@ func TestAPIMutations(t *testing.T) {
 // the runs recorded since the last.
 func TestMetrics(t *testing.T) {
 	bot := populated(t)
-	ts := httptest.NewServer(server.New(bot, server.Options{}))
+	ts := httptest.NewServer(bot.handler(server.Options{}))
 	defer ts.Close()
 	scrape := func() map[string]*dto {
 		resp, err := http.Get(ts.URL + "/metrics")

@@ -15,6 +15,7 @@ import (
 	"github.com/perfbot/perfbot/server"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/views"
 )
 
 const benchConfig = `repo: {url: /srv/infer.git, branch: main}
@@ -44,7 +45,7 @@ func BenchmarkHistoryAPI1M(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer bot.Close()
-	ts := httptest.NewServer(server.New(bot, server.Options{}))
+	ts := httptest.NewServer(server.New(views.New(bot.Config, bot.Store), bot, server.Options{}))
 	defer ts.Close()
 	client := ts.Client()
 	day := last.Add(-24 * time.Hour).Add(time.Minute).UTC().Format(time.RFC3339)

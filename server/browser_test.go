@@ -55,7 +55,7 @@ func browser(t *testing.T) context.Context {
 // of every page there.
 func TestDashboardInChromium(t *testing.T) {
 	ctx := browser(t)
-	ts := httptest.NewServer(server.New(populated(t), server.Options{}))
+	ts := httptest.NewServer(populated(t).handler(server.Options{}))
 	defer ts.Close()
 
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`svg.chart`))))

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/internal/num"
+	"github.com/perfbot/perfbot/views"
 
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/service"
 )
 
 // The chart of one metric over the nights, drawn as SVG on the server so
@@ -29,7 +29,7 @@ const (
 	markSize                             = 6
 )
 
-func renderChart(ms service.MetricSeries, l linker) template.HTML {
+func renderChart(ms views.MetricSeries, l linker) template.HTML {
 	var b strings.Builder
 	label := fmt.Sprintf("%s over %d nights", ms.Metric.Name, len(ms.Points))
 	fmt.Fprintf(&b, `<svg class="chart" data-metric="%s" viewBox="0 0 %d %d" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg">`,
@@ -138,7 +138,7 @@ func renderChart(ms service.MetricSeries, l linker) template.HTML {
 // with room around them for their intervals, but not all of a wide
 // interval (a noisy host's runs spread far wider than its nights'
 // values), so that the values are not squeezed into a thin band.
-func valueRange(points []service.NightPoint) (lo, hi float64) {
+func valueRange(points []views.NightPoint) (lo, hi float64) {
 	vlo, vhi := math.Inf(1), math.Inf(-1)
 	ilo, ihi := math.Inf(1), math.Inf(-1)
 	for _, p := range points {

@@ -3,21 +3,20 @@ package server
 import (
 	"testing"
 
+	"github.com/perfbot/perfbot/views"
 	"github.com/stretchr/testify/require"
-
-	"github.com/perfbot/perfbot/service"
 )
 
 func TestValueRange(t *testing.T) {
-	pt := func(v, lo, hi float64) service.NightPoint { return service.NightPoint{Value: v, Lo: lo, Hi: hi} }
+	pt := func(v, lo, hi float64) views.NightPoint { return views.NightPoint{Value: v, Lo: lo, Hi: hi} }
 	for _, tt := range []struct {
 		name   string
-		points []service.NightPoint
+		points []views.NightPoint
 		lo, hi float64
 	}{
-		{name: "narrow intervals are shown whole", points: []service.NightPoint{pt(100, 99, 101), pt(90, 89, 91)}, lo: 89, hi: 101},
-		{name: "wide intervals are clipped near the values", points: []service.NightPoint{pt(100, 60, 140), pt(90, 50, 130)}, lo: 84, hi: 106},
-		{name: "one point without spread", points: []service.NightPoint{pt(100, 100, 100)}, lo: 100, hi: 100},
+		{name: "narrow intervals are shown whole", points: []views.NightPoint{pt(100, 99, 101), pt(90, 89, 91)}, lo: 89, hi: 101},
+		{name: "wide intervals are clipped near the values", points: []views.NightPoint{pt(100, 60, 140), pt(90, 50, 130)}, lo: 84, hi: 106},
+		{name: "one point without spread", points: []views.NightPoint{pt(100, 100, 100)}, lo: 100, hi: 100},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			lo, hi := valueRange(tt.points)

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
 // The dashboard: server-rendered pages (html/template, SVG charts drawn
@@ -116,17 +116,17 @@ type page struct {
 func (s *srv) dashboardRoutes(mux *http.ServeMux) {
 	l := linker{}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, func() (string, *page, error) { return renderIndex(r.Context(), s.svc, l) })
+		s.render(w, func() (string, *page, error) { return renderIndex(r.Context(), s.read, l) })
 	})
 	mux.HandleFunc("GET /commits/{sha}", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, func() (string, *page, error) { return renderCommit(r.Context(), s.svc, l, r.PathValue("sha")) })
+		s.render(w, func() (string, *page, error) { return renderCommit(r.Context(), s.read, l, r.PathValue("sha")) })
 	})
 	mux.HandleFunc("GET /jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, func() (string, *page, error) { return renderJob(r.Context(), s.svc, l, r.PathValue("id")) })
+		s.render(w, func() (string, *page, error) { return renderJob(r.Context(), s.read, l, r.PathValue("id")) })
 	})
 	mux.HandleFunc("GET /compare", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		s.render(w, func() (string, *page, error) { return renderCompare(r.Context(), s.svc, l, q.Get("a"), q.Get("b")) })
+		s.render(w, func() (string, *page, error) { return renderCompare(r.Context(), s.read, l, q.Get("a"), q.Get("b")) })
 	})
 }
 
@@ -153,8 +153,8 @@ func (s *srv) render(w http.ResponseWriter, fn func() (string, *page, error)) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-func renderIndex(ctx context.Context, svc Service, l linker) (string, *page, error) {
-	d, err := svc.Dashboard(ctx)
+func renderIndex(ctx context.Context, r Reader, l linker) (string, *page, error) {
+	d, err := r.Dashboard(ctx)
 	if err != nil {
 		return "", nil, err
 	}
@@ -166,7 +166,7 @@ func renderIndex(ctx context.Context, svc Service, l linker) (string, *page, err
 }
 
 // indexData is the index page's data with what the templates compute.
-type indexData struct{ *service.Dashboard }
+type indexData struct{ *views.Dashboard }
 
 // PrecisionText says how precise the alerts were.
 func (d indexData) PrecisionText() string {
@@ -178,41 +178,41 @@ func (d indexData) PrecisionText() string {
 	return fmt.Sprintf("%.0f%%", 100*rate)
 }
 
-func renderCommit(ctx context.Context, svc Service, l linker, sha string) (string, *page, error) {
+func renderCommit(ctx context.Context, r Reader, l linker, sha string) (string, *page, error) {
 	if !isHex(sha) {
 		return "", nil, &record.InputError{Err: fmt.Errorf("commit %q: want a hash or a prefix of one", sha)}
 	}
-	v, err := svc.Commit(ctx, sha)
+	v, err := r.Commit(ctx, sha)
 	if err != nil {
 		return "", nil, err
 	}
 	return "commit", &page{Title: "commit " + record.ShortHash(v.Commit.Hash), L: l, Data: v}, nil
 }
 
-func renderJob(ctx context.Context, svc Service, l linker, id string) (string, *page, error) {
-	v, err := svc.Job(ctx, id)
+func renderJob(ctx context.Context, r Reader, l linker, id string) (string, *page, error) {
+	v, err := r.Job(ctx, id)
 	if err != nil {
 		return "", nil, err
 	}
 	return "job", &page{Title: "job " + v.ID, L: l, Data: v}, nil
 }
 
-func renderCompare(ctx context.Context, svc Service, l linker, a, b string) (string, *page, error) {
+func renderCompare(ctx context.Context, r Reader, l linker, a, b string) (string, *page, error) {
 	if !isHex(a) || !isHex(b) {
 		return "", nil, &record.InputError{Err: fmt.Errorf("compare %q with %q: want two commit hashes or prefixes", a, b)}
 	}
-	c, err := svc.Compare(ctx, a, b)
+	c, err := r.Compare(ctx, a, b)
 	if err != nil {
 		return "", nil, err
 	}
 	return "compare", &page{Title: "compare " + record.ShortHash(c.A.Commit.Hash) + " → " + record.ShortHash(c.B.Commit.Hash), L: l, Data: c}, nil
 }
 
-// WriteStatic writes the dashboard of svc as static pages into dir: the
+// WriteStatic writes the dashboard r reads as static pages into dir: the
 // index, a page per job, per commit measured on a night or named by a
 // finding, and a comparison of each finding's two ends. It returns the
 // files written, index.html first.
-func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error) {
+func WriteStatic(ctx context.Context, r Reader, dir string) ([]string, error) {
 	l := linker{static: true}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("static dashboard: %w", err)
@@ -230,7 +230,7 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 		files = append(files, path)
 		return nil
 	}
-	name, p, err := renderIndex(ctx, svc, l)
+	name, p, err := renderIndex(ctx, r, l)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 	}
 	d := p.Data.(indexData)
 	for _, j := range d.Jobs {
-		name, p, err := renderJob(ctx, svc, l, j.ID)
+		name, p, err := renderJob(ctx, r, l, j.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +274,7 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 		}
 	}
 	for _, h := range slices.Sorted(maps.Keys(commits)) {
-		name, p, err := renderCommit(ctx, svc, l, h)
+		name, p, err := renderCommit(ctx, r, l, h)
 		var ie *record.InputError
 		if errors.As(err, &ie) {
 			continue // a commit the store has no record of gets no page
@@ -282,7 +282,7 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 		if err != nil {
 			return nil, err
 		}
-		for _, parent := range p.Data.(*service.CommitView).Commit.Parents {
+		for _, parent := range p.Data.(*views.CommitView).Commit.Parents {
 			pairs[[2]string{parent, h}] = true
 		}
 		if err := write(l.Commit(h), name, p); err != nil {
@@ -290,7 +290,7 @@ func WriteStatic(ctx context.Context, svc Service, dir string) ([]string, error)
 		}
 	}
 	for _, pr := range slices.SortedFunc(maps.Keys(pairs), func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) }) {
-		name, p, err := renderCompare(ctx, svc, l, pr[0], pr[1])
+		name, p, err := renderCompare(ctx, r, l, pr[0], pr[1])
 		var ie *record.InputError
 		if errors.As(err, &ie) {
 			continue // a parent perfbot never measured

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,8 +15,10 @@ import (
 
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/server"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/views"
 )
 
 // The populated store the dashboard tests read: 30 nights of two metrics
@@ -92,9 +95,20 @@ detect:
   warmup: 6
 `
 
-// populated returns a Bot over a populated store (OpenRecords: it
-// measures nothing).
-func populated(t testing.TB) *service.Bot {
+// fixture is a populated store: its views, and a Bot over it that
+// queues and triages (OpenRecords: it measures nothing).
+type fixture struct {
+	*views.Views
+	*service.Bot
+}
+
+// handler is the server over the fixture.
+func (f *fixture) handler(opts server.Options) http.Handler {
+	return server.New(f.Views, f.Bot, opts)
+}
+
+// populated returns the fixture over a new populated store.
+func populated(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(fixtureConfig), filepath.Join(dir, "perfbot.yaml"))
@@ -107,7 +121,7 @@ func populated(t testing.TB) *service.Bot {
 	b, err := service.OpenRecords(cfg, service.Options{Store: path})
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
-	return b
+	return &fixture{Views: views.New(b.Config, b.Store), Bot: b}
 }
 
 func fillFixture(t testing.TB, db *store.DB) {

@@ -34,7 +34,7 @@ func golden(t *testing.T, name string, got []byte) {
 // The dashboard's pages over the fixture are rendered byte for byte as
 // their golden files (the SVG of the charts included).
 func TestDashboardGolden(t *testing.T) {
-	ts := httptest.NewServer(server.New(populated(t), server.Options{}))
+	ts := httptest.NewServer(populated(t).handler(server.Options{}))
 	defer ts.Close()
 	for _, p := range []struct{ name, path string }{
 		{"index.html", "/"},
@@ -57,7 +57,7 @@ func TestDashboardGolden(t *testing.T) {
 
 // Pages that cannot be shown say why, as HTML, with 404.
 func TestDashboardNotFound(t *testing.T) {
-	ts := httptest.NewServer(server.New(populated(t), server.Options{}))
+	ts := httptest.NewServer(populated(t).handler(server.Options{}))
 	defer ts.Close()
 	for _, path := range []string{"/commits/abcdef0", "/commits/not-a-hash", "/jobs/none", "/compare?a=" + fixtureCommit(1)} {
 		resp, err := http.Get(ts.URL + path)
@@ -73,7 +73,7 @@ func TestDashboardNotFound(t *testing.T) {
 // and links only to files beside it (or to issues and anchors).
 func TestWriteStatic(t *testing.T) {
 	dir := t.TempDir()
-	files, err := server.WriteStatic(t.Context(), populated(t), dir)
+	files, err := server.WriteStatic(t.Context(), populated(t).Views, dir)
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(dir, "index.html"), files[0])
 	// 3 jobs, 30 nights' tips (the findings' commits among them) and 29

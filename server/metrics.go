@@ -10,15 +10,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
-// VitalsReader reads what /metrics exposes (service.VitalsReader).
+// VitalsReader reads what /metrics exposes (views.VitalsReader).
 type VitalsReader interface {
-	Read(ctx context.Context) (*service.Vitals, error)
+	Read(ctx context.Context) (*views.Vitals, error)
 }
 
-var _ VitalsReader = (*service.VitalsReader)(nil)
+var _ VitalsReader = (*views.VitalsReader)(nil)
 
 // The metrics of /metrics, read from the store at each scrape:
 //
@@ -94,10 +94,8 @@ func (s *srv) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	r := s.opts.Vitals
-	if r == nil {
-		if b, ok := s.svc.(interface{ NewVitalsReader() *service.VitalsReader }); ok {
-			r = b.NewVitalsReader()
-		}
+	if v, ok := s.read.(interface{ NewVitalsReader() *views.VitalsReader }); ok && r == nil {
+		r = v.NewVitalsReader()
 	}
 	if r != nil {
 		reg.MustRegister(vitalsCollector{r: r})

@@ -13,22 +13,22 @@ import (
 
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/server"
-	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
-type fixedVitals struct{ v service.Vitals }
+type fixedVitals struct{ v views.Vitals }
 
-func (f fixedVitals) Read(context.Context) (*service.Vitals, error) { return &f.v, nil }
+func (f fixedVitals) Read(context.Context) (*views.Vitals, error) { return &f.v, nil }
 
 // /metrics has a gauge per host of the pool: in or out, and its failures
 // in a row.
 func TestMetricsHosts(t *testing.T) {
 	left := time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC)
-	v := fixedVitals{service.Vitals{Hosts: []runner.HostState{
+	v := fixedVitals{views.Vitals{Hosts: []runner.HostState{
 		{Name: "gpu1"},
 		{Name: "gpu2", Failures: 3, Out: true, Left: left, Retry: left.Add(10 * time.Minute), Error: "connect: refused"},
 	}}}
-	ts := httptest.NewServer(server.New(populated(t), server.Options{Vitals: v}))
+	ts := httptest.NewServer(populated(t).handler(server.Options{Vitals: v}))
 	defer ts.Close()
 	resp, err := http.Get(ts.URL + "/metrics")
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
-// Package server is perfbot's HTTP face over package service (never the
-// reverse): the JSON API that `perfbot serve` serves and that the other
-// commands use while a server holds the store.
+// Package server is perfbot's HTTP face: the JSON API and the dashboard
+// that `perfbot serve` serves and that the other commands use while a
+// server holds the store. It reads through package views and changes
+// through package service (the queue and triage); neither imports it.
 //
 //	GET  /healthz                     200 "ok"
 //	GET  /api/history?metric=&since=&limit=
@@ -40,19 +41,27 @@ import (
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/views"
 )
 
-// Service is what the server needs of a bot.
-type Service interface {
-	History(ctx context.Context, q service.HistoryQuery) ([]service.HistoryRow, error)
+// Reader is what the server reads: the read side, a *views.Views.
+type Reader interface {
+	History(ctx context.Context, q views.HistoryQuery) ([]views.HistoryRow, error)
 	Jobs(ctx context.Context) ([]store.Job, error)
-	Enqueue(kind record.JobKind, req any) (string, error)
+	Job(ctx context.Context, id string) (views.JobView, error)
 	ListFindings(ctx context.Context) ([]record.Finding, error)
+	Commit(ctx context.Context, rev string) (*views.CommitView, error)
+	Compare(ctx context.Context, a, b string) (*views.Comparison, error)
+	Dashboard(ctx context.Context) (*views.Dashboard, error)
+}
+
+var _ Reader = (*views.Views)(nil)
+
+// Writer is what the server changes the store through, a *service.Bot:
+// it queues jobs and records triage decisions.
+type Writer interface {
+	Enqueue(kind record.JobKind, req any) (string, error)
 	Triage(ctx context.Context, name string, req service.TriageRequest) (record.Finding, error)
-	Commit(ctx context.Context, rev string) (*service.CommitView, error)
-	Compare(ctx context.Context, a, b string) (*service.Comparison, error)
-	Dashboard(ctx context.Context) (*service.Dashboard, error)
-	Job(ctx context.Context, id string) (service.JobView, error)
 }
 
 // Options configures New.
@@ -62,8 +71,8 @@ type Options struct {
 	Tokens []string
 	// Enqueued is called after a job was queued (to wake the worker).
 	Enqueued func()
-	// Vitals reads what /metrics exposes; nil takes the service's own
-	// reader when it has one (a *service.Bot), else /metrics exposes only
+	// Vitals reads what /metrics exposes; nil takes the Reader's own
+	// reader when it has one (a *views.Views), else /metrics exposes only
 	// the Go runtime's metrics.
 	Vitals VitalsReader
 	// Now is the clock of the nightly cycles POST /api/nightly queues;
@@ -71,9 +80,11 @@ type Options struct {
 	Now func() time.Time
 }
 
-// New returns the handler of the API over svc.
-func New(svc Service, opts Options) http.Handler {
-	s := &srv{svc: svc, opts: opts}
+// New returns the handler of the API and the dashboard, which read through
+// r and change the store through w. A nil w, or no token in opts, makes a
+// read-only server: it refuses every change.
+func New(r Reader, w Writer, opts Options) http.Handler {
+	s := &srv{read: r, write: w, opts: opts}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /api/history", s.history)
@@ -92,8 +103,9 @@ func New(svc Service, opts Options) http.Handler {
 }
 
 type srv struct {
-	svc  Service
-	opts Options
+	read  Reader
+	write Writer
+	opts  Options
 }
 
 // Error is the body of every error answer.
@@ -126,7 +138,7 @@ func fail(w http.ResponseWriter, err error) {
 
 func (s *srv) history(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	hq := service.HistoryQuery{Metric: q.Get("metric"), Fingerprints: q.Get("fingerprints") == "true"}
+	hq := views.HistoryQuery{Metric: q.Get("metric"), Fingerprints: q.Get("fingerprints") == "true"}
 	if v := q.Get("since"); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
@@ -143,7 +155,7 @@ func (s *srv) history(w http.ResponseWriter, r *http.Request) {
 		}
 		hq.Limit = n
 	}
-	rows, err := s.svc.History(r.Context(), hq)
+	rows, err := s.read.History(r.Context(), hq)
 	var ie *record.InputError
 	if errors.As(err, &ie) {
 		badParam(w, "metric", err)
@@ -157,7 +169,7 @@ func (s *srv) history(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *srv) jobs(w http.ResponseWriter, r *http.Request) {
-	jobs, err := s.svc.Jobs(r.Context())
+	jobs, err := s.read.Jobs(r.Context())
 	if err != nil {
 		fail(w, err)
 		return
@@ -169,7 +181,7 @@ func (s *srv) jobs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *srv) job(w http.ResponseWriter, r *http.Request) {
-	v, err := s.svc.Job(r.Context(), r.PathValue("id"))
+	v, err := s.read.Job(r.Context(), r.PathValue("id"))
 	var ie *record.InputError
 	if errors.As(err, &ie) {
 		writeJSON(w, http.StatusNotFound, Error{Error: err.Error(), Param: "id"})
@@ -219,7 +231,7 @@ func (s *srv) enqueue(w http.ResponseWriter, r *http.Request) {
 // authorized lets a request through only with one of the tokens.
 func (s *srv) authorized(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if len(s.opts.Tokens) == 0 {
+		if len(s.opts.Tokens) == 0 || s.write == nil {
 			writeJSON(w, http.StatusForbidden, Error{Error: "this server accepts no changes: no API token is configured"})
 			return
 		}

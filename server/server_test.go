@@ -13,21 +13,21 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/server"
-	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/views"
 )
 
-// fake is a Service answering from memory.
+// fake is a Reader and a Writer answering from memory.
 type fake struct {
-	// Bot answers what the fake does not (a populated store).
-	*service.Bot
-	rows     []service.HistoryRow
-	jobs     map[string]service.JobView
+	// fixture answers what the fake does not (a populated store).
+	*fixture
+	rows     []views.HistoryRow
+	jobs     map[string]views.JobView
 	enqueued []string
-	lastQ    service.HistoryQuery
+	lastQ    views.HistoryQuery
 }
 
-func (f *fake) History(_ context.Context, q service.HistoryQuery) ([]service.HistoryRow, error) {
+func (f *fake) History(_ context.Context, q views.HistoryQuery) ([]views.HistoryRow, error) {
 	f.lastQ = q
 	if q.Metric == "nope" {
 		return nil, &record.InputError{Err: errInput("metric \"nope\" is not configured")}
@@ -43,10 +43,10 @@ func (f *fake) Jobs(context.Context) ([]store.Job, error) {
 	return out, nil
 }
 
-func (f *fake) Job(_ context.Context, id string) (service.JobView, error) {
+func (f *fake) Job(_ context.Context, id string) (views.JobView, error) {
 	j, ok := f.jobs[id]
 	if !ok {
-		return service.JobView{}, &record.InputError{Err: errInput("no job " + id)}
+		return views.JobView{}, &record.InputError{Err: errInput("no job " + id)}
 	}
 	return j, nil
 }
@@ -62,13 +62,13 @@ func (e errInput) Error() string { return string(e) }
 
 func TestAPI(t *testing.T) {
 	svc := &fake{
-		Bot:  populated(t),
-		rows: []service.HistoryRow{{Metric: "verify_tok_s", Value: 100, Commit: "abc"}},
-		jobs: map[string]service.JobView{"bisect-1": {Job: store.Job{ID: "bisect-1", Kind: record.JobBisect, Status: record.JobDone},
+		fixture: populated(t),
+		rows:    []views.HistoryRow{{Metric: "verify_tok_s", Value: 100, Commit: "abc"}},
+		jobs: map[string]views.JobView{"bisect-1": {Job: store.Job{ID: "bisect-1", Kind: record.JobBisect, Status: record.JobDone},
 			Trace: []store.TraceLine{{Text: "bisect a..b"}}}},
 	}
 	woken := 0
-	ts := httptest.NewServer(server.New(svc, server.Options{Tokens: []string{"s3cret"}, Enqueued: func() { woken++ }}))
+	ts := httptest.NewServer(server.New(svc, svc, server.Options{Tokens: []string{"s3cret"}, Enqueued: func() { woken++ }}))
 	defer ts.Close()
 	bisect := `{"kind":"bisect","request":{"Good":"a","Bad":"b"}}`
 	tests := []struct {
@@ -116,8 +116,8 @@ func TestAPI(t *testing.T) {
 }
 
 func TestNoTokenNoMutation(t *testing.T) {
-	svc := &fake{Bot: populated(t)}
-	ts := httptest.NewServer(server.New(svc, server.Options{}))
+	svc := &fake{fixture: populated(t)}
+	ts := httptest.NewServer(server.New(svc, svc, server.Options{}))
 	defer ts.Close()
 	resp, err := http.Post(ts.URL+"/api/jobs", "application/json", strings.NewReader(`{"kind":"bisect","request":{}}`))
 	require.NoError(t, err)

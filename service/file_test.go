@@ -197,7 +197,7 @@ func TestFile(t *testing.T) {
 
 			require.Equal(t, tt.wantState, f.State)
 			require.Equal(t, tt.wantIssue, f.Issue)
-			stored, err := w.bot.Finding(ctx, f.ID)
+			stored, err := readViews(w.bot).Finding(ctx, f.ID)
 			require.NoError(t, err)
 			require.Equal(t, tt.wantState, stored.State, "the new state is stored")
 			require.Equal(t, tt.wantIssue, stored.Issue)
@@ -275,7 +275,7 @@ func TestRetryUnfiled(t *testing.T) {
 				require.Equal(t, record.StateFiled, f.State)
 				require.Empty(t, f.FileError)
 			}
-			fs, err := w.bot.ListFindings(ctx)
+			fs, err := readViews(w.bot).ListFindings(ctx)
 			require.NoError(t, err)
 			require.Len(t, fs, 2)
 			for _, f := range fs {

@@ -68,7 +68,7 @@ func TestJobRecordAndTrace(t *testing.T) {
 
 	rep, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
 	require.NoError(t, err)
-	j, err := b.Job(context.Background(), rep.JobID)
+	j, err := readViews(b).Job(context.Background(), rep.JobID)
 	require.NoError(t, err)
 	assert.Equal(t, record.JobBisect, j.Kind)
 	assert.Equal(t, record.JobDone, j.Status)
@@ -92,7 +92,7 @@ func TestJobRecordAndTrace(t *testing.T) {
 	}
 	assert.Positive(t, probes, "the probe log is in the trace")
 
-	_, err = b.Job(context.Background(), "bisect-nope")
+	_, err = readViews(b).Job(context.Background(), "bisect-nope")
 	var ie *record.InputError
 	require.ErrorAs(t, err, &ie)
 }

@@ -59,10 +59,10 @@ func benchCalls(f *runnertest.Fake) int {
 // jobTrace is the trace of the one job of b.
 func jobTrace(t *testing.T, b *Bot) (store.Job, string) {
 	t.Helper()
-	jobs, err := b.Jobs(context.Background())
+	jobs, err := readViews(b).Jobs(context.Background())
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
-	j, err := b.Job(context.Background(), jobs[0].ID)
+	j, err := readViews(b).Job(context.Background(), jobs[0].ID)
 	require.NoError(t, err)
 	var lines []string
 	for _, l := range j.Trace {
@@ -98,7 +98,7 @@ func TestBisectHostLeavesThePool(t *testing.T) {
 	assert.Equal(t, 3, st[1].Failures)
 	assert.Contains(t, st[1].Error, "no route to host")
 
-	v, err := b.NewVitalsReader().Read(context.Background())
+	v, err := readViews(b).NewVitalsReader().Read(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, st, v.Hosts, "/metrics shows the hosts' health")
 

@@ -16,6 +16,7 @@ import (
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/internal/sshdtest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/views"
 )
 
 // An ssh host that goes away in the middle of a measurement stops it with
@@ -65,7 +66,7 @@ metrics:
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
 	assert.Equal(t, record.StatusOK, ms[0].Status)
-	rows, err := b.History(ctx, HistoryQuery{Metric: "verify_tok_s"})
+	rows, err := readViews(b).History(ctx, views.HistoryQuery{Metric: "verify_tok_s"})
 	require.NoError(t, err)
 	ok := 0
 	for _, r := range rows {

@@ -40,7 +40,7 @@ func TestTriage(t *testing.T) {
 			for n, i := range tips {
 				h.night(b, i, speeds[n%len(speeds)])
 			}
-			fs, err := b.ListFindings(ctx)
+			fs, err := readViews(b).ListFindings(ctx)
 			require.NoError(t, err)
 			require.Len(t, fs, 1)
 			require.Equal(t, h.commits[13], fs[0].Culprits[0].Commit.Hash)
@@ -51,7 +51,7 @@ func TestTriage(t *testing.T) {
 			f, err := b.Triage(ctx, fs[0].ID[:14], TriageRequest{State: tt.state, Note: "the new kernel trades speed for accuracy"})
 			require.NoError(t, err)
 			require.Equal(t, tt.state, f.TriageState())
-			stored, err := b.Finding(ctx, f.ID)
+			stored, err := readViews(b).Finding(ctx, f.ID)
 			require.NoError(t, err)
 			require.Equal(t, "the new kernel trades speed for accuracy", stored.Triage.Note)
 
@@ -76,7 +76,7 @@ func TestTriage(t *testing.T) {
 				got := rep.Night.Metrics["verify_tok_s"]
 				require.InEpsilon(t, 920, medianOr(got.Values), 0.03, "measured at the new level")
 			}
-			fs, err = b.ListFindings(ctx)
+			fs, err = readViews(b).ListFindings(ctx)
 			require.NoError(t, err)
 			require.Len(t, fs, 1, "no new finding")
 			require.Equal(t, tt.state, fs[0].TriageState(), "a re-filed finding keeps its triage")

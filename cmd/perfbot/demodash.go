@@ -12,6 +12,7 @@ import (
 	"github.com/perfbot/perfbot/demo"
 	"github.com/perfbot/perfbot/server"
 	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
 // demoDashboard writes the static dashboard of the demo's store under
@@ -27,7 +28,7 @@ func demoDashboard(ctx context.Context, g *globals, dir string, serve bool, list
 		return err
 	}
 	defer bot.Close()
-	files, err := server.WriteStatic(ctx, bot, filepath.Join(dir, "dashboard"))
+	files, err := server.WriteStatic(ctx, views.New(bot.Config, bot.Store), filepath.Join(dir, "dashboard"))
 	if err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func demoDashboard(ctx context.Context, g *globals, dir string, serve bool, list
 	if err != nil {
 		return usagef("--listen %s: %v", listen, err)
 	}
-	srv := &http.Server{Handler: server.New(bot, server.Options{}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: server.New(views.New(bot.Config, bot.Store), nil, server.Options{}), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(g.stderr, "serving the demo's dashboard on http://%s until interrupted\n", ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
+	"github.com/perfbot/perfbot/views"
 )
 
 func findingsCmd(g *globals) *cobra.Command {
@@ -29,7 +30,7 @@ components, the triage state and the issue it was filed as.`,
 				return err
 			}
 			defer bot.Close()
-			fs, err := bot.ListFindings(cmd.Context())
+			fs, err := views.New(bot.Config, bot.Store).ListFindings(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -92,7 +93,7 @@ issue. --retry-unfiled files every finding whose filing failed.`,
 				_, err := bot.RetryUnfiled(ctx)
 				return err
 			}
-			f, err := bot.Finding(ctx, args[0])
+			f, err := views.New(bot.Config, bot.Store).Finding(ctx, args[0])
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/internal/num"
+	"github.com/perfbot/perfbot/views"
 
 	"github.com/spf13/cobra"
 
@@ -54,17 +55,17 @@ decoding breakdown of the configuration's speculative: block.`,
 			if err != nil {
 				return usageError{err}
 			}
-			q := service.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON}
+			q := views.HistoryQuery{Metric: metric, Since: from, Limit: limit, Fingerprints: asJSON}
 			if speculative {
 				q.Limit, q.Fingerprints = 0, false // --limit counts commits
 			}
-			var rows []service.HistoryRow
+			var rows []views.HistoryRow
 			bot, err := g.openExistingRecords()
 			if errors.Is(err, service.ErrNoStore) {
 				// Nothing was ever measured: say so, and create nothing.
 				fmt.Fprintf(g.stderr, "perfbot: no samples yet (%v); `perfbot measure REV` records some\n", err)
 				if asJSON {
-					return writeJSON(g.stdout, []service.HistoryRow{})
+					return writeJSON(g.stdout, []views.HistoryRow{})
 				}
 				return nil
 			}
@@ -72,7 +73,7 @@ decoding breakdown of the configuration's speculative: block.`,
 				rows, err = r.history(cmd.Context(), q)
 			} else if err == nil {
 				defer bot.Close()
-				rows, err = bot.History(cmd.Context(), q)
+				rows, err = views.New(bot.Config, bot.Store).History(cmd.Context(), q)
 			}
 			if err != nil {
 				return err
@@ -124,7 +125,7 @@ func describeQuery(metric, since string, limit int) string {
 }
 
 // printHistory prints one line per sample, its time in loc.
-func printHistory(w io.Writer, rows []service.HistoryRow, loc *time.Location) error {
+func printHistory(w io.Writer, rows []views.HistoryRow, loc *time.Location) error {
 	for _, r := range rows {
 		if _, err := fmt.Fprintf(w, "%s  %s  %-16s %12s %-8s %s  %s\n", r.Time.In(loc).Format("2006-01-02 15:04:05"), record.ShortHash(r.Commit), r.Metric, num.Format(r.Value), r.Unit, r.Host, r.Subject); err != nil {
 			return err
@@ -133,7 +134,7 @@ func printHistory(w io.Writer, rows []service.HistoryRow, loc *time.Location) er
 	return nil
 }
 
-func writeHistoryCSV(w io.Writer, rows []service.HistoryRow) error {
+func writeHistoryCSV(w io.Writer, rows []views.HistoryRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"time", "commit", "metric", "unit", "value", "host", "status", "run_id"})
 	for _, r := range rows {
@@ -150,9 +151,9 @@ func writeHistoryCSV(w io.Writer, rows []service.HistoryRow) error {
 // line, so that benchstat's columns follow the history and read as the
 // commits people type. Each value is named after the benchmark it was
 // selected from and carries the metric's unit.
-func writeHistoryBenchstat(w io.Writer, rows []service.HistoryRow) error {
+func writeHistoryBenchstat(w io.Writer, rows []views.HistoryRow) error {
 	first := map[string]time.Time{}
-	byCommit := map[string][]service.HistoryRow{}
+	byCommit := map[string][]views.HistoryRow{}
 	var commits []string
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := rows[i]

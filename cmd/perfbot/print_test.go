@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -256,17 +257,17 @@ func findingsList() []record.Finding {
 	}
 }
 
-func historyRows() []service.HistoryRow {
+func historyRows() []views.HistoryRow {
 	t0 := time.Date(2026, 11, 20, 2, 0, 0, 0, time.UTC)
 	fp := &record.Fingerprint{Host: "gpu1", OS: "linux", CPUModel: "AMD EPYC 9654", CPUs: 8, Env: map[string]string{"NCCL_PROTO": "LL", "API_TOKEN": "[redacted]"}}
 	benchmarks := map[string]string{"verify_tok_s": "BenchmarkVerifyStep", "decode_tok_s": "BenchmarkDecode", "allreduce_gbps": "BenchmarkAllReduce"}
 	dates := map[string]time.Time{hGood: t0.Add(-48 * time.Hour), hCulprit: t0.Add(-24 * time.Hour)}
-	row := func(h int, commit, subject, metric, unit string, v float64, run uint64) service.HistoryRow {
-		return service.HistoryRow{Metric: metric, Unit: unit, Value: v, Commit: commit, Subject: subject, CommitDate: dates[commit],
+	row := func(h int, commit, subject, metric, unit string, v float64, run uint64) views.HistoryRow {
+		return views.HistoryRow{Metric: metric, Unit: unit, Value: v, Commit: commit, Subject: subject, CommitDate: dates[commit],
 			Benchmark: benchmarks[metric], Time: t0.Add(time.Duration(h) * time.Hour), Host: "gpu1", Status: "ok", RunID: run, Fingerprint: fp}
 	}
 	// Newest first, as History returns them.
-	return []service.HistoryRow{
+	return []views.HistoryRow{
 		row(2, hCulprit, "communicator: prefer symmetric memory allreduce on every topology", "verify_tok_s", "tok/s", 75.66, 3),
 		row(1, hGood, "attention: tune split-kv", "decode_tok_s", "tok/s", 142.5, 2),
 		row(1, hGood, "attention: tune split-kv", "verify_tok_s", "tok/s", 88.8, 2),

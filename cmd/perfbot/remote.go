@@ -14,8 +14,8 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/server"
-	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/views"
 )
 
 // A command whose store is held by a running `perfbot serve` goes through
@@ -91,7 +91,7 @@ func (r *remote) do(ctx context.Context, method, path string, body, out any) err
 }
 
 // history reads the history through the server.
-func (r *remote) history(ctx context.Context, q service.HistoryQuery) ([]service.HistoryRow, error) {
+func (r *remote) history(ctx context.Context, q views.HistoryQuery) ([]views.HistoryRow, error) {
 	v := url.Values{}
 	if q.Metric != "" {
 		v.Set("metric", q.Metric)
@@ -105,7 +105,7 @@ func (r *remote) history(ctx context.Context, q service.HistoryQuery) ([]service
 	if q.Fingerprints {
 		v.Set("fingerprints", "true")
 	}
-	var rows []service.HistoryRow
+	var rows []views.HistoryRow
 	err := r.do(ctx, http.MethodGet, "/api/history?"+v.Encode(), nil, &rows)
 	return rows, err
 }
@@ -124,7 +124,7 @@ func (r *remote) run(ctx context.Context, kind record.JobKind, req any, progress
 	fmt.Fprintf(progress, "submitted job %s; following its trace\n", queued.ID)
 	seen := 0
 	for {
-		var v service.JobView
+		var v views.JobView
 		if err := r.do(ctx, http.MethodGet, "/api/jobs/"+url.PathEscape(queued.ID), nil, &v); err != nil {
 			return err
 		}

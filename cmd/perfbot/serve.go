@@ -16,6 +16,7 @@ import (
 
 	"github.com/perfbot/perfbot/server"
 	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
 func serveCmd(g *globals) *cobra.Command {
@@ -62,7 +63,9 @@ and the interrupted job resumes on the next start.`,
 			if t := os.Getenv(cfg.Serve.TokenEnv); t != "" {
 				tokens = append(tokens, t)
 			}
-			api := server.New(bot, server.Options{Tokens: tokens, Enqueued: func() {
+			read := views.New(cfg, bot.Store)
+			read.HostStates = bot.Oracle.HostStates
+			api := server.New(read, bot, server.Options{Tokens: tokens, Enqueued: func() {
 				select {
 				case wake <- struct{}{}:
 				default:

@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
 // historySpeculative prints the breakdown of the commits in rows.
-func historySpeculative(g *globals, rows []service.HistoryRow, limit int, asJSON bool) error {
+func historySpeculative(g *globals, rows []views.HistoryRow, limit int, asJSON bool) error {
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return err
 	}
-	spec, err := service.SpeculativeHistory(cfg, rows, limit)
+	spec, err := views.SpeculativeHistory(cfg, rows, limit)
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func historySpeculative(g *globals, rows []service.HistoryRow, limit int, asJSON
 // expected speed-up of speculation over plain decoding and the break-even
 // acceptance with their intervals, the terms' medians (in unit, ms unless
 // the configured metrics say otherwise) and the verdict.
-func printSpecHistory(w io.Writer, rows []service.SpecHistoryRow, tokens int, unit string, loc *time.Location) error {
+func printSpecHistory(w io.Writer, rows []views.SpecHistoryRow, tokens int, unit string, loc *time.Location) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	u := strings.ToUpper(unit)
 	fmt.Fprintf(tw, "TIME\tCOMMIT\tRUNS\tSPEED-UP\tBREAK-EVEN\tACCEPT\tVERIFY %s\tDRAFT %s\tDECODE %s\tTOK/S\tSPECULATION\tSUBJECT\n", u, u, u)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/config"
-	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
 // specConfig is a testbed-like configuration with the breakdown: the
@@ -27,7 +27,7 @@ speculative: {tok_s: verify_tok_s, cycle_ms: verify_step_ms, draft_ms: draft_ms,
 // specHistoryRows are six runs of each of three commits, newest first:
 // the newest slowed the verify pass until speculation costs more than it
 // saves, the one before it lowered the acceptance a little.
-func specHistoryRows() []service.HistoryRow {
+func specHistoryRows() []views.HistoryRow {
 	jitter := []float64{1.000, 1.012, 0.991, 1.006, 0.985, 1.015}
 	commits := []struct {
 		hash, subject                string
@@ -38,7 +38,7 @@ func specHistoryRows() []service.HistoryRow {
 		{hGood, "communicator: comment the ring", 3.4, 1.4, 1.27, 3.625},
 	}
 	start := time.Date(2026, 11, 20, 2, 0, 0, 0, time.UTC)
-	var rows []service.HistoryRow
+	var rows []views.HistoryRow
 	id := uint64(100)
 	for ci, c := range commits {
 		for i, j := range jitter {
@@ -50,7 +50,7 @@ func specHistoryRows() []service.HistoryRow {
 				v          float64
 			}{{"verify_tok_s", "tok/s", accept / cycle * 1000}, {"verify_step_ms", "ms/verify", cycle}, {"draft_ms", "ms/draft", draft},
 				{"decode_ms", "ms/token", c.decode * jitter[(i+4)%6]}, {"accept_len", "tok/verify", accept}} {
-				rows = append(rows, service.HistoryRow{Metric: m.name, Unit: m.unit, Value: m.v, Commit: c.hash, Subject: c.subject,
+				rows = append(rows, views.HistoryRow{Metric: m.name, Unit: m.unit, Value: m.v, Commit: c.hash, Subject: c.subject,
 					Time: at, Host: "local", Status: "ok", RunID: id})
 			}
 		}
@@ -61,7 +61,7 @@ func specHistoryRows() []service.HistoryRow {
 func TestPrintSpecHistory(t *testing.T) {
 	cfg, err := config.Parse([]byte(specConfig), "perfbot.yaml")
 	require.NoError(t, err)
-	rows, err := service.SpeculativeHistory(cfg, specHistoryRows(), 0)
+	rows, err := views.SpeculativeHistory(cfg, specHistoryRows(), 0)
 	require.NoError(t, err)
 	require.Len(t, rows, 3)
 	require.True(t, rows[0].Slower, "the newest commit's speculation is slower than plain decoding")
@@ -73,12 +73,12 @@ func TestPrintSpecHistory(t *testing.T) {
 	require.NoError(t, writeJSON(&js, rows))
 	golden(t, "history-speculative.json.golden", js.Bytes())
 
-	limited, err := service.SpeculativeHistory(cfg, specHistoryRows(), 1)
+	limited, err := views.SpeculativeHistory(cfg, specHistoryRows(), 1)
 	require.NoError(t, err)
 	require.Equal(t, rows[:1], limited)
 
 	cfg.Speculative = nil
-	_, err = service.SpeculativeHistory(cfg, specHistoryRows(), 0)
+	_, err = views.SpeculativeHistory(cfg, specHistoryRows(), 0)
 	require.ErrorContains(t, err, "no speculative block")
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/views"
 )
 
 func triageCmd(g *globals) *cobra.Command {
@@ -57,7 +58,7 @@ ones. While perfbot serve holds the store, the decision goes through it.`,
 func (g *globals) triage(ctx context.Context, name string, req service.TriageRequest) (record.Finding, error) {
 	bot, err := g.openRecords()
 	if r, ok := g.beside(err); ok {
-		var row service.FindingRow
+		var row views.FindingRow
 		err := r.do(ctx, http.MethodPost, "/api/findings/"+url.PathEscape(name)+"/triage", req, &row)
 		return row.Finding, err
 	}

@@ -1,4 +1,4 @@
-package service
+package views
 
 import (
 	"context"
@@ -20,8 +20,8 @@ type Vitals struct {
 	Runs      map[store.RunKey]store.RunTotal
 	Findings  map[record.Triage]int
 	LastCycle time.Time
-	// Hosts is the health of the pool's hosts; nil for a Bot that only
-	// reads records.
+	// Hosts is the health of the pool's hosts; nil without
+	// Views.HostStates (a reader with no pool at hand).
 	Hosts []runner.HostState
 }
 
@@ -29,15 +29,15 @@ type Vitals struct {
 // keeps the run totals and adds only the runs recorded since its last
 // read. It is safe for concurrent use.
 type VitalsReader struct {
-	b *Bot
+	b *Views
 
 	mu     sync.Mutex
 	after  uint64
 	totals map[store.RunKey]store.RunTotal
 }
 
-// NewVitalsReader returns a reader of the bot's vitals.
-func (b *Bot) NewVitalsReader() *VitalsReader { return &VitalsReader{b: b} }
+// NewVitalsReader returns a reader of the vitals.
+func (b *Views) NewVitalsReader() *VitalsReader { return &VitalsReader{b: b} }
 
 // Read returns the vitals now.
 func (r *VitalsReader) Read(ctx context.Context) (*Vitals, error) {
@@ -66,8 +66,8 @@ func (r *VitalsReader) Read(ctx context.Context) (*Vitals, error) {
 	if len(nights) > 0 {
 		v.LastCycle = nights[len(nights)-1].Time
 	}
-	if r.b.Oracle != nil {
-		v.Hosts = r.b.Oracle.HostStates()
+	if r.b.HostStates != nil {
+		v.Hosts = r.b.HostStates()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1,4 +1,4 @@
-package service
+package views
 
 import (
 	"context"
@@ -87,9 +87,9 @@ func TestHistory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := openRecords(t, false)
-			hashes, _ := seedHistory(t, w.bot.Store)
-			rows, err := w.bot.History(context.Background(), tt.q)
+			w := openViews(t)
+			hashes, _ := seedHistory(t, w.Store)
+			rows, err := w.History(context.Background(), tt.q)
 			if tt.wantInput != "" {
 				var ie *record.InputError
 				require.True(t, errors.As(err, &ie), "input error: %v", err)

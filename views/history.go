@@ -1,4 +1,4 @@
-package service
+package views
 
 import (
 	"context"
@@ -48,7 +48,7 @@ type HistoryRow struct {
 // fingerprints. A metric that is not
 // configured is an *record.InputError. A commit the store knows no subject of,
 // or a run it holds no record of, leaves that field empty.
-func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error) {
+func (b *Views) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error) {
 	units, selects := map[string]string{}, map[string]string{}
 	for _, m := range b.Config.Metrics {
 		units[m.Name], selects[m.Name] = m.Unit, m.Select

@@ -1,4 +1,4 @@
-package service
+package views
 
 import (
 	"context"
@@ -27,11 +27,11 @@ func TestListFindings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := openRecords(t, false)
+			w := openViews(t)
 			for _, f := range tt.stored {
-				require.NoError(t, w.bot.Store.PutFinding(f))
+				require.NoError(t, w.Store.PutFinding(f))
 			}
-			fs, err := w.bot.ListFindings(context.Background())
+			fs, err := w.ListFindings(context.Background())
 			require.NoError(t, err)
 			require.NotNil(t, fs, "none is an empty list, for JSON")
 			ids := []string{}
@@ -66,10 +66,10 @@ func TestFindingByName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := openRecords(t, false)
-			require.NoError(t, w.bot.Store.PutFinding(a))
-			require.NoError(t, w.bot.Store.PutFinding(b))
-			f, err := w.bot.Finding(context.Background(), tt.lookup)
+			w := openViews(t)
+			require.NoError(t, w.Store.PutFinding(a))
+			require.NoError(t, w.Store.PutFinding(b))
+			f, err := w.Finding(context.Background(), tt.lookup)
 			if tt.wantInput != "" {
 				var ie *record.InputError
 				require.True(t, errors.As(err, &ie), "input error: %v", err)

@@ -1,4 +1,4 @@
-package service
+package views
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 // ListFindings returns every stored finding, newest first, with the issue
 // each was filed as; none is an empty list, not nil.
-func (b *Bot) ListFindings(ctx context.Context) ([]record.Finding, error) {
+func (b *Views) ListFindings(ctx context.Context) ([]record.Finding, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (b *Bot) ListFindings(ctx context.Context) ([]record.Finding, error) {
 // Finding returns the stored finding named by its id or by a prefix of it
 // that no other id shares, as git names commits. A name that matches no
 // finding, or several, is an *record.InputError.
-func (b *Bot) Finding(ctx context.Context, name string) (record.Finding, error) {
+func (b *Views) Finding(ctx context.Context, name string) (record.Finding, error) {
 	if err := ctx.Err(); err != nil {
 		return record.Finding{}, err
 	}

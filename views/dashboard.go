@@ -1,4 +1,4 @@
-package service
+package views
 
 import (
 	"context"
@@ -127,7 +127,7 @@ func (p *Precision) add(t record.Triage) {
 // recorded night, those whose tip a force-push took off the branch
 // included (the store alone does not know the branch), and the change
 // points are detection's over those nights.
-func (b *Bot) Dashboard(ctx context.Context) (*Dashboard, error) {
+func (b *Views) Dashboard(ctx context.Context) (*Dashboard, error) {
 	nights, err := b.Store.Nights()
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: nights: %w", err)
@@ -163,7 +163,7 @@ func (b *Bot) Dashboard(ctx context.Context) (*Dashboard, error) {
 	return d, nil
 }
 
-func (b *Bot) metricSeries(m record.Metric, nights []record.Night, fs []record.Finding, subjects map[string]string) MetricSeries {
+func (b *Views) metricSeries(m record.Metric, nights []record.Night, fs []record.Finding, subjects map[string]string) MetricSeries {
 	ms := MetricSeries{Metric: m, Points: []NightPoint{}, Changes: []ChangePoint{}, Marks: []FindingMark{}}
 	for _, n := range nights {
 		nm := n.Metrics[m.Name]
@@ -207,7 +207,7 @@ func tipSeries(nights []record.Night, metric string) (pts []detect.Night, at []i
 	return pts, at
 }
 
-func (b *Bot) subject(hash string, cache map[string]string) string {
+func (b *Views) subject(hash string, cache map[string]string) string {
 	s, ok := cache[hash]
 	if !ok {
 		if c, found, err := b.Store.Commit(hash); err == nil && found {
@@ -219,7 +219,7 @@ func (b *Bot) subject(hash string, cache map[string]string) string {
 }
 
 // JobSummaries lists every job, newest first, each with its progress.
-func (b *Bot) JobSummaries(ctx context.Context) ([]JobSummary, error) {
+func (b *Views) JobSummaries(ctx context.Context) ([]JobSummary, error) {
 	jobs, err := b.Store.Jobs()
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -268,7 +268,7 @@ type CommitMetric struct {
 
 // Commit returns the commit named by its hash or a unique prefix of it
 // with its runs. A name the store knows no commit by is an *record.InputError.
-func (b *Bot) Commit(ctx context.Context, rev string) (*CommitView, error) {
+func (b *Views) Commit(ctx context.Context, rev string) (*CommitView, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -369,7 +369,7 @@ type MetricDelta struct {
 }
 
 // Compare compares commit a with commit b.
-func (b *Bot) Compare(ctx context.Context, a, bRev string) (*Comparison, error) {
+func (b *Views) Compare(ctx context.Context, a, bRev string) (*Comparison, error) {
 	va, err := b.Commit(ctx, a)
 	if err != nil {
 		return nil, err
