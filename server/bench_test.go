@@ -13,7 +13,6 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/server"
-	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/views"
 )
@@ -28,7 +27,7 @@ metrics:
 `
 
 // BenchmarkHistoryAPI1M measures GET /api/history through the HTTP server
-// (the store, the service's join of units and subjects, JSON, loopback
+// (the store, the views' join of units and subjects, JSON, loopback
 // HTTP) over a store of 1,000,000 samples: three metrics of 333,334 runs,
 // one a minute, ten runs a commit. Each query reports its latency's p50
 // and p99 over b.N requests.
@@ -40,12 +39,12 @@ func BenchmarkHistoryAPI1M(b *testing.B) {
 	}
 	path := filepath.Join(dir, "perfbot.db")
 	last := fill1M(b, path)
-	bot, err := service.OpenRecords(cfg, service.Options{Store: path})
+	db, err := store.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer bot.Close()
-	ts := httptest.NewServer(server.New(views.New(bot.Config, bot.Store), bot, server.Options{}))
+	defer db.Close()
+	ts := httptest.NewServer(server.New(views.New(cfg, db), nil, server.Options{}))
 	defer ts.Close()
 	client := ts.Client()
 	day := last.Add(-24 * time.Hour).Add(time.Minute).UTC().Format(time.RFC3339)

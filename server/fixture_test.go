@@ -96,7 +96,7 @@ detect:
 `
 
 // fixture is a populated store: its views, and a Bot over it that
-// queues and triages (OpenRecords: it measures nothing).
+// queues and triages (service.OnStore: it measures nothing).
 type fixture struct {
 	*views.Views
 	*service.Bot
@@ -118,10 +118,10 @@ func populated(t testing.TB) *fixture {
 	require.NoError(t, err)
 	fillFixture(t, db)
 	require.NoError(t, db.Close())
-	b, err := service.OpenRecords(cfg, service.Options{Store: path})
+	db, err = store.Open(path)
 	require.NoError(t, err)
-	t.Cleanup(func() { b.Close() })
-	return &fixture{Views: views.New(b.Config, b.Store), Bot: b}
+	t.Cleanup(func() { db.Close() })
+	return &fixture{Views: views.New(cfg, db), Bot: service.OnStore(cfg, db, service.Options{})}
 }
 
 func fillFixture(t testing.TB, db *store.DB) {

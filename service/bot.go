@@ -45,16 +45,13 @@ type Bot struct {
 	job *jobRun
 }
 
-// Options configures Open.
+// Options configures Open and OnStore.
 type Options struct {
 	// Store overrides the configured store path.
 	Store string
 	// Progress receives progress lines; nil discards them.
 	Progress io.Writer
 	Logger   *slog.Logger
-	// Existing opens the store only when its file exists (readers that
-	// must not create one); otherwise the error wraps ErrNoStore.
-	Existing bool
 	// Host overrides the configured hosts (tests pass a fake).
 	Host runner.Host
 	// Hosts, when Host is nil, override the configured hosts too.
@@ -67,8 +64,8 @@ type Options struct {
 }
 
 // Open opens the store, clones or fetches the repository and prepares the
-// Oracle: a Bot that runs jobs. OpenRecords opens the store alone. Close
-// releases the store.
+// Oracle: a Bot that runs jobs. OnStore makes one over a store alone.
+// Close releases the store.
 func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 	opts.defaults()
 	db, err := openStore(cfg, opts)

@@ -14,12 +14,13 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report/reporttest"
+	"github.com/perfbot/perfbot/store"
 )
 
 // tokenEnv is the variable the tests' github.token_env names.
 const tokenEnv = "PERFBOT_TEST_GITHUB_TOKEN"
 
-// records is a workspace opened with OpenRecords: a store in a temporary
+// records is a Bot over a store alone (OnStore): a store in a temporary
 // directory and, for GitHub, the fake.
 type records struct {
 	bot    *Bot
@@ -42,8 +43,9 @@ func openRecords(t *testing.T, github bool) *records {
 		w.fake = reporttest.NewGitHub(t)
 		cfg.GitHub.Repo, cfg.GitHub.APIURL = reporttest.Repo, w.fake.URL()
 	}
-	w.bot, err = OpenRecords(cfg, Options{})
+	db, err := store.Open(cfg.Store)
 	require.NoError(t, err)
+	w.bot = OnStore(cfg, db, Options{})
 	t.Cleanup(func() { w.bot.Close() })
 	return w
 }

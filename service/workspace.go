@@ -1,30 +1,22 @@
 package service
 
 import (
-	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/store"
 )
 
-// OpenRecords opens the workspace's store alone: no clone or fetch of the
-// repository, no host, no Oracle. That is enough for the read models
-// (History, ListFindings, Finding) and for filing (File, RetryUnfiled),
-// which a reader may want while the repository is unreachable; the jobs
+// OnStore returns a Bot over the open store db alone: no clone or fetch
+// of the repository, no host, no Oracle. It queues jobs (Enqueue),
+// triages (Triage) and files what the store holds (File, RetryUnfiled),
+// which a person may want while the repository is unreachable; the jobs
 // (Measure, Bisect, Hunks, EnvBisect, StoreFindings) need a Bot from Open.
-// Close releases the store.
-func OpenRecords(cfg *config.Config, opts Options) (*Bot, error) {
+// It takes opts' progress, logger, clock and version. Close closes db.
+func OnStore(cfg *config.Config, db *store.DB, opts Options) *Bot {
 	opts.defaults()
-	db, err := openStore(cfg, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &Bot{Config: cfg, Store: db, Progress: opts.Progress, Logger: opts.Logger, Version: opts.Version, clock: opts.Clock}, nil
+	return &Bot{Config: cfg, Store: db, Progress: opts.Progress, Logger: opts.Logger, Version: opts.Version, clock: opts.Clock}
 }
 
 func (o *Options) defaults() {
@@ -41,20 +33,11 @@ func (o *Options) defaults() {
 // the same store go through it.
 func EndpointPath(storePath string) string { return storePath + ".serve" }
 
-// ErrNoStore is returned by OpenRecords with Options.Existing when the
-// store file does not exist yet: nothing was ever recorded.
-var ErrNoStore = errors.New("no store yet")
-
 // openStore opens the configured store, or the one Options.Store names.
 func openStore(cfg *config.Config, opts Options) (*store.DB, error) {
 	path := cfg.Store
 	if opts.Store != "" {
 		path = opts.Store
-	}
-	if opts.Existing {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", path, ErrNoStore)
-		}
 	}
 	return store.Open(path)
 }

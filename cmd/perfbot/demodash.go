@@ -11,7 +11,7 @@ import (
 
 	"github.com/perfbot/perfbot/demo"
 	"github.com/perfbot/perfbot/server"
-	"github.com/perfbot/perfbot/service"
+	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/views"
 )
 
@@ -23,12 +23,13 @@ func demoDashboard(ctx context.Context, g *globals, dir string, serve bool, list
 	if err != nil {
 		return err
 	}
-	bot, err := service.OpenRecords(cfg, service.Options{Progress: g.stderr, Logger: g.logger()})
+	db, err := store.Open(cfg.Store)
 	if err != nil {
 		return err
 	}
-	defer bot.Close()
-	files, err := server.WriteStatic(ctx, views.New(bot.Config, bot.Store), filepath.Join(dir, "dashboard"))
+	defer db.Close()
+	v := views.New(cfg, db)
+	files, err := server.WriteStatic(ctx, v, filepath.Join(dir, "dashboard"))
 	if err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func demoDashboard(ctx context.Context, g *globals, dir string, serve bool, list
 	if err != nil {
 		return usagef("--listen %s: %v", listen, err)
 	}
-	srv := &http.Server{Handler: server.New(views.New(bot.Config, bot.Store), nil, server.Options{}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: server.New(v, nil, server.Options{}), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(g.stderr, "serving the demo's dashboard on http://%s until interrupted\n", ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -9,7 +9,6 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
-	"github.com/perfbot/perfbot/views"
 )
 
 func findingsCmd(g *globals) *cobra.Command {
@@ -25,12 +24,12 @@ components, the triage state and the issue it was filed as.`,
   perfbot findings --json`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			bot, err := g.openRecords()
+			v, err := g.openViews(false)
 			if err != nil {
 				return err
 			}
-			defer bot.Close()
-			fs, err := views.New(bot.Config, bot.Store).ListFindings(cmd.Context())
+			defer v.Store.Close()
+			fs, err := v.ListFindings(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -84,7 +83,7 @@ issue. --retry-unfiled files every finding whose filing failed.`,
 		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			bot, err := g.openRecords()
+			v, bot, err := g.openRecords()
 			if err != nil {
 				return err
 			}
@@ -93,7 +92,7 @@ issue. --retry-unfiled files every finding whose filing failed.`,
 				_, err := bot.RetryUnfiled(ctx)
 				return err
 			}
-			f, err := views.New(bot.Config, bot.Store).Finding(ctx, args[0])
+			f, err := v.Finding(ctx, args[0])
 			if err != nil {
 				return err
 			}

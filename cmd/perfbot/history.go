@@ -17,7 +17,6 @@ import (
 
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/service"
 )
 
 func historyCmd(g *globals) *cobra.Command {
@@ -60,8 +59,8 @@ decoding breakdown of the configuration's speculative: block.`,
 				q.Limit, q.Fingerprints = 0, false // --limit counts commits
 			}
 			var rows []views.HistoryRow
-			bot, err := g.openExistingRecords()
-			if errors.Is(err, service.ErrNoStore) {
+			v, err := g.openViews(true)
+			if errors.Is(err, errNoStore) {
 				// Nothing was ever measured: say so, and create nothing.
 				fmt.Fprintf(g.stderr, "perfbot: no samples yet (%v); `perfbot measure REV` records some\n", err)
 				if asJSON {
@@ -72,8 +71,8 @@ decoding breakdown of the configuration's speculative: block.`,
 			if r, ok := g.beside(err); ok {
 				rows, err = r.history(cmd.Context(), q)
 			} else if err == nil {
-				defer bot.Close()
-				rows, err = views.New(bot.Config, bot.Store).History(cmd.Context(), q)
+				defer v.Store.Close()
+				rows, err = v.History(cmd.Context(), q)
 			}
 			if err != nil {
 				return err

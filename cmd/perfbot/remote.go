@@ -38,11 +38,7 @@ func (g *globals) beside(err error) (*remote, bool) {
 	if cerr != nil {
 		return nil, false
 	}
-	path := cfg.Store
-	if g.store != "" {
-		path = g.store
-	}
-	ep, ok := readEndpoint(endpointPath(path))
+	ep, ok := readEndpoint(endpointPath(g.storePath(cfg)))
 	if !ok {
 		return nil, false
 	}

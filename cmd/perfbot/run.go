@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/views"
 )
 
 // Exit statuses: a contract with scripts (the README lists them).
@@ -259,10 +261,10 @@ func inputErr(err error) error {
 	return &record.InputError{Err: err}
 }
 
-// The workspace has two doors, both in package service: open for the
-// commands that measure (the repository, a host and the Oracle),
-// openRecords for those that only read the store or file what it holds.
-// No command opens the store itself.
+// The workspace has two doors: open for the commands that measure (package
+// service opens the store, the repository, the hosts and the Oracle), and
+// openStore for those that only read the store (through package views) or
+// triage and file what it holds (a service.Bot over the store alone).
 
 // open loads the configuration and opens the bot that runs jobs.
 func (g *globals) open(ctx context.Context) (*service.Bot, error) {
@@ -278,25 +280,58 @@ func (g *globals) openConfig(ctx context.Context, cfg *config.Config) (*service.
 	return service.Open(ctx, cfg, g.options())
 }
 
-// openRecords loads the configuration and opens its store alone.
-func (g *globals) openRecords() (*service.Bot, error) {
-	cfg, err := g.loadConfig()
-	if err != nil {
-		return nil, err
+// storePath is the store the commands use: --store, else the
+// configuration's.
+func (g *globals) storePath(cfg *config.Config) string {
+	if g.store != "" {
+		return g.store
 	}
-	return service.OpenRecords(cfg, g.options())
+	return cfg.Store
 }
 
-// openExistingRecords is openRecords for a reader that must not create a
-// store: without one the error wraps service.ErrNoStore.
-func (g *globals) openExistingRecords() (*service.Bot, error) {
+// errNoStore says that the store file does not exist yet: nothing was
+// ever recorded.
+var errNoStore = errors.New("no store yet")
+
+// openStore loads the configuration and opens its store alone: no clone
+// or fetch of the repository, no host, no Oracle. With existing, a store
+// that does not exist yet is not created: the error wraps errNoStore.
+func (g *globals) openStore(existing bool) (*config.Config, *store.DB, error) {
 	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	path := g.storePath(cfg)
+	if existing {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s: %w", path, errNoStore)
+		}
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, db, nil
+}
+
+// openViews opens the store for reading; closing its Store releases it.
+func (g *globals) openViews(existing bool) (*views.Views, error) {
+	cfg, db, err := g.openStore(existing)
 	if err != nil {
 		return nil, err
 	}
-	opts := g.options()
-	opts.Existing = true
-	return service.OpenRecords(cfg, opts)
+	return views.New(cfg, db), nil
+}
+
+// openRecords opens the store with its views and a Bot over it that
+// triages and files (service.OnStore); closing the Bot releases the
+// store.
+func (g *globals) openRecords() (*views.Views, *service.Bot, error) {
+	cfg, db, err := g.openStore(false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return views.New(cfg, db), service.OnStore(cfg, db, g.options()), nil
 }
 
 func (g *globals) options() service.Options {

@@ -56,7 +56,7 @@ ones. While perfbot serve holds the store, the decision goes through it.`,
 // triage records the decision in the store, or through the server that
 // holds it.
 func (g *globals) triage(ctx context.Context, name string, req service.TriageRequest) (record.Finding, error) {
-	bot, err := g.openRecords()
+	_, bot, err := g.openRecords()
 	if r, ok := g.beside(err); ok {
 		var row views.FindingRow
 		err := r.do(ctx, http.MethodPost, "/api/findings/"+url.PathEscape(name)+"/triage", req, &row)
