@@ -15,7 +15,7 @@ import (
 )
 
 // The read models of the dashboard: what a person sees of the service,
-// computed from the store alone (a Bot from OpenRecords serves them).
+// computed from the store alone.
 
 // Dashboard is the front page: each metric over the nights, the jobs, the
 // findings and how precise perfbot's alerts have been.

@@ -11,11 +11,11 @@ import (
 
 // ListFindings returns every stored finding, newest first, with the issue
 // each was filed as; none is an empty list, not nil.
-func (b *Views) ListFindings(ctx context.Context) ([]record.Finding, error) {
+func (v *Views) ListFindings(ctx context.Context) ([]record.Finding, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fs, err := b.Store.Findings()
+	fs, err := v.Store.Findings()
 	if err != nil {
 		return nil, fmt.Errorf("list findings: %w", err)
 	}
@@ -28,14 +28,14 @@ func (b *Views) ListFindings(ctx context.Context) ([]record.Finding, error) {
 // Finding returns the stored finding named by its id or by a prefix of it
 // that no other id shares, as git names commits. A name that matches no
 // finding, or several, is an *record.InputError.
-func (b *Views) Finding(ctx context.Context, name string) (record.Finding, error) {
+func (v *Views) Finding(ctx context.Context, name string) (record.Finding, error) {
 	if err := ctx.Err(); err != nil {
 		return record.Finding{}, err
 	}
 	if name == "" {
 		return record.Finding{}, &record.InputError{Err: errors.New("no finding named (see perfbot findings)")}
 	}
-	f, ok, err := b.Store.Finding(name)
+	f, ok, err := v.Store.Finding(name)
 	switch {
 	case errors.Is(err, store.ErrAmbiguous):
 		return record.Finding{}, &record.InputError{Err: err}

@@ -48,15 +48,15 @@ type HistoryRow struct {
 // fingerprints. A metric that is not
 // configured is an *record.InputError. A commit the store knows no subject of,
 // or a run it holds no record of, leaves that field empty.
-func (b *Views) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error) {
+func (v *Views) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error) {
 	units, selects := map[string]string{}, map[string]string{}
-	for _, m := range b.Config.Metrics {
+	for _, m := range v.Config.Metrics {
 		units[m.Name], selects[m.Name] = m.Unit, m.Select
 	}
 	if _, ok := units[q.Metric]; q.Metric != "" && !ok {
 		return nil, &record.InputError{Err: fmt.Errorf("metric %q is not configured", q.Metric)}
 	}
-	rows, err := b.Store.History(store.HistoryQuery{Metric: q.Metric, Since: q.Since, Limit: q.Limit})
+	rows, err := v.Store.History(store.HistoryQuery{Metric: q.Metric, Since: q.Since, Limit: q.Limit})
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +64,11 @@ func (b *Views) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, erro
 	for i, r := range rows {
 		hashes[i] = r.Commit
 	}
-	commits, err := b.Store.Commits(hashes)
+	commits, err := v.Store.Commits(hashes)
 	if err != nil {
 		return nil, err
 	}
-	j := historyJoin{db: b.Store, fingerprints: map[uint64]*record.Fingerprint{}}
+	j := historyJoin{db: v.Store, fingerprints: map[uint64]*record.Fingerprint{}}
 	out := make([]HistoryRow, 0, len(rows))
 	for _, r := range rows {
 		if err := ctx.Err(); err != nil {

@@ -15,20 +15,20 @@ type JobView struct {
 }
 
 // Jobs lists every job, newest first, without traces.
-func (b *Views) Jobs(ctx context.Context) ([]store.Job, error) {
-	return b.Store.Jobs()
+func (v *Views) Jobs(ctx context.Context) ([]store.Job, error) {
+	return v.Store.Jobs()
 }
 
 // Job returns the job with the id and its trace.
-func (b *Views) Job(ctx context.Context, id string) (JobView, error) {
-	j, ok, err := b.Store.Job(id)
+func (v *Views) Job(ctx context.Context, id string) (JobView, error) {
+	j, ok, err := v.Store.Job(id)
 	if err != nil {
 		return JobView{}, err
 	}
 	if !ok {
 		return JobView{}, &record.InputError{Err: fmt.Errorf("no job %q", id)}
 	}
-	tr, err := b.Store.Trace(id)
+	tr, err := v.Store.Trace(id)
 	if err != nil {
 		return JobView{}, err
 	}

@@ -25,11 +25,11 @@ func New(cfg *config.Config, db *store.DB) *Views {
 
 // detectConfig is the detection of one metric as configured, as the
 // nightly cycle runs it.
-func (b *Views) detectConfig(m record.Metric) detect.Config {
+func (v *Views) detectConfig(m record.Metric) detect.Config {
 	return detect.Config{
 		Better:        m.Better,
-		MinEffect:     b.Config.Detect.MinEffectOf(m.Name),
-		MissingNights: b.Config.Detect.MissingNights,
-		Warmup:        b.Config.Detect.Warmup,
+		MinEffect:     v.Config.Detect.MinEffectOf(m.Name),
+		MissingNights: v.Config.Detect.MissingNights,
+		Warmup:        v.Config.Detect.Warmup,
 	}
 }

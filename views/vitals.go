@@ -29,7 +29,7 @@ type Vitals struct {
 // keeps the run totals and adds only the runs recorded since its last
 // read. It is safe for concurrent use.
 type VitalsReader struct {
-	b *Views
+	views *Views
 
 	mu     sync.Mutex
 	after  uint64
@@ -37,7 +37,7 @@ type VitalsReader struct {
 }
 
 // NewVitalsReader returns a reader of the vitals.
-func (b *Views) NewVitalsReader() *VitalsReader { return &VitalsReader{b: b} }
+func (v *Views) NewVitalsReader() *VitalsReader { return &VitalsReader{views: v} }
 
 // Read returns the vitals now.
 func (r *VitalsReader) Read(ctx context.Context) (*Vitals, error) {
@@ -45,33 +45,33 @@ func (r *VitalsReader) Read(ctx context.Context) (*Vitals, error) {
 		return nil, err
 	}
 	v := &Vitals{Jobs: map[record.JobState]int{}, Findings: map[record.Triage]int{}}
-	jobs, err := r.b.Store.Jobs()
+	jobs, err := r.views.Store.Jobs()
 	if err != nil {
 		return nil, fmt.Errorf("vitals: jobs: %w", err)
 	}
 	for _, j := range jobs {
 		v.Jobs[j.Status]++
 	}
-	fs, err := r.b.Store.Findings()
+	fs, err := r.views.Store.Findings()
 	if err != nil {
 		return nil, fmt.Errorf("vitals: findings: %w", err)
 	}
 	for _, f := range fs {
 		v.Findings[f.TriageState()]++
 	}
-	nights, err := r.b.Store.Nights()
+	nights, err := r.views.Store.Nights()
 	if err != nil {
 		return nil, fmt.Errorf("vitals: nights: %w", err)
 	}
 	if len(nights) > 0 {
 		v.LastCycle = nights[len(nights)-1].Time
 	}
-	if r.b.HostStates != nil {
-		v.Hosts = r.b.HostStates()
+	if r.views.HostStates != nil {
+		v.Hosts = r.views.HostStates()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.totals, r.after, err = r.b.Store.RunTotals(r.after, r.totals)
+	r.totals, r.after, err = r.views.Store.RunTotals(r.after, r.totals)
 	if err != nil {
 		return nil, fmt.Errorf("vitals: %w", err)
 	}
