@@ -1,10 +1,21 @@
-// Package service holds perfbot's use-cases, for every shell (the command
-// line, the HTTP API) to call: the jobs — bisect, hunk search, environment
-// search — wired to the repository, the runner and the store through one
-// Oracle; filing findings as issues; and the read models of the history
-// and the findings. The algorithms live in package bisect; this package
-// only feeds them measurements and turns their results into findings.
-// The demo over the bundled testbed is package demo.
+// Package service is perfbot's write side: what measures, queues and
+// files. The schedule (serve.go) starts a nightly cycle (nightly.go) on
+// the configured cron; the cycle measures the branch tip beside the
+// reference, records the night and enqueues an alert job for each change
+// that detection raises. The persisted queue (queue.go) runs the jobs of
+// the table in jobs.go (alert, bisect, hunks, envbisect, and the nightly
+// cycle itself), each resumable from what it stored. Every measurement
+// goes through one door, the Oracle, which looks in the store first and
+// runs only what is missing on the pool of hosts. Findings are filed as
+// issues (file.go); a person's triage can move the nightly baseline
+// (triage.go).
+//
+// The engines decide: detect which nights changed, bisect which commit
+// did it, minimize which hunks or variables; this package orchestrates
+// them, feeding them measurements and turning their results into
+// findings. Reading what was recorded is package views, which this
+// package does not import; the demo over the bundled testbed is package
+// demo.
 package service
 
 import (
