@@ -3,8 +3,9 @@ package server
 import (
 	"testing"
 
-	"github.com/perfbot/perfbot/views"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/views"
 )
 
 func TestValueRange(t *testing.T) {

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/internal/num"
-	"github.com/perfbot/perfbot/views"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/views"
 )
 
 func historyCmd(g *globals) *cobra.Command {
