@@ -162,6 +162,18 @@ func Scale(groups [][]float64) float64 {
 	return 1.4826 / math.Sqrt2 * Median(diffs)
 }
 
+// MAD returns the scaled median absolute deviation of deviations from a
+// center, 1.4826·median(|d|): a robust standard deviation, consistent for
+// Gaussian noise; NaN for none. The caller takes the center out (a
+// median, a fitted level, or zero for residuals).
+func MAD(devs []float64) float64 {
+	abs := make([]float64, len(devs))
+	for i, d := range devs {
+		abs[i] = math.Abs(d)
+	}
+	return 1.4826 * Median(abs)
+}
+
 // Median returns the median of xs without reordering it; NaN for none.
 func Median(xs []float64) float64 {
 	if len(xs) == 0 {
