@@ -25,9 +25,9 @@ type step struct {
 
 // nightly returns n nights of 5 repeats with log-normal noise of CV cv
 // around 1000, with the steps applied; night i's commit is "c%03d".
-func nightly(seed uint64, n int, cv float64, steps ...step) []Night {
+func nightly(seed uint64, n int, cv float64, steps ...step) []Point {
 	rng := rand.New(rand.NewPCG(seed, 42))
-	out := make([]Night, n)
+	out := make([]Point, n)
 	for i := range out {
 		level := 1000.0
 		for _, s := range steps {
@@ -39,13 +39,13 @@ func nightly(seed uint64, n int, cv float64, steps ...step) []Night {
 		for r := range values {
 			values[r] = level * math.Exp(cv*rng.NormFloat64())
 		}
-		out[i] = Night{Time: day0.Add(time.Duration(i) * 24 * time.Hour), Commit: fmt.Sprintf("c%03d", i), Values: values}
+		out[i] = Point{Time: day0.Add(time.Duration(i) * 24 * time.Hour), Commit: fmt.Sprintf("c%03d", i), Values: values}
 	}
 	return out
 }
 
 // without empties the values of the given nights.
-func without(series []Night, nights ...int) []Night {
+func without(series []Point, nights ...int) []Point {
 	out := slices.Clone(series)
 	for _, i := range nights {
 		out[i].Values = nil
@@ -54,7 +54,7 @@ func without(series []Night, nights ...int) []Night {
 }
 
 // scaled multiplies the values of night i by factor.
-func scaled(series []Night, i int, factor float64) []Night {
+func scaled(series []Point, i int, factor float64) []Point {
 	out := slices.Clone(series)
 	out[i].Values = slices.Clone(out[i].Values)
 	for r := range out[i].Values {
@@ -77,7 +77,7 @@ func TestDetectScenarios(t *testing.T) {
 	higher, lower := Config{Better: record.Higher}, Config{Better: record.Lower}
 	tests := []struct {
 		name   string
-		series []Night
+		series []Point
 		cfg    Config
 		want   []want
 	}{
@@ -135,7 +135,7 @@ func TestDetectScenarios(t *testing.T) {
 // assertConsistent checks what every alert must satisfy: its ends are the
 // commits of its nights, the good night is the last night with values
 // before the change, and the numbers agree with each other.
-func assertConsistent(t *testing.T, series []Night, a Alert) {
+func assertConsistent(t *testing.T, series []Point, a Alert) {
 	t.Helper()
 	require.True(t, a.GoodNight < a.Change && a.Change <= a.Night && a.Night < len(series), "%+v", a)
 	require.True(t, a.First <= a.Change && a.Change <= a.Last && a.Last <= a.Night && a.First > 0, "%+v", a)
@@ -158,19 +158,19 @@ func assertConsistent(t *testing.T, series []Night, a Alert) {
 
 func TestDetectBadInput(t *testing.T) {
 	good := nightly(1, 30, 0.01)
-	bad := func(i int, v float64) []Night {
+	bad := func(i int, v float64) []Point {
 		s := slices.Clone(good)
 		s[i].Values = []float64{1000, v, 1000}
 		return s
 	}
-	at := func(i int, when time.Time) []Night {
+	at := func(i int, when time.Time) []Point {
 		s := slices.Clone(good)
 		s[i].Time = when
 		return s
 	}
 	tests := []struct {
 		name    string
-		series  []Night
+		series  []Point
 		cfg     Config
 		wantErr string
 	}{
@@ -226,7 +226,7 @@ func TestDetectPointsOfOneNight(t *testing.T) {
 // on the whole series and keep the alerts of the last night.
 func TestDetectIsCausal(t *testing.T) {
 	cfg := Config{Better: record.Higher}
-	for _, series := range [][]Night{
+	for _, series := range [][]Point{
 		nightly(21, 150, 0.02, step{50, 0.95}, step{100, 1.06}),
 		scaled(without(nightly(22, 150, 0.02, step{70, 0.97}), 10, 68, 69, 120), 40, 0.9),
 		nightly(23, 150, 0.05, step{60, 0.9}),
@@ -335,7 +335,7 @@ func TestDetectorSkipsABadNight(t *testing.T) {
 	var got []Alert
 	for i, n := range series {
 		if i == 30 {
-			_, _, err := d.Add(Night{Time: n.Time, Commit: "bad", Values: []float64{math.NaN()}})
+			_, _, err := d.Add(Point{Time: n.Time, Commit: "bad", Values: []float64{math.NaN()}})
 			require.ErrorContains(t, err, "night 30 (bad): value 0 is NaN")
 		}
 		a, fired, err := d.Add(n)
@@ -364,7 +364,7 @@ func TestValue(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			med, lo, hi, ok := Value(Night{Values: tc.values})
+			med, lo, hi, ok := Value(Point{Values: tc.values})
 			require.Equal(t, tc.ok, ok)
 			if !ok {
 				assert.True(t, math.IsNaN(med) && math.IsNaN(lo) && math.IsNaN(hi))
@@ -377,7 +377,7 @@ func TestValue(t *testing.T) {
 	}
 	// From six repeats on the interval is the 95% order-statistic one,
 	// inside the range.
-	med, lo, hi, ok := Value(Night{Values: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}})
+	med, lo, hi, ok := Value(Point{Values: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}})
 	require.True(t, ok)
 	assert.Equal(t, 6.5, med)
 	assert.Greater(t, lo, 1.0)
@@ -388,7 +388,7 @@ func TestMissing(t *testing.T) {
 	s := nightly(41, 10, 0.01)
 	tests := []struct {
 		name         string
-		series       []Night
+		series       []Point
 		count, since int
 	}{
 		{name: "empty series", series: nil, count: 0, since: -1},
@@ -485,9 +485,9 @@ func FuzzDetect(f *testing.F) {
 		if better%2 == 1 {
 			cfg.Better = record.Lower
 		}
-		series := make([]Night, len(data))
+		series := make([]Point, len(data))
 		for i, b := range data {
-			n := Night{Time: day0.Add(time.Duration(i) * time.Hour), Commit: fmt.Sprint(i)}
+			n := Point{Time: day0.Add(time.Duration(i) * time.Hour), Commit: fmt.Sprint(i)}
 			switch b {
 			case 0:
 			case 1:
@@ -584,7 +584,7 @@ func TestSecondStepOnAYoungLevel(t *testing.T) {
 // night's step half the time); 5 repeats a point, 3.3% noise a run and
 // 1.5% a point (its build and the host of the moment), a 9.9% step at
 // night 8 and a 4.7% one at night 14. at[i] is point i's night.
-func demoNights(seed uint64, nights, perNight int) (series []Night, at []int) {
+func demoNights(seed uint64, nights, perNight int) (series []Point, at []int) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for night := range nights {
 		k := 1
@@ -603,7 +603,7 @@ func demoNights(seed uint64, nights, perNight int) (series []Night, at []int) {
 			for r := range values {
 				values[r] = level * math.Exp(shift+0.033*rng.NormFloat64())
 			}
-			series = append(series, Night{Time: day0.Add(time.Duration(night) * 24 * time.Hour), Commit: fmt.Sprintf("p%03d", len(series)), Values: values})
+			series = append(series, Point{Time: day0.Add(time.Duration(night) * 24 * time.Hour), Commit: fmt.Sprintf("p%03d", len(series)), Values: values})
 			at = append(at, night)
 		}
 	}

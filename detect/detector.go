@@ -25,7 +25,7 @@ type Detector struct {
 	worse float64 // the sign, in log values, of a regression
 
 	added int   // nights added, with or without values
-	last  Night // the last night added (its time and commit)
+	last  Point // the last night added (its time and commit)
 
 	nights []night // the nights with values
 	level  int     // index in nights of the current level's first night
@@ -45,7 +45,7 @@ type night struct {
 	value  float64   // median of the repeats, or the caller's estimate
 	y      float64   // log of value
 	logs   []float64 // logs of the repeats, for the noise of one repeat
-	// estimated says value is the caller's estimate (Night.Estimate).
+	// estimated says value is the caller's estimate (Point.Estimate).
 	estimated bool
 }
 
@@ -83,13 +83,13 @@ func NewDetector(cfg Config) (*Detector, error) {
 // on it, if any. A bad night (values not positive and finite, a time not
 // after the previous night's) is an error naming it and leaves the
 // Detector as it was.
-func (d *Detector) Add(n Night) (Alert, bool, error) {
+func (d *Detector) Add(n Point) (Alert, bool, error) {
 	if err := checkNight(d.added, n, d.last); err != nil {
 		return Alert{}, false, err
 	}
 	index := d.added
 	d.added++
-	d.last = Night{Time: n.Time, Commit: n.Commit}
+	d.last = Point{Time: n.Time, Commit: n.Commit}
 	if len(n.Values) == 0 {
 		return Alert{}, false, nil
 	}

@@ -1,5 +1,5 @@
 // Package detect finds changes in a metric's nightly series: a series of
-// Nights in, Alerts out. It is pure: it measures nothing, reads no store
+// Points in, Alerts out. It is pure: it measures nothing, reads no store
 // and keeps no clock of its own; the nights carry their times. An alert is
 // not an issue: the caller re-verifies both ends of every alert before it
 // bisects, so a false alarm costs runs, never an issue.
@@ -9,7 +9,7 @@
 // Detect is causal: the alert that fires on night k is decided with nights
 // 0…k only, so the alerts of series[:k+1] are exactly the alerts of the
 // whole series whose Night is at most k. Each night the service appends
-// tonight's Night to the metric's series (a night without a successful
+// tonight's Point to the metric's series (a night without a successful
 // measurement too, with empty Values: detection skips it and Missing
 // counts it), calls Detect on the whole series, and acts on the alerts
 // whose Night is after the last night it already acted on: the last

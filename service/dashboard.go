@@ -167,7 +167,7 @@ func (b *Bot) metricSeries(m record.Metric, nights []record.Night, fs []record.F
 	ms := MetricSeries{Metric: m, Points: []NightPoint{}, Changes: []ChangePoint{}, Marks: []FindingMark{}}
 	for _, n := range nights {
 		nm := n.Metrics[m.Name]
-		v, lo, hi, ok := detect.Value(detect.Night{Values: nm.Values, Estimate: nm.Estimate})
+		v, lo, hi, ok := detect.Value(detect.Point{Values: nm.Values, Estimate: nm.Estimate})
 		if !ok {
 			continue
 		}
@@ -198,10 +198,10 @@ func (b *Bot) metricSeries(m record.Metric, nights []record.Night, fs []record.F
 // tipSeries is the detection series of the metric over the nights'
 // tips, as the nightly cycle reads it; at[i] is the index in nights of
 // point i.
-func tipSeries(nights []record.Night, metric string) (pts []detect.Night, at []int) {
+func tipSeries(nights []record.Night, metric string) (pts []detect.Point, at []int) {
 	for i, n := range nights {
 		m := n.Metrics[metric]
-		pts = append(pts, detect.Night{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
+		pts = append(pts, detect.Point{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
 		at = append(at, i)
 	}
 	return pts, at

@@ -531,28 +531,28 @@ func (b *Bot) detectConfig(m record.Metric) detect.Config {
 // series is the metric's detection series of the nights: each night's
 // sampled commits that measured, then its tip. at[i] is the index in
 // nights of point i's night.
-func series(nights []record.Night, metric string) (pts []detect.Night, at []int) {
-	pts = make([]detect.Night, 0, len(nights))
+func series(nights []record.Night, metric string) (pts []detect.Point, at []int) {
+	pts = make([]detect.Point, 0, len(nights))
 	for i, n := range nights {
 		for _, s := range n.Sampled {
 			if m, ok := s.Metrics[metric]; ok && s.Status == record.StatusOK {
-				pts = append(pts, detect.Night{Time: n.Time, Commit: s.Commit, Values: m.Values, Estimate: m.Estimate})
+				pts = append(pts, detect.Point{Time: n.Time, Commit: s.Commit, Values: m.Values, Estimate: m.Estimate})
 				at = append(at, i)
 			}
 		}
 		m := n.Metrics[metric]
-		pts = append(pts, detect.Night{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
+		pts = append(pts, detect.Point{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
 		at = append(at, i)
 	}
 	return pts, at
 }
 
 // tips is the metric's series of the nights' tips alone.
-func tips(nights []record.Night, metric string) []detect.Night {
-	out := make([]detect.Night, 0, len(nights))
+func tips(nights []record.Night, metric string) []detect.Point {
+	out := make([]detect.Point, 0, len(nights))
 	for _, n := range nights {
 		m := n.Metrics[metric]
-		out = append(out, detect.Night{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
+		out = append(out, detect.Point{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
 	}
 	return out
 }
@@ -568,7 +568,7 @@ func tips(nights []record.Night, metric string) []detect.Night {
 // night it leaves out, since every later alert may move. It returns the
 // alerts, the series they were found in, and the alerts it newly found
 // transient.
-func (b *Bot) detectUnrefuted(m record.Metric, pts []detect.Night, state record.NightlyState) (alerts []detect.Alert, kept []detect.Night, transient []detect.Alert, err error) {
+func (b *Bot) detectUnrefuted(m record.Metric, pts []detect.Point, state record.NightlyState) (alerts []detect.Alert, kept []detect.Point, transient []detect.Alert, err error) {
 	cfg := b.detectConfig(m)
 	pts = slices.Clone(pts)
 	for {
@@ -600,7 +600,7 @@ func (b *Bot) detectUnrefuted(m record.Metric, pts []detect.Night, state record.
 
 // nightBefore is the commit of the k-th night with values before night
 // i of pts, or "" when there is none.
-func nightBefore(pts []detect.Night, i, k int) string {
+func nightBefore(pts []detect.Point, i, k int) string {
 	for j := i - 1; j >= 0; j-- {
 		if _, _, _, ok := detect.Value(pts[j]); !ok {
 			continue
@@ -628,7 +628,7 @@ const (
 // when that night does not bring the median across either. A real change
 // judged transient is not lost: its nights stay in the series, so
 // detection alerts again from its next night.
-func hold(a detect.Alert, pts []detect.Night, confirm int) holdVerdict {
+func hold(a detect.Alert, pts []detect.Point, confirm int) holdVerdict {
 	if confirm <= 0 {
 		return holdAct
 	}

@@ -20,13 +20,13 @@ type event struct {
 // night k it may use nights 0…k only.
 type strategy struct {
 	name string
-	run  func(series []detect.Night) ([]event, error)
+	run  func(series []detect.Point) ([]event, error)
 }
 
 // perfbotStrategy is detect with its defaults, one night at a time
 // (detect.Detector, the same alerts as Detect on every prefix).
 func perfbotStrategy() strategy {
-	return strategy{name: "perfbot detect", run: func(series []detect.Night) ([]event, error) {
+	return strategy{name: "perfbot detect", run: func(series []detect.Point) ([]event, error) {
 		d, err := detect.NewDetector(detect.Config{Better: "higher"})
 		if err != nil {
 			return nil, err
@@ -67,7 +67,7 @@ func perfherderStrategy() strategy {
 	return strategy{name: "perfherder t-test", run: p.run}
 }
 
-func (p perfherder) run(series []detect.Night) ([]event, error) {
+func (p perfherder) run(series []detect.Point) ([]event, error) {
 	var nights [][]float64
 	var index []int
 	for i, n := range series {
@@ -174,7 +174,7 @@ func otavaStrategy() strategy {
 	return strategy{name: "otava e-divisive", run: o.run}
 }
 
-func (o otava) run(series []detect.Night) ([]event, error) {
+func (o otava) run(series []detect.Point) ([]event, error) {
 	var medians []float64
 	var index []int
 	for i, n := range series {

@@ -57,9 +57,9 @@ func scenarios(quietNights int) []scenario {
 }
 
 // series draws one series of sc.
-func (sc scenario) series(rng *rand.Rand) []detect.Night {
+func (sc scenario) series(rng *rand.Rand) []detect.Point {
 	start := time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC)
-	out := make([]detect.Night, sc.nights)
+	out := make([]detect.Point, sc.nights)
 	for i := range out {
 		level := 1000.0
 		if sc.earlier > 0 && i >= sc.at-sc.earlierBy {
@@ -72,7 +72,7 @@ func (sc scenario) series(rng *rand.Rand) []detect.Night {
 		for r := range values {
 			values[r] = level * math.Exp(sc.cv*rng.NormFloat64())
 		}
-		out[i] = detect.Night{Time: start.Add(time.Duration(i) * 24 * time.Hour), Commit: fmt.Sprintf("c%04d", i), Values: values}
+		out[i] = detect.Point{Time: start.Add(time.Duration(i) * 24 * time.Hour), Commit: fmt.Sprintf("c%04d", i), Values: values}
 	}
 	return out
 }
