@@ -60,6 +60,10 @@ type Config struct {
 	// MissingNights is the number of consecutive latest nights without
 	// values that makes CheckMissing report the metric. Default 3.
 	MissingNights int
+	// Best makes a paired point's Estimate its best run against the
+	// reference's best (Pair), for a host whose speed flips between states
+	// from one run to the next; false takes the median of the scaled runs.
+	Best bool
 }
 
 // The defaults of Config.

@@ -53,8 +53,8 @@ func without(series []Point, nights ...int) []Point {
 	return out
 }
 
-// scaled multiplies the values of night i by factor.
-func scaled(series []Point, i int, factor float64) []Point {
+// timesAt multiplies the values of night i by factor.
+func timesAt(series []Point, i int, factor float64) []Point {
 	out := slices.Clone(series)
 	out[i].Values = slices.Clone(out[i].Values)
 	for r := range out[i].Values {
@@ -101,10 +101,10 @@ func TestDetectScenarios(t *testing.T) {
 		{name: "a drop below MinEffect", series: nightly(8, 160, 0.005, step{60, 0.985}), cfg: higher},
 		{name: "a drop below a larger MinEffect", series: nightly(9, 100, 0.01, step{60, 0.95}),
 			cfg: Config{Better: record.Higher, MinEffect: 0.08}},
-		{name: "a lone outlier night alerts once, its return does not", series: scaled(nightly(10, 100, 0.01), 60, 0.9), cfg: higher,
+		{name: "a lone outlier night alerts once, its return does not", series: timesAt(nightly(10, 100, 0.01), 60, 0.9), cfg: higher,
 			want: []want{{record.Regression, 60, 60, 60, false}}},
 		{name: "a step the night after a false alarm alerts on its own",
-			series: scaled(nightly(11, 100, 0.01, step{60, 0.9}), 59, 0.96), cfg: higher,
+			series: timesAt(nightly(11, 100, 0.01, step{60, 0.9}), 59, 0.96), cfg: higher,
 			want: []want{{record.Regression, 59, 59, 59, false}, {record.Regression, 60, 60, 60, false}}},
 		{name: "a change spread over two nights is one alert",
 			series: nightly(12, 100, 0.01, step{60, 0.985}, step{62, 0.97}), cfg: higher,
@@ -228,7 +228,7 @@ func TestDetectIsCausal(t *testing.T) {
 	cfg := Config{Better: record.Higher}
 	for _, series := range [][]Point{
 		nightly(21, 150, 0.02, step{50, 0.95}, step{100, 1.06}),
-		scaled(without(nightly(22, 150, 0.02, step{70, 0.97}), 10, 68, 69, 120), 40, 0.9),
+		timesAt(without(nightly(22, 150, 0.02, step{70, 0.97}), 10, 68, 69, 120), 40, 0.9),
 		nightly(23, 150, 0.05, step{60, 0.9}),
 	} {
 		all, err := Detect(series, cfg)
