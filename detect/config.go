@@ -60,6 +60,13 @@ type Config struct {
 	// MissingNights is the number of consecutive latest nights without
 	// values that makes CheckMissing report the metric. Default 3.
 	MissingNights int
+	// ConfirmNights is the number of points after a new alert's first
+	// that Watch waits for before it acts on the alert (see
+	// Watch.Decide). Zero acts on the night the alert fires.
+	ConfirmNights int
+	// NoteImprovements makes Watch note an improvement with the range that
+	// holds it rather than act on it (bisect it).
+	NoteImprovements bool
 	// Best makes a paired point's Estimate its best run against the
 	// reference's best (Pair), for a host whose speed flips between states
 	// from one run to the next; false takes the median of the scaled runs.
@@ -140,6 +147,8 @@ func (c Config) Validate() error {
 		return bad("MergeGap", c.MergeGap, "at least 1 night")
 	case c.MissingNights < 1:
 		return bad("MissingNights", c.MissingNights, "at least 1 night")
+	case c.ConfirmNights < 0:
+		return bad("ConfirmNights", c.ConfirmNights, "0 nights or more")
 	}
 	return nil
 }

@@ -76,6 +76,9 @@ func (b *Bot) alert(ctx context.Context, req AlertRequest) (*AlertReport, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := b.recordOutcome(req, rep.Verdict); err != nil {
+		return nil, fmt.Errorf("alert: record its outcome: %w", err)
+	}
 	for _, c := range rep.Culprits {
 		if c.Direction != record.Regression || !c.Confirmed {
 			rep.Hunks = append(rep.Hunks, nil)

@@ -455,6 +455,14 @@ func TestNightlyRefutedAlertLeavesTheSeries(t *testing.T) {
 		h.night(b, i, 1)
 	}
 	require.Equal(t, []string{h.commits[culprit]}, culpritsOf(t, b))
+	// The alert jobs wrote what they found where the nights read it.
+	state, err := b.Store.NightlyState()
+	require.NoError(t, err)
+	outcomes := map[record.AlertOutcome]int{}
+	for _, a := range state.Alerts {
+		outcomes[a.Outcome]++
+	}
+	require.Equal(t, map[record.AlertOutcome]int{record.AlertRefuted: 1, record.AlertConfirmed: 1}, outcomes)
 }
 
 // culpritsOf lists the culprit commits of the stored findings.
