@@ -164,6 +164,7 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 			b := h.open()
 			alerts := 0
 			var noted []AlertNote
+			var changes []ChangePoint // the alerts raised, as the dashboard should draw them
 			for n, i := range h.tips(0) {
 				rep := h.night(b, i, speeds[n%len(speeds)])
 				require.Equal(t, record.StatusOK, rep.Night.Status)
@@ -171,6 +172,7 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 					if a.Note != "acted on before" {
 						t.Logf("night %d: %+v", n+1, a)
 						alerts++
+						changes = append(changes, ChangePoint{Night: a.Night, Direction: a.Direction, DeltaPct: a.DeltaPct, Good: a.Good, Bad: a.Bad})
 					}
 					if a.Unbisected != nil {
 						noted = append(noted, a)
@@ -204,6 +206,20 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 			}
 			require.Equal(t, tc.culprits(h.commits), culprits)
 			require.Equal(t, 1, filed, "the regression is filed, the improvement is not")
+
+			// The dashboard draws the alerts the nights raised, with what was
+			// decided and what the jobs found.
+			d, err := b.Dashboard(context.Background())
+			require.NoError(t, err)
+			require.Len(t, d.Series[0].Changes, len(changes))
+			for i, c := range d.Series[0].Changes {
+				want := changes[i]
+				want.Decision, want.Outcome = record.DecisionAct, record.AlertConfirmed
+				if c.Direction == record.Improvement && tc.noted > 0 {
+					want.Decision, want.Outcome = record.DecisionNoted, ""
+				}
+				require.Equal(t, want, c)
+			}
 		})
 	}
 }
