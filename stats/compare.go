@@ -226,6 +226,30 @@ func StudentCDF(t, df float64) float64 {
 	return tail
 }
 
+// StudentQuantile returns the t at which StudentCDF(t, df) is p, for p in
+// (0, 1): by bisection, to 1e-9.
+func StudentQuantile(p, df float64) float64 {
+	if !(p > 0 && p < 1) {
+		return math.NaN()
+	}
+	lo, hi := -1.0, 1.0
+	for StudentCDF(lo, df) > p {
+		lo *= 2
+	}
+	for StudentCDF(hi, df) < p {
+		hi *= 2
+	}
+	for hi-lo > 1e-9 {
+		mid := (lo + hi) / 2
+		if StudentCDF(mid, df) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
 // incompleteBeta returns the regularized incomplete beta function I_x(a, b),
 // by Lentz's continued fraction on whichever side converges quickly.
 func incompleteBeta(a, b, x float64) float64 {

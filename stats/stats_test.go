@@ -348,3 +348,12 @@ func TestMAD(t *testing.T) {
 	devs[0] = 1e6
 	assert.InDelta(t, 0.02, MAD(devs), 0.0005)
 }
+
+func TestStudentQuantile(t *testing.T) {
+	for _, tc := range []struct{ p, df, want float64 }{
+		{0.975, 4, 2.776445}, {0.999, 8, 4.500791}, {0.9999, 20, 4.538521}, {0.5, 3, 0}, {0.025, 10, -2.228139},
+	} {
+		assert.InDelta(t, tc.want, StudentQuantile(tc.p, tc.df), 1e-5, "p %v, df %v", tc.p, tc.df)
+	}
+	assert.True(t, math.IsNaN(StudentQuantile(1, 5)))
+}
