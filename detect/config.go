@@ -38,13 +38,17 @@ type Config struct {
 	Window int
 	// MinLevel is the number of nights the level after a change needs
 	// before its CUSUMs run; until then only a further step in the
-	// direction of that change (the one-night limit) can alert. (A series
-	// can alert from night Warmup+1 with values.) Default 5.
+	// direction of that change (the one-night limit) can alert. It is also
+	// the longest run of nights the paired test of a young series weighs
+	// together. Default DefaultMinLevel.
 	MinLevel int
-	// Warmup is the number of nights with values a series needs before it
-	// can alert: the nights the noise between nights is first estimated
-	// from. Default 20; fewer makes the first weeks' noise estimate, and
-	// so their false-alarm rate, less sure.
+	// Warmup is the number of nights with values before the CUSUMs and
+	// the one-night limit, which read the noise between nights, take over
+	// from the paired test of a young series: each night's values against
+	// the reference's level, with the noise its repeats show (see the
+	// package doc). It never silences a series: the paired test alerts
+	// from the second night. Default DefaultWarmup; fewer trusts a shorter
+	// history's noise between nights, more keeps the paired test longer.
 	Warmup int
 	// MinSigma is the smallest standard deviation of a night's value, as
 	// a fraction of the level, so that a metric without noise does not

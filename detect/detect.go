@@ -25,6 +25,17 @@ type Point struct {
 	// flips between states); zero takes the median of Values. Values
 	// still give the repeats and their spread.
 	Estimate float64
+	// Level is the level the reference commit is known at, to which the
+	// values were scaled (record.NightMetric.Level); 0 when there is no
+	// reference. While no change has been placed since the reference came
+	// to that level, a commit like the reference has its values around
+	// Level: the paired test of a young series compares them with it.
+	Level float64
+	// Weight is the weight with which the reference runs' deviation from
+	// Level was taken out of the values (record.NightMetric.RefWeight): 1
+	// fully, so that Level's own error cancels; with less, part of it
+	// stays, and the paired test counts it.
+	Weight float64
 }
 
 // Alert is a change of a metric's level that detection fired on.
@@ -162,6 +173,9 @@ func checkNight(i int, n, prev Point) error {
 	}
 	if n.Estimate < 0 || math.IsNaN(n.Estimate) || math.IsInf(n.Estimate, 0) {
 		return fmt.Errorf("detect: night %d (%s): estimate %v; want a positive finite value, or 0 for the median", i, n.Commit, n.Estimate)
+	}
+	if n.Level < 0 || math.IsNaN(n.Level) || math.IsInf(n.Level, 0) || !(n.Weight >= 0 && n.Weight <= 1) {
+		return fmt.Errorf("detect: night %d (%s): level %v, weight %v; want a positive finite level (0 for none) and a weight in [0, 1]", i, n.Commit, n.Level, n.Weight)
 	}
 	return nil
 }

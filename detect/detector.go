@@ -36,6 +36,14 @@ type Detector struct {
 	// and sign, for merging nearby change points of one change.
 	prevChange int
 	prevSign   float64
+
+	// anchorAt is the index in nights of the first night whose Level is
+	// the latest night's: from then on the reference is known at it.
+	anchorAt int
+	// ss and df pool the spread of the repeats' logs about their night's
+	// mean over every night: the noise the paired test reads.
+	ss float64
+	df int
 }
 
 // night is a night with values.
@@ -47,6 +55,8 @@ type night struct {
 	logs   []float64 // logs of the repeats, for the noise of one repeat
 	// estimated says value is the caller's estimate (Point.Estimate).
 	estimated bool
+	level     float64 // Point.Level
+	weight    float64 // Point.Weight
 }
 
 // baseline is the in-control model of a night's log value.
@@ -97,8 +107,16 @@ func (d *Detector) Add(n Point) (Alert, bool, error) {
 	if n.Estimate > 0 {
 		value = n.Estimate
 	}
-	x := night{index: index, commit: n.Commit, value: value, logs: stats.Logs(n.Values), estimated: n.Estimate > 0}
+	x := night{index: index, commit: n.Commit, value: value, logs: stats.Logs(n.Values), estimated: n.Estimate > 0,
+		level: n.Level, weight: n.Weight}
 	x.y = math.Log(x.value)
+	if len(d.nights) == 0 || d.nights[len(d.nights)-1].level != x.level {
+		d.anchorAt = len(d.nights)
+	}
+	if len(x.logs) >= 2 {
+		d.ss += stats.SumSquares(x.logs)
+		d.df += len(x.logs) - 1
+	}
 	d.nights = append(d.nights, x)
 	a, fired := d.step()
 	return a, fired, nil
@@ -118,7 +136,7 @@ func (d *Detector) Add(n Point) (Alert, bool, error) {
 func (d *Detector) step() (Alert, bool) {
 	t := len(d.nights) - 1
 	if t < d.cfg.Warmup {
-		return Alert{}, false
+		return d.young(t)
 	}
 	if t-d.level < d.cfg.MinLevel {
 		if d.prevChange != d.level {
@@ -215,6 +233,11 @@ func (d *Detector) forming(t int) (Alert, bool) {
 	for _, x := range d.nights[d.level:t] {
 		ys = append(ys, x.y)
 	}
+	if d.base.diffs == 0 {
+		// The change was the paired test's (young): no noise between
+		// nights was estimated yet.
+		d.base = d.estimate(t)
+	}
 	d.base.mu, d.base.n = stats.Median(ys), len(ys) // with the noise of the old level
 	x := d.nights[t]
 	sigma := d.sigma(d.base, x)
@@ -258,12 +281,20 @@ func (d *Detector) alarm(c *side, t int, sigma, sd float64, mergeable bool) (Ale
 	if merged {
 		return Alert{}, false
 	}
-	dir := record.Improvement
-	if c.sign == d.worse {
-		dir = record.Regression
-	}
 	lr := math.Log(a / b)
 	se := sigma * math.Sqrt(medianVariance(len(before))+medianVariance(len(after)))
+	return d.alert(c.sign, t, p, b, a, lr, se), true
+}
+
+// alert returns the alert that fires at night t on a change in direction
+// sign placed by p, from level b to a: lr is log(a/b), se its standard
+// error.
+func (d *Detector) alert(sign float64, t int, p placement, b, a, lr, se float64) Alert {
+	dir := record.Improvement
+	if sign == d.worse {
+		dir = record.Regression
+	}
+	tau := p.at
 	return Alert{
 		Direction: dir,
 		Night:     d.nights[t].index,
@@ -277,10 +308,10 @@ func (d *Detector) alarm(c *side, t int, sigma, sd float64, mergeable bool) (Ale
 		WideBad:   d.nights[p.last].commit,
 		Before:    b,
 		After:     a,
-		DeltaPct:  100 * rel,
+		DeltaPct:  100 * (a/b - 1),
 		Lo:        100 * math.Expm1(lr-z95*se),
 		Hi:        100 * math.Expm1(lr+z95*se),
-	}, true
+	}
 }
 
 // placement is where a change is and how sure: the first night at the

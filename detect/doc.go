@@ -6,21 +6,32 @@
 //
 // # How the service calls it
 //
-// Detect is causal: the alert that fires on night k is decided with nights
-// 0…k only, so the alerts of series[:k+1] are exactly the alerts of the
-// whole series whose Night is at most k. Each night the service appends
-// tonight's Point to the metric's series (a night without a successful
-// measurement too, with empty Values: detection skips it and Missing
-// counts it), calls Detect on the whole series, and acts on the alerts
-// whose Night is after the last night it already acted on: the last
-// index, when it runs every night. An old change is not raised again: its
-// alert keeps the Night it fired on. Detector is the same computation one
-// night at a time, for a caller (the benchmark) that keeps the state.
+// The nightly service keeps a metric's nights as record.Nights: each
+// night's tip, and the new commits it sampled, measured interleaved with
+// a reference commit, each run scaled by the reference run beside it
+// (Pair; Alone for a night without a reference). Watch reads the metric's
+// series from the nights (Series) and decides what each alert asks of the
+// service: act on it (bisect it), note it (an improvement, when
+// improvements are noted), wait for the nights that confirm it, or leave
+// its first point out of the series (transient: the nights after it are
+// back at the old level; refuted: the job that bisected it did not see
+// the change). The service stores what it decided and what the jobs found
+// (record.Alert), and hands them to the next night's Watch.
 //
-// Pass the whole series, from the first night of the metric's current
-// benchmark (a new Spec hash is a new series): the state of detection at
-// night k depends on every change since the start, so a series cut at a
-// different first night may fire at different nights.
+// Detect is causal: the alert that fires on point k is decided with
+// points 0…k only, so the alerts of series[:k+1] are exactly the alerts of
+// the whole series whose Night is at most k. Each night Watch detects over
+// the whole series (a night without a successful measurement is a point
+// with empty Values: detection skips it and Missing counts it); an old
+// change is not raised again, since its alert keeps the point it fired on
+// and the service has decided it. Detector is the same computation one
+// point at a time, for a caller (the benchmark) that keeps the state.
+//
+// Pass the whole series: the state of detection at point k depends on
+// every change since the start, so a series cut at a different first
+// night may fire at different points. A new benchmark spec needs no new
+// wait: the reference is measured under it beside the tip, so the paired
+// test holds from its first night.
 //
 // CheckMissing reports a metric with no values for the last MissingNights
 // nights, with the commits between which it stopped (a benchmark that
@@ -93,6 +104,29 @@
 // A lasting change smaller than MinEffect becomes the level without an
 // alert once it has lasted Window nights.
 //
+// # The first nights
+//
+// The noise between nights needs nights to be told, and the CUSUMs and
+// the one-night limit need it: they test a night once Warmup nights with
+// values come before it. Until then each night is tested paired. Its values are the tip's runs each scaled
+// by the reference run beside it to the reference's level (Point.Level),
+// so while no change has been placed since the reference came to that
+// level, a tip like the reference has its values around Level: the level
+// needs no history, and the noise of a night's median is what the repeats
+// show, pooled over the nights so far (the repeats' spread about their
+// night's mean), with its degrees of freedom. The run of the last k
+// nights (k = 1…MinLevel) alarms when its mean lies beyond a Student t of
+// 4.3 standard errors (less once the degrees of freedom make a p-value of
+// 10⁻⁴ need less) and MinEffect from the level, each night of a longer run
+// leaning the same way by 1.5: one night far off alarms at once, two or
+// three nights less far together. After a change, or for points without a
+// level, the level is the median of the current level's nights before the
+// run, its error counted; a level younger than MinLevel nights is tested
+// only in the direction of the change that began it. The noise within a
+// night misses what varies only from night to night (a build that lands
+// fast or slow): the service's confirm_nights, and the re-measured ends of
+// every alert, guard against that.
+//
 // # Measured
 //
 // `make bench-detect` (cmd/bench-detect) runs Detector on seeded series
@@ -108,9 +142,10 @@
 //
 // # Caveats
 //
-//   - No alarm before the series has Warmup+1 nights with values (by
-//     default 20 nights of noise estimate), nor in the first MinLevel nights of a new level
-//     except for a further step in the same direction.
+//   - Before Warmup nights with values, only the paired test alarms: a
+//     change of a few σ of a night (a 3% drop at 2% noise) waits for
+//     the CUSUMs, from night Warmup. A level younger than MinLevel nights
+//     after a change alarms only on a further step in the same direction.
 //   - A change that is reverted within MinLevel nights is alerted, its
 //     reversal is not: the new level forms from both.
 //   - A false alarm can hide a real change a few nights after it, most of

@@ -146,8 +146,13 @@ func Tips(nights []record.Night, metric string) []Point {
 	return out
 }
 
+// point is the point of one commit's metric m in night n.
 func point(n record.Night, commit string, m record.NightMetric) Point {
-	return Point{Time: n.Time, Commit: commit, Values: m.Values, Estimate: m.Estimate}
+	p := Point{Time: n.Time, Commit: commit, Values: m.Values, Estimate: m.Estimate, Level: max(m.Level, 0), Weight: min(max(m.RefWeight, 0), 1)}
+	if len(m.Ref) == 0 {
+		p.Weight = 1 // measured alone: its values are the level's own runs
+	}
+	return p
 }
 
 // pointBefore is the commit of the k-th point with values before point i
