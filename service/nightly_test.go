@@ -32,17 +32,31 @@ type nights struct {
 
 	mu    sync.Mutex
 	speed float64 // the host's speed tonight
+	cv    float64 // the noise of a run
 	rng   *rand.Rand
 }
 
 // newNights builds n numbered commits whose true tok/s is level(i) and
-// scripts each to print it, times tonight's host speed, with 1% noise.
-// Commits for which broken(i) fail to build.
+// scripts each to print it, times tonight's host speed, with 1% noise (cv,
+// which a test may change before the first night). Commits for which
+// broken(i) fail to build.
 func newNights(t *testing.T, n int, level func(i int) float64, broken func(i int) bool) *nights {
+	t.Helper()
+	return newNightsDetecting(t, n, level, broken, `detect:
+  min_effect: 3%
+  repeats: 5
+  missing_nights: 3
+  warmup: 5
+`)
+}
+
+// newNightsDetecting is newNights with the config's detect section (""
+// for the defaults).
+func newNightsDetecting(t *testing.T, n int, level func(i int) float64, broken func(i int) bool, detect string) *nights {
 	t.Helper()
 	repo := gitopstest.NewBuilder(t)
 	commits := repo.Numbered(n)
-	h := &nights{t: t, repo: repo, commits: commits, speed: 1, rng: rand.New(rand.NewSource(7)),
+	h := &nights{t: t, repo: repo, commits: commits, speed: 1, cv: 0.01, rng: rand.New(rand.NewSource(7)),
 		now: time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)}
 	h.host = &runner.Fake{Commits: map[string]runner.FakeCommit{}, Trees: 4}
 	for i, c := range commits {
@@ -53,7 +67,7 @@ func newNights(t *testing.T, n int, level func(i int) float64, broken func(i int
 		h.host.Commits[c] = runner.FakeCommit{Output: func(int) string {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			v := level(i) * h.speed * (1 + 0.01*h.rng.NormFloat64())
+			v := level(i) * h.speed * (1 + h.cv*h.rng.NormFloat64())
 			return fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", v)
 		}}
 	}
@@ -74,12 +88,7 @@ metrics:
     select: BenchmarkVerifyStep
     unit: tok/s
     primary: true
-detect:
-  min_effect: 3%%
-  repeats: 5
-  missing_nights: 3
-  warmup: 5
-`, repo.Dir), filepath.Join(dir, "perfbot.yaml"))
+%s`, repo.Dir, detect), filepath.Join(dir, "perfbot.yaml"))
 	require.NoError(t, err)
 	cfg.IssuesDir = filepath.Join(dir, "issues")
 	h.cfg = cfg
@@ -256,6 +265,38 @@ func TestNightlyMetricThreshold(t *testing.T) {
 	fs, err := b.Store.Findings()
 	require.NoError(t, err)
 	require.Empty(t, fs)
+}
+
+// No blind weeks: a branch whose tip drops 8% (2% noise a run) on its
+// eighth night, watched with the default detection (no warmup set), is
+// alerted that night or the next from the tip's runs beside the
+// reference's, bisected to its culprit and filed once, in 14 nights.
+func TestNightlyAlertsInTheFirstNights(t *testing.T) {
+	const culprit = 7 // the eighth night's tip
+	h := newNightsDetecting(t, 14, func(i int) float64 {
+		if i >= culprit {
+			return 920
+		}
+		return 1000
+	}, nil, "")
+	h.cv = 0.02
+	b := h.open()
+	var alerted []int
+	for n := range 14 {
+		for _, a := range h.night(b, n, speeds[n%len(speeds)]).Alerts {
+			t.Logf("night %d: %+v", n+1, a)
+			if a.Note != "acted on before" {
+				alerted = append(alerted, n+1)
+			}
+		}
+	}
+	require.Len(t, alerted, 1, "one alert")
+	require.Contains(t, []int{8, 9}, alerted[0], "alerted on the eighth night or the ninth")
+	require.Equal(t, []string{h.commits[culprit]}, culpritsOf(t, b))
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	require.Len(t, fs, 1)
+	require.Equal(t, record.StateFiled, fs[0].State)
 }
 
 func TestNightlyQuietHistoryRaisesNothing(t *testing.T) {
