@@ -3,32 +3,41 @@
 // prints one table.
 //
 // Every night of a series holds 5 repeats with log-normal noise of the
-// row's CV around a level of 1000 (a throughput: higher is better). Quiet
-// rows are long histories without a change (every alert is a false
-// alarm, counted per 1,000 nights watched, alerts of either direction);
-// drop rows hold 60 quiet nights and then a step drop of 3%, 5% or 10%
-// for 30 nights, and one row a second drop of 5% a week after a first of
-// 8% at CV 5% (the testbed's b and c on a noisy host: the second step
-// lands on a young level, and only its alert counts). A drop is detected
-// by the first alert of a fall on or after the drop night; "nights to
-// alert" counts the alert's night itself (an alert on the first night at
-// the new level is 1 night), its mean and p90 over the detected drops; "change night right" is the share of the
-// detected drops whose alert places the change on the drop night, and
-// "in First…Last" the share whose alert's range of nights holds it (only
-// perfbot gives a range).
+// row's CV around a level of 1000 (a throughput: higher is better): the
+// tip's runs each scaled by the reference run beside it to the
+// reference's level, 1000, as the nightly service measures them. Quiet
+// rows are long histories without a change (every alert is a false alarm,
+// counted per 1,000 nights watched, alerts of either direction, the first
+// nights of each series included); one quiet row holds the first 20 nights
+// of new series alone. Drop rows hold 60 quiet nights and then a step
+// drop of 3%, 5% or 10% for 30 nights; young drop rows a 5% drop on night
+// 2, 5, 10 or 30 of a new series; and one row a second drop of 5% a week
+// after a first of 8% at CV 5% (the testbed's b and c on a noisy host: the
+// second step lands on a young level, and only its alert counts). A drop
+// is detected by the first alert of a fall on or after the drop night;
+// "nights to alert" counts the alert's night itself (an alert on the first
+// night at the new level is 1 night), its mean and p90 over the detected
+// drops; "change night right" is the share of the detected drops whose
+// alert places the change on the drop night, and "in First…Last" the
+// share whose alert's range of nights holds it (only perfbot gives a
+// range).
 //
 // Each strategy watches a series night by night, as the nightly service
 // does: on night k it sees nights 0…k only. The strategies are
 //
 //   - perfbot detect: detect.Detector with its defaults (the alerts
 //     detect.Detect returns on every prefix);
+//   - perfbot watch: the alerts the nightly service acts on,
+//     detect.Watch with detection's defaults, each alert's job refuting
+//     it unless the range it bisects holds the drop (its first point then
+//     leaves the series);
 //   - perfherder t-test: Treeherder's sliding-window t-test, 12 nights
 //     before (up to 24) and 12 after, |t| > 7, at least 2%;
 //   - otava e-divisive: stats.ChangePoints (Otava's split/merge, p =
 //     0.001) over the medians of the last 50 nights.
 //
-// The last lines check the targets at CV 2% (targets); the command exits
-// 1 when a measured target is missed.
+// The last lines check the targets at CV 2% on perfbot watch (targets);
+// the command exits 1 when a measured target is missed.
 //
 // Usage:
 //
