@@ -44,6 +44,10 @@ type Detector struct {
 	// mean over every night: the noise the paired test reads.
 	ss float64
 	df int
+
+	// reject, when set, is asked about every alert before the level
+	// restarts at its change (see fire).
+	reject func(Alert) bool
 }
 
 // night is a night with values.
@@ -276,14 +280,40 @@ func (d *Detector) alarm(c *side, t int, sigma, sd float64, mergeable bool) (Ale
 		}
 		return Alert{}, false
 	}
-	merged := mergeable && d.prevChange >= 0 && d.prevSign == c.sign && abs(tau-d.prevChange) < d.cfg.MergeGap
-	d.restart(tau, c.sign)
-	if merged {
+	if mergeable && d.prevChange >= 0 && d.prevSign == c.sign && abs(tau-d.prevChange) < d.cfg.MergeGap {
+		d.restart(tau, c.sign)
 		return Alert{}, false
 	}
 	lr := math.Log(a / b)
 	se := sigma * math.Sqrt(medianVariance(len(before))+medianVariance(len(after)))
-	return d.alert(c.sign, t, p, b, a, lr, se), true
+	return d.fire(d.alert(c.sign, t, p, b, a, lr, se), tau, c.sign)
+}
+
+// fire restarts the level at night tau, the first of alert a's change
+// in direction sign, and returns a. A change the caller rejects (Watch: one
+// whose later nights went back, or whose bisection did not see it) does
+// not restart the level: the sums start again from zero, so that the
+// nights that raised it are not summed into another alarm at once, and
+// night tau leaves the series (an outlier, left in, would restart the
+// level at itself and hide a real change after it).
+func (d *Detector) fire(a Alert, tau int, sign float64) (Alert, bool) {
+	if d.reject == nil || !d.reject(a) {
+		d.restart(tau, sign)
+		return a, true
+	}
+	for i := range d.sides {
+		d.sides[i].s, d.sides[i].start = 0, -1
+	}
+	x := d.nights[tau]
+	if len(x.logs) >= 2 {
+		d.ss -= stats.SumSquares(x.logs)
+		d.df -= len(x.logs) - 1
+	}
+	d.nights = slices.Delete(d.nights, tau, tau+1)
+	if d.anchorAt > tau {
+		d.anchorAt--
+	}
+	return a, true
 }
 
 // alert returns the alert that fires at night t on a change in direction

@@ -12,10 +12,10 @@
 // (Pair; Alone for a night without a reference). Watch reads the metric's
 // series from the nights (Series) and decides what each alert asks of the
 // service: act on it (bisect it), note it (an improvement, when
-// improvements are noted), wait for the nights that confirm it, or leave
-// its first point out of the series (transient: the nights after it are
-// back at the old level; refuted: the job that bisected it did not see
-// the change). The service stores what it decided and what the jobs found
+// improvements are noted), wait for the nights that confirm it, or reject
+// it (transient: the nights after it are back at the old level; refuted:
+// the job that bisected it did not see the change): the level stays, the
+// CUSUMs start again, and the change's first point leaves the series. The service stores what it decided and what the jobs found
 // (record.Alert), and hands them to the next night's Watch.
 //
 // Detect is causal: the alert that fires on point k is decided with

@@ -49,16 +49,19 @@ type Call struct {
 	EarlyGood string
 }
 
-// Decide returns the calls of the metric's series.
+// Decide returns the calls of the metric's series, in the order the
+// alerts fire.
 //
 // An alert that earlier nights judged transient, or whose job refuted it
 // (its bisection measured the ends again and did not show the change),
-// and a new alert whose later nights are back at the old level, leave the
-// series: the first point of its change is taken out and detection runs
-// again. Such a point is an outlier (a build can land a third faster or
-// slower than the next commit's), and left in, it would restart the level
-// at itself and hide a real change of the nights after it. Decide returns
-// those calls too, before the alerts of the series that stays.
+// and a new alert whose later nights are back at the old level, are
+// rejected: the level does not restart at the change, the CUSUMs start
+// again from zero, and the change's first point leaves the series. Such a
+// point is an outlier (a build can land a third faster or slower than the
+// next commit's), and left in, it would restart the level at itself and
+// hide a real change of the nights after it; and the nights of an
+// excursion that the bisection found to be no change are not summed into
+// another alarm the next night.
 //
 // A new alert waits until Config.ConfirmNights points follow its first,
 // and is acted on when their median lies past the midpoint of the two
@@ -69,28 +72,26 @@ type Call struct {
 // next one.
 func (w Watch) Decide() ([]Call, error) {
 	pts, at := Series(w.Nights, w.Metric)
-	var left []Call
-	for {
-		alerts, err := Detect(pts, w.Config)
-		if err != nil {
+	d, err := NewDetector(w.Config)
+	if err != nil {
+		return nil, fmt.Errorf("detect %s: %w", w.Metric, err)
+	}
+	var calls []Call
+	d.reject = func(a Alert) bool {
+		c := w.call(a, pts, at)
+		calls = append(calls, c)
+		if c.Decision != record.DecisionTransient && c.Decision != record.DecisionRefuted {
+			return false
+		}
+		pts[a.Change].Values, pts[a.Change].Estimate = nil, 0
+		return true
+	}
+	for _, p := range pts {
+		if _, _, err := d.Add(p); err != nil {
 			return nil, fmt.Errorf("detect %s: %w", w.Metric, err)
 		}
-		calls := make([]Call, 0, len(alerts))
-		out := -1
-		for _, a := range alerts {
-			c := w.call(a, pts, at)
-			if c.Decision == record.DecisionTransient || c.Decision == record.DecisionRefuted {
-				out = a.Change
-				left = append(left, c)
-				break
-			}
-			calls = append(calls, c)
-		}
-		if out < 0 {
-			return append(left, calls...), nil
-		}
-		pts[out].Values, pts[out].Estimate = nil, 0
 	}
+	return calls, nil
 }
 
 // call decides alert a of series pts.

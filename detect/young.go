@@ -133,10 +133,9 @@ func (d *Detector) youngAlarm(sign float64, from, t int, mu, sigma, baseVar floa
 	if sign*rel < d.cfg.MinEffect {
 		return Alert{}, false
 	}
-	d.restart(tau, sign)
 	lr := math.Log(a / b)
 	se := math.Sqrt(sigma*sigma*medianVariance(len(x.logs))*medianVariance(len(after)) + baseVar)
-	return d.alert(sign, t, p, b, a, lr, se), true
+	return d.fire(d.alert(sign, t, p, b, a, lr, se), tau, sign)
 }
 
 // anchored reports whether night i's Level is the level of the current
