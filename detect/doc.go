@@ -108,24 +108,32 @@
 //
 // The noise between nights needs nights to be told, and the CUSUMs and
 // the one-night limit need it: they test a night once Warmup nights with
-// values come before it. Until then each night is tested paired. Its values are the tip's runs each scaled
-// by the reference run beside it to the reference's level (Point.Level),
-// so while no change has been placed since the reference came to that
-// level, a tip like the reference has its values around Level: the level
-// needs no history, and the noise of a night's median is what the repeats
-// show, pooled over the nights so far (the repeats' spread about their
-// night's mean), with its degrees of freedom. The run of the last k
-// nights (k = 1…MinLevel) alarms when its mean lies beyond a Student t of
-// 4.3 standard errors (less once the degrees of freedom make a p-value of
-// 10⁻⁴ need less) and MinEffect from the level, each night of a longer run
-// leaning the same way by 1.5: one night far off alarms at once, two or
-// three nights less far together. After a change, or for points without a
-// level, the level is the median of the current level's nights before the
-// run, its error counted; a level younger than MinLevel nights is tested
-// only in the direction of the change that began it. The noise within a
-// night misses what varies only from night to night (a build that lands
-// fast or slow): the service's confirm_nights, and the re-measured ends of
-// every alert, guard against that.
+// values come before it. Until then each night is tested paired. Its
+// values are the tip's runs each scaled by the reference run beside it to
+// the reference's level (Point.Level), so while no change has been placed
+// since the reference came to that level, a tip like the reference has
+// its values around Level: the level needs no history. Scaled fully
+// (Point.Weight 1), Level's own error cancels; scaled less (a ratio
+// within one run, which the host's speed does not move), Level, one
+// night's median, is weighed with the median of the later nights by
+// their precisions. The noise of a night's median is what the repeats
+// show, pooled over the nights so far (their spread about their night's
+// mean; stats.Scale once there are 60 differences between repeats, so
+// that a host whose runs flip between states does not make it look
+// larger than it is), pooled in turn with the differences between
+// nights once there are five, each by its degrees of freedom. The run of
+// the last k nights (k = 1…MinLevel) alarms when its mean lies beyond a
+// Student t of 4.1 standard errors (less once the degrees of freedom make
+// a p-value of 10⁻⁴ need less) and MinEffect from the level, each night
+// of a longer run leaning the same way by 1.5: one night far off alarms
+// at once, two or three nights less far together. After a change, or for
+// points without a level, the level is the median of the current level's
+// nights before the run, its error counted; a level younger than MinLevel
+// nights is tested only in the direction of the change that began it.
+// What varies only from night to night (a build that lands fast or slow)
+// is in the differences between nights once there are a few; before,
+// the service's confirm_nights and the re-measured ends of every alert
+// guard against it.
 //
 // # Measured
 //

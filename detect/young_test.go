@@ -1,7 +1,12 @@
 package detect
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,18 +81,18 @@ func TestYoungScenarios(t *testing.T) {
 // with detection's defaults on seeded series of 5 repeats a night at 2%
 // noise: a 5% drop landing on night 2, 5 or 10 of a new series is found
 // in each of 200 series, alerted within 1.5 nights on average (the night
-// it lands counts 1), and the first 20 nights of 500 quiet series raise
-// at most 1 alarm per 1,000 nights (8 in these 10,000; about 0.4 per
-// 1,000 over 300,000).
+// it lands counts 1), and the first 20 nights of 2,000 quiet series raise
+// at most 1 alarm per 1,000 nights (about 0.4 per 1,000 over 300,000).
 func TestYoungAccuracy(t *testing.T) {
 	cfg := Config{Better: record.Higher}
 	alarms := 0
-	for i := range uint64(500) {
+	for i := range uint64(2000) {
 		alerts, err := Detect(paired(9000+i, 20, 0.02), cfg)
 		require.NoError(t, err)
 		alarms += len(alerts)
 	}
-	assert.LessOrEqual(t, alarms, 10, "alarms in the first 20 nights of 500 quiet series")
+	t.Logf("%d alarms in the first 20 nights of 2,000 quiet series", alarms)
+	assert.LessOrEqual(t, alarms, 40, "alarms in the first 20 nights of 2,000 quiet series")
 
 	for _, night := range []int{2, 5, 10} {
 		found, delays := 0, 0
@@ -139,4 +144,60 @@ func median5(v []float64) float64 {
 		}
 	}
 	return s[len(s)/2]
+}
+
+// ratioNights returns a series shaped like perfbot demo's verify_cost, a
+// ratio within one run that the host's speed hardly moves: 5 repeats a
+// night at 3.3% noise a run and 1.5% a night (the night's build), scaled
+// by the reference with weight 0.25, the reference's level the first
+// night's median (measured alone), and a step of factor from night at on
+// (at < 0: none).
+func ratioNights(seed uint64, n, at int, factor float64) []Point {
+	rng := rand.New(rand.NewPCG(seed, 77))
+	out := make([]Point, n)
+	for i := range out {
+		level := 5.3
+		if at >= 0 && i >= at {
+			level *= factor
+		}
+		shift := 0.015 * rng.NormFloat64()
+		values := make([]float64, 5)
+		for r := range values {
+			values[r] = level * math.Exp(shift+0.033*rng.NormFloat64())
+		}
+		out[i] = Point{Time: day0.Add(time.Duration(i) * 24 * time.Hour), Commit: fmt.Sprintf("c%03d", i), Values: values, Weight: 0.25}
+	}
+	level := median5(out[0].Values)
+	for i := range out {
+		out[i].Level = level
+	}
+	out[0].Weight = 1
+	return out
+}
+
+// A metric the reference's runs hardly scale (a ratio within one run)
+// has a level, the first night's median, with a night's error: the
+// paired test weighs it with the later nights' median, and reads the
+// noise between nights as well as within. An 8% step on the tenth night
+// is alerted within 3 nights in 286 of 300 series (223 against the
+// first night's level alone). The noise of a night's build, which its
+// repeats do not show, costs alarms before the differences between
+// nights tell it: 43 in the first 20 nights of 300 quiet series (what
+// detect.confirm_nights is for).
+func TestYoungRatioMetric(t *testing.T) {
+	cfg := Config{Better: record.Lower, MinEffect: 0.03}
+	found, alarms := 0, 0
+	for seed := range uint64(300) {
+		alerts, err := Detect(ratioNights(seed, 20, 9, 1.08), cfg)
+		require.NoError(t, err)
+		if slices.ContainsFunc(alerts, func(a Alert) bool { return a.Direction == record.Regression && a.Night >= 9 && a.Night <= 11 }) {
+			found++
+		}
+		quiet, err := Detect(ratioNights(seed+1000, 20, -1, 1), cfg)
+		require.NoError(t, err)
+		alarms += len(quiet)
+	}
+	t.Logf("the step alerted within 3 nights in %d of 300 series; %d alarms in 6,000 quiet nights", found, alarms)
+	assert.GreaterOrEqual(t, found, 270)
+	assert.LessOrEqual(t, alarms, 60)
 }
