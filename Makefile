@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/perfbot
 
-.PHONY: build test demo bench bench-bisect bench-ddmin bench-detect bench-cli bench-loadgen lint clean fuzz
+.PHONY: build test demo bench bench-bisect bench-ddmin bench-detect bench-cli bench-loadgen figures lint clean fuzz
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/perfbot
@@ -45,6 +45,16 @@ bench-cli: build
 # process): CPU per request, and the highest Poisson rate it sustains.
 bench-loadgen:
 	$(GO) run ./cmd/bench-loadgen
+
+# docs/figures.md from the benchmark programs' own output, with the date,
+# the commit and the machine. FIGURES_TRIALS=N runs the programs that take
+# -trials at N trials per row (sooner, less precise); FIGURES_SLOW=1 also
+# runs bench-cli and bench-loadgen, which build and run bin/perfbot.
+FIGURES_TRIALS ?=
+FIGURES_SLOW ?=
+
+figures: $(if $(FIGURES_SLOW),build)
+	$(GO) run ./scripts/figures -o docs/figures.md -trials '$(FIGURES_TRIALS)' $(if $(FIGURES_SLOW),-slow -perfbot $(BIN))
 
 # Every fuzz target (func FuzzX in a _test.go file) for FUZZTIME each, one
 # after another; go test runs one -fuzz target at a time. Crashers land in

@@ -27,8 +27,10 @@ var (
 // The median, because the first line after an idle period reports the
 // idle time as slow decoding (0.04 token/s in real logs). Lines from
 // tensor-parallel ranks other than TP0 repeat TP0's numbers and are
-// skipped. gen throughput is only meaningful under steady load; see
-// research/formats.md §2.4.
+// skipped. gen throughput counts the tokens since the previous line over
+// the wall time since then, idle time included
+// (python/sglang/srt/managers/scheduler_metrics_mixin.py): it is only
+// meaningful under steady load.
 func parseSGLangLog(r io.Reader, file string, _ Options) ([]record.Sample, error) {
 	lines, err := readLines(r, file)
 	if err != nil {

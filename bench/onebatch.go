@@ -14,8 +14,7 @@ import (
 // SGLang's python -m sglang.bench_one_batch runs the model directly (no
 // server, no scheduler, no speculative decoding) for every batch size ×
 // input length × output length of its sweep, after one warm-up run. Its
-// printing, from python/sglang/bench_one_batch.py (latency_test_run_once;
-// research/formats.md §2.1):
+// printing, from python/sglang/bench_one_batch.py (latency_test_run_once):
 //
 //	Warmup ...
 //	Prefill. latency: {:6.5f} s, throughput: {:9.2f} token/s

@@ -10,7 +10,7 @@ import (
 
 // vllm bench throughput (vllm/benchmarks/throughput.py, and the older
 // benchmarks/benchmark_throughput.py) runs the offline engine over a
-// request set and prints (research/formats.md §4.2):
+// request set and prints:
 //
 //	Throughput: {:.2f} requests/s, {:.2f} total tokens/s, {:.2f} output tokens/s
 //	Total num prompt tokens:  {}

@@ -14,11 +14,8 @@ import (
 )
 
 // Defaults of Options. Confidence and InitialRuns are the cheapest pair
-// that named the culprit of a 5% regression among 64 commits at 2% noise
-// in at least 99.8% of simulated whole jobs when they were chosen
-// (cmd/bench-bisect, 20,000 trials: 0.98 and 2 runs 25.3 runs a job,
-// 99.90% right; 0.99 and 3 runs 26.4, 99.93%; 0.97 and 3 runs 25.3,
-// 99.79%).
+// that names the culprit of a 5% regression among 64 commits at 2% noise
+// in at least 99.8% of the whole jobs cmd/bench-bisect simulates.
 const (
 	DefaultConfidence  = 0.98
 	DefaultMinEffect   = 0.02
@@ -139,7 +136,7 @@ type search struct {
 // and chain[len(chain)-1] the bad end. The method is described in the
 // package documentation. Bisect returns an *InfraError when the oracle
 // fails for a reason other than a broken commit, and an error wrapping
-// ErrBroken when an end itself cannot be measured.
+// record.ErrBroken when an end itself cannot be measured.
 func Bisect(ctx context.Context, chain []string, o Oracle, opts Options) (*Result, error) {
 	if err := validateChain(chain); err != nil {
 		return nil, err
@@ -910,7 +907,7 @@ func (s *search) recordErr(ctx context.Context, phase string, i, tries int, err 
 	s.samples += tries
 	end := i == 0 || i == len(s.chain)-1
 	switch {
-	case errors.Is(err, ErrBroken):
+	case errors.Is(err, record.ErrBroken):
 		if end {
 			return fmt.Errorf("bisect: end %s: %w", s.chain[i], err)
 		}

@@ -92,10 +92,10 @@ func (o *scriptOracle) Samples(ctx context.Context, commit string, n int) ([]bis
 	if s, ok := cyclic(o.status, i); ok {
 		switch s % 32 {
 		case 0:
-			return nil, fmt.Errorf("build %s: %w", commit, bisect.ErrBroken)
+			return nil, fmt.Errorf("build %s: %w", commit, record.ErrBroken)
 		case 1:
 			if len(have) >= 2 {
-				return nil, fmt.Errorf("build %s again: %w", commit, bisect.ErrBroken)
+				return nil, fmt.Errorf("build %s again: %w", commit, record.ErrBroken)
 			}
 		case 2:
 			return nil, errors.New("fuzz oracle: host unreachable")

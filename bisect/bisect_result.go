@@ -99,7 +99,7 @@ func summarize(commit string, runs []Run) EndSummary {
 		return e
 	}
 	sum := stats.Summarize(Values(runs), summaryConfidence)
-	e.Median, e.Lo, e.Hi, e.Confidence = sum.Median, sum.Lo, sum.Hi, sum.Confidence
+	e.Median, e.Interval, e.Confidence = sum.Median, sum.Interval, sum.Confidence
 	return e
 }
 
@@ -109,11 +109,11 @@ func (s *search) culprit(f found) Culprit {
 	c := Culprit{Commit: s.chain[f.first], Index: f.first, Confidence: f.p}
 	parent, self := s.commits[f.first-1].countedRuns(), s.commits[f.first].countedRuns()
 	e := effectOf(parent, self, minPairs)
-	c.DeltaPct, c.CILoPct, c.CIHiPct = e.pct, e.lo, e.hi
+	c.Effect = e.Effect
 	c.Parent = summarize(s.chain[f.first-1], e.parent)
 	c.Self = summarize(c.Commit, e.self)
 	c.Direction = record.Improvement
-	if s.worse*math.Log1p(c.DeltaPct/100) > 0 {
+	if s.worse*math.Log1p(c.Effect.Pct/100) > 0 {
 		c.Direction = record.Regression
 	}
 	return c
@@ -122,7 +122,7 @@ func (s *search) culprit(f found) Culprit {
 // effect is the change from a parent to a culprit with the runs it rests
 // on.
 type effect struct {
-	pct, lo, hi  float64
+	record.Effect
 	parent, self []Run
 }
 
@@ -135,7 +135,7 @@ func effectOf(parent, self []Run, least int) effect {
 	if len(ip) < least {
 		e.parent, e.self = parent, self
 	}
-	e.pct, e.lo, e.hi = stats.Delta(Values(e.parent), Values(e.self), summaryConfidence)
+	e.Effect = stats.Delta(Values(e.parent), Values(e.self), summaryConfidence)
 	return e
 }
 
@@ -158,7 +158,7 @@ func (s *search) stale() int {
 	return n
 }
 
-// String formats a culprit for logs: "c0123 −5.1% [−5.6, −4.6] p=0.993".
+// String formats a culprit for logs: "c0123 −5.1% [−5.6%, −4.6%] p=0.993".
 func (c Culprit) String() string {
-	return fmt.Sprintf("%s %+.1f%% [%+.1f, %+.1f] p=%.3f", c.Commit, c.DeltaPct, c.CILoPct, c.CIHiPct, c.Confidence)
+	return fmt.Sprintf("%s %s p=%.3f", c.Commit, c.Effect, c.Confidence)
 }

@@ -372,7 +372,7 @@ func TestBisectBrokenCommits(t *testing.T) {
 	t.Run("broken end", func(t *testing.T) {
 		h := &bisecttest.History{Len: 9, CV: 0.02, Broken: []bisecttest.Range{{From: 8, To: 8}}}
 		_, err := bisect.Bisect(context.Background(), h.Chain(), h.Oracle(1), bisect.Options{})
-		require.ErrorIs(t, err, bisect.ErrBroken)
+		require.ErrorIs(t, err, record.ErrBroken)
 		assert.False(t, record.IsInfra(err))
 	})
 }
@@ -408,7 +408,7 @@ func TestBisectInfraError(t *testing.T) {
 				require.ErrorAs(t, err, &infra)
 				assert.Contains(t, err.Error(), tc.errContains)
 				assert.ErrorIs(t, err, bisecttest.ErrInfra)
-				assert.NotErrorIs(t, err, bisect.ErrBroken)
+				assert.NotErrorIs(t, err, record.ErrBroken)
 				return
 			}
 			require.NoError(t, err)
@@ -472,8 +472,8 @@ func TestBisectAnyDirection(t *testing.T) {
 	require.Equal(t, []int{15, 50}, culpritIndices(res))
 	assert.Equal(t, record.Regression, res.Culprits[0].Direction)
 	assert.Equal(t, record.Improvement, res.Culprits[1].Direction)
-	assert.InDelta(t, -10, res.Culprits[0].DeltaPct, 1.5)
-	assert.InDelta(t, 5, res.Culprits[1].DeltaPct, 1.5)
+	assert.InDelta(t, -10, res.Culprits[0].Effect.Pct, 1.5)
+	assert.InDelta(t, 5, res.Culprits[1].Effect.Pct, 1.5)
 }
 
 func TestBisectResult(t *testing.T) {
@@ -489,9 +489,9 @@ func TestBisectResult(t *testing.T) {
 	c := res.Culprits[0]
 	assert.Equal(t, "c0020", c.Commit)
 	assert.GreaterOrEqual(t, c.Confidence, 0.99)
-	assert.InDelta(t, -5, c.DeltaPct, 1.5)
-	assert.Less(t, c.CILoPct, c.DeltaPct)
-	assert.Greater(t, c.CIHiPct, c.DeltaPct)
+	assert.InDelta(t, -5, c.Effect.Pct, 1.5)
+	assert.Less(t, c.Effect.Lo, c.Effect.Pct)
+	assert.Greater(t, c.Effect.Hi, c.Effect.Pct)
 	assert.Equal(t, record.Regression, c.Direction)
 
 	assert.Equal(t, "c0000", res.Good.Commit)
@@ -674,10 +674,10 @@ func TestBisectDelta(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, res.Culprits, 1)
 		c := res.Culprits[0]
-		assert.InDelta(t, want, c.DeltaPct, 3, "seed %d", seed)
-		assert.Less(t, c.CILoPct, c.DeltaPct)
-		assert.Greater(t, c.CIHiPct, c.DeltaPct)
-		if c.CILoPct <= want && want <= c.CIHiPct {
+		assert.InDelta(t, want, c.Effect.Pct, 3, "seed %d", seed)
+		assert.Less(t, c.Effect.Lo, c.Effect.Pct)
+		assert.Greater(t, c.Effect.Hi, c.Effect.Pct)
+		if c.Effect.Lo <= want && want <= c.Effect.Hi {
 			covered++
 		}
 	}

@@ -2,7 +2,6 @@ package bisect
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -58,7 +57,7 @@ type Oracle interface {
 	// recorded. Asking for one more run than recorded therefore makes one
 	// fresh run now, which is how Confirm takes its runs. The searches may
 	// call it concurrently for different commits. An error wrapping
-	// ErrBroken means the commit does not build or run and is skipped; any
+	// record.ErrBroken means the commit does not build or run and is skipped; any
 	// other error is an infrastructure failure and stops the search.
 	Samples(ctx context.Context, commit string, n int) ([]Run, error)
 }
@@ -74,21 +73,17 @@ type HostOracle interface {
 	SamplesOn(ctx context.Context, commit, host string, n int) ([]Run, error)
 }
 
-// ErrBroken marks a revision or configuration that cannot be measured
-// because it does not build or its benchmark fails: a property of the
-// revision, not of the host.
-var ErrBroken = errors.New("broken revision")
-
 // Options configures Bisect, Scan and Locate. The zero value asks for the
 // defaults.
 type Options struct {
-	// Confidence is the posterior probability a culprit needs. Default 0.99.
+	// Confidence is the posterior probability a culprit needs. Default
+	// DefaultConfidence.
 	Confidence float64
 	// MinEffect is the smallest relative change worth finding, as a
-	// fraction (0.02 = 2%). Default 0.02.
+	// fraction (0.02 = 2%). Default DefaultMinEffect.
 	MinEffect float64
 	// MaxRuns bounds the runs one search requests from the oracle.
-	// Default 400.
+	// Default DefaultMaxRuns.
 	MaxRuns int
 	// Better says which way the metric improves. Default record.Higher.
 	Better record.Better
@@ -106,7 +101,8 @@ type Options struct {
 	// InitialRuns is the number of runs each end gets before the ends are
 	// first compared. The end comparison is sequential: it then adds one
 	// run to each end at a time, interleaved, until it decides; "not
-	// reproduced" needs at least 10 runs of each end. Default 3.
+	// reproduced" needs at least 10 runs of each end. Default
+	// DefaultInitialRuns.
 	InitialRuns int
 	// Expected, when above MinEffect, is the size of the change the caller
 	// expects the range to hold (a fraction: a nightly alert's measured
@@ -126,10 +122,10 @@ type Options struct {
 	Scan int
 	// Attempts bounds the searches of Locate: a culprit that is not
 	// confirmed sends the range back to the search, with the confirmation's
-	// runs in the oracle. Default 3.
+	// runs in the oracle. Default DefaultAttempts.
 	Attempts int
 	// ConfirmPairs bounds the fresh parent/culprit pairs one confirmation
-	// may take. Default 12.
+	// may take. Default DefaultConfirmPairs.
 	ConfirmPairs int
 	// Known holds confirmations from an earlier run of the same job, by
 	// culprit commit: Locate takes a confirmed one as it is and measures
@@ -177,86 +173,89 @@ type ProbeEvent struct {
 // EndSummary describes the runs of one commit that count in the
 // comparisons: stats.Summarize of their values.
 type EndSummary struct {
-	Commit string
-	N      int
-	// Median is the median value; Lo and Hi bound it with probability
-	// Confidence (at least 0.95 from 6 runs on; with fewer, [Lo, Hi] is
-	// the range of the runs and Confidence its lower coverage).
-	Median, Lo, Hi float64
-	Confidence     float64
+	Commit string `json:"commit"`
+	N      int    `json:"n"`
+	// Median is the median value; Interval bounds it with probability
+	// Confidence (at least 0.95 from 6 runs on; with fewer, it is the
+	// range of the runs and Confidence its lower coverage).
+	Median float64 `json:"median"`
+	record.Interval
+	Confidence float64 `json:"confidence"`
 }
 
 // Culprit is a commit that changed the metric.
 type Culprit struct {
-	Commit string
+	Commit string `json:"commit"`
 	// Index is the commit's place on the chain (0 is the good end).
-	Index int
+	Index int `json:"index"`
 	// Confidence is the posterior probability that this commit is where
 	// the change happened.
-	Confidence float64
-	// DeltaPct is the change from the parent to the commit, in percent of
-	// the parent's value, and CILoPct and CIHiPct bound its 95%
-	// confidence interval: stats.Delta of the runs of the two commits
-	// taken side by side in time (see Confirm). Too few such runs leave
-	// the bounds at −100 and +Inf; Locate always has enough.
-	DeltaPct, CILoPct, CIHiPct float64
+	Confidence float64 `json:"confidence"`
+	// Effect is the change from the parent to the commit, in percent of
+	// the parent's value, with its 95% confidence interval: stats.Delta of
+	// the runs of the two commits taken side by side in time (see
+	// Confirm). Too few such runs leave the bounds at −100 and +Inf;
+	// Locate always has enough.
+	Effect record.Effect `json:"effect"`
 	// Direction is Regression or Improvement.
-	Direction record.Direction
+	Direction record.Direction `json:"direction"`
 	// Parent and Self summarize the parent's and the commit's runs that
 	// the effect is estimated from.
-	Parent, Self EndSummary
+	Parent EndSummary `json:"parent"`
+	Self   EndSummary `json:"self"`
 	// Confirmation is the verdict of Confirm on the commit; Locate sets it
 	// (nil from Bisect and Scan).
-	Confirmation *Confirmation
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
 }
 
 // Probe is the record of one measured commit.
 type Probe struct {
-	Commit string
-	Index  int
-	N      int
-	Median float64
+	Commit string  `json:"commit"`
+	Index  int     `json:"index"`
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
 	// Status is "ok", "broken" or "infra".
-	Status string
+	Status string `json:"status"`
 	// Side is "good" before the first culprit, "bad" from the last one on,
 	// and "" elsewhere or when no culprit was found.
-	Side string
+	Side string `json:"side"`
 }
 
 // Result is the outcome of a search.
 type Result struct {
-	Verdict   record.Outcome
-	Direction record.Direction
-	Good, Bad EndSummary
+	Verdict   record.Outcome   `json:"verdict"`
+	Direction record.Direction `json:"direction"`
+	Good      EndSummary       `json:"good"`
+	Bad       EndSummary       `json:"bad"`
 	// Culprits are ordered by chain index.
-	Culprits []Culprit
+	Culprits []Culprit `json:"culprits,omitempty"`
 	// Candidates lists the commits among which the change hides when the
 	// verdict is record.OutcomeCandidates.
-	Candidates []string
+	Candidates []string `json:"candidates,omitempty"`
 	// Skipped lists the broken commits met, in chain order, and those
 	// skipped because their runs failed on the infrastructure.
-	Skipped []string
+	Skipped []string `json:"skipped,omitempty"`
 	// SkippedInfra lists the commits of Skipped whose runs failed on the
 	// infrastructure more than two times in three: they were skipped,
 	// not judged, and say nothing about the revision.
-	SkippedInfra []string
+	SkippedInfra []string `json:"skipped_infra,omitempty"`
 	// Probes lists every commit measured, in chain order.
-	Probes []Probe
+	Probes []Probe `json:"probes,omitempty"`
 	// Samples is the number of runs requested from the oracle.
-	Samples int
+	Samples int `json:"samples"`
 	// Rounds is the wall time in rounds: the runs requested one after
 	// another, the runs of one round (one per host, at once) counting
 	// once.
-	Rounds int
+	Rounds int `json:"rounds"`
 	// Since is the place in time (Run.Seq) of the first run the search
 	// made, 0 when it made none; Drifting reports whether it found the
 	// host's speed drifting. Locate lets Confirm count a culprit's runs
 	// since then, taken in one search on a steady host, as they are.
-	Since    uint64
-	Drifting bool
+	Since    uint64 `json:"since"`
+	Drifting bool   `json:"drifting"`
 	// Warnings are statistical caveats a reader should see, as values;
 	// record.Warning.String renders them.
-	Warnings []record.Warning
+	Warnings []record.Warning `json:"warnings,omitempty"`
 }
 
 // Probe statuses.

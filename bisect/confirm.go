@@ -49,12 +49,9 @@ type Confirmation struct {
 	// search's).
 	Pairs int `json:"pairs"`
 	Fresh int `json:"fresh"`
-	// DeltaPct is the change from the parent to the culprit in percent,
-	// CILoPct and CIHiPct its 95% interval: stats.Delta of the paired
-	// runs.
-	DeltaPct float64 `json:"delta_pct"`
-	CILoPct  float64 `json:"ci_lo_pct"`
-	CIHiPct  float64 `json:"ci_hi_pct"`
+	// Effect is the change from the parent to the culprit in percent,
+	// with its 95% interval: stats.Delta of the paired runs.
+	Effect record.Effect `json:"effect"`
 	// ParentRuns and SelfRuns summarize the paired runs of the two.
 	ParentRuns EndSummary `json:"parent_runs"`
 	SelfRuns   EndSummary `json:"self_runs"`
@@ -69,11 +66,15 @@ func (c Confirmation) String() string {
 		return fmt.Sprintf("its parent %s cannot be measured", record.ShortHash(c.Parent))
 	}
 	if c.ParentRuns.N != c.SelfRuns.N {
-		return fmt.Sprintf("%d runs of the parent and %d of the culprit, interleaved with the search's, give %+.1f%% [%+.1f%%, %+.1f%%]",
-			c.ParentRuns.N, c.SelfRuns.N, c.DeltaPct, c.CILoPct, c.CIHiPct)
+		return fmt.Sprintf("%d runs of the parent and %d of the culprit, interleaved with the search's, give %s",
+			c.ParentRuns.N, c.SelfRuns.N, c.Effect)
 	}
-	return fmt.Sprintf("%d interleaved runs each of parent and culprit give %+.1f%% [%+.1f%%, %+.1f%%]",
-		c.Pairs, c.DeltaPct, c.CILoPct, c.CIHiPct)
+	return fmt.Sprintf("%d interleaved runs each of parent and culprit give %s", c.Pairs, c.Effect)
+}
+
+// Record is the confirmation as a finding keeps it.
+func (c Confirmation) Record() *record.Confirmation {
+	return &record.Confirmation{Confirmed: c.Confirmed, Pairs: c.Pairs, Fresh: c.Fresh, Effect: c.Effect, Text: c.String()}
 }
 
 // ConfirmOptions configures Confirm.
@@ -142,7 +143,7 @@ func Confirm(ctx context.Context, o Oracle, parent, culprit string, opts Confirm
 		}
 	}
 	switch {
-	case errors.Is(err, ErrBroken):
+	case errors.Is(err, record.ErrBroken):
 		c.Verdict, c.Confirmed = Unmeasurable, false
 		return c, nil
 	case ctx.Err() != nil:
@@ -161,10 +162,10 @@ func (c *Confirmation) run(ctx context.Context, o Oracle, pr, cr []Run, sign flo
 		e := confirmEffect(usableRuns(after(pr, opts.After)), usableRuns(after(cr, opts.After)), opts.Recent)
 		c.Pairs = min(len(e.parent), len(e.self))
 		c.LastSeq = max(lastSeq(e.parent), lastSeq(e.self))
-		c.DeltaPct, c.CILoPct, c.CIHiPct = e.pct, e.lo, e.hi
+		c.Effect = e.Effect
 		c.ParentRuns, c.SelfRuns = summarize(c.Parent, e.parent), summarize(c.Commit, e.self)
 		if c.Pairs >= minPairs {
-			if (sign < 0 && c.CIHiPct < 0) || (sign > 0 && c.CILoPct > 0) {
+			if (sign < 0 && c.Effect.Hi < 0) || (sign > 0 && c.Effect.Lo > 0) {
 				c.Verdict, c.Confirmed = Confirmed, true
 				return nil
 			}
@@ -212,9 +213,7 @@ func confirmEffect(parent, self []Run, recent uint64) effect {
 	if min(len(rp), len(rs)) <= len(e.parent) {
 		return e
 	}
-	r := effect{parent: rp, self: rs}
-	r.pct, r.lo, r.hi = stats.Delta(Values(rp), Values(rs), summaryConfidence)
-	return r
+	return effect{Effect: stats.Delta(Values(rp), Values(rs), summaryConfidence), parent: rp, self: rs}
 }
 
 // after returns the runs taken after seq.
@@ -272,7 +271,7 @@ func freshRun(ctx context.Context, o Oracle, host, commit string, have []Run, on
 // side): the distribution-free interval of a few runs is much wider than
 // it will be, so its own width would stop a real change too early.
 func stillPossible(e effect, sign float64, pairs, left int) bool {
-	est := math.Log1p(e.pct / 100)
+	est := math.Log1p(e.Pct / 100)
 	if sign*est <= 0 {
 		return false
 	}

@@ -122,8 +122,8 @@ func TestConfirm(t *testing.T) {
 				}
 				if c.Verdict != bisect.Unmeasurable {
 					assert.GreaterOrEqual(t, c.Pairs, 4, "seed %d: an interval rests on four runs a side", seed)
-					assert.LessOrEqual(t, c.CILoPct, c.DeltaPct)
-					assert.GreaterOrEqual(t, c.CIHiPct, c.DeltaPct)
+					assert.LessOrEqual(t, c.Effect.Lo, c.Effect.Pct)
+					assert.GreaterOrEqual(t, c.Effect.Hi, c.Effect.Pct)
 				}
 				fresh += c.Fresh
 			}
@@ -174,9 +174,9 @@ func TestLocate(t *testing.T) {
 			require.NotNil(t, c.Confirmation)
 			assert.True(t, c.Confirmation.Confirmed)
 			assert.Len(t, confirmed, 1)
-			assert.Equal(t, c.Confirmation.DeltaPct, c.DeltaPct, "one estimate of the effect")
-			assert.Less(t, c.CIHiPct, 0.0)
-			if c.CILoPct <= -5 && -5 <= c.CIHiPct {
+			assert.Equal(t, c.Confirmation.Effect.Pct, c.Effect.Pct, "one estimate of the effect")
+			assert.Less(t, c.Effect.Hi, 0.0)
+			if c.Effect.Lo <= -5 && -5 <= c.Effect.Hi {
 				covered++
 			}
 			assert.Equal(t, "c0039", c.Parent.Commit)
@@ -221,7 +221,7 @@ func TestLocate(t *testing.T) {
 					continue
 				}
 				assert.Contains(t, res.Warnings, record.Warning{Kind: record.WarnUnconfirmed, Commit: c.Commit,
-					Count: c.Confirmation.Pairs, Pct: c.Confirmation.DeltaPct, LoPct: c.Confirmation.CILoPct, HiPct: c.Confirmation.CIHiPct})
+					Count: c.Confirmation.Pairs, Pct: c.Confirmation.Effect.Pct, LoPct: c.Confirmation.Effect.Lo, HiPct: c.Confirmation.Effect.Hi})
 			}
 			if len(res.Culprits) == 1 && res.Culprits[0].Index == 37 && res.Culprits[0].Confirmation.Confirmed {
 				right++

@@ -135,7 +135,7 @@
 //  5. After every round the ends of the range are compared again; a range
 //     whose change vanishes is dropped.
 //
-// A commit whose build fails (ErrBroken) is skipped and listed in
+// A commit whose build fails (record.ErrBroken) is skipped and listed in
 // Result.Skipped. A commit whose runs fail on the infrastructure (the
 // oracle returns a *record.InfraError) is tried again when the search asks
 // for it; once more than two in three of its tries have failed, after
@@ -181,27 +181,19 @@
 // every culprit, and searches the range again, with the confirmation's
 // runs in the oracle, when one is not confirmed (three searches at most).
 //
-// # Figures
+// # Cost and accuracy
 //
-// From cmd/bench-bisect (1000 simulated cases per row, lognormal noise,
-// culprit uniform, the defaults: confidence 0.98, two runs an end): the
-// whole job (Locate with the command line's defaults) on 64 commits with a
-// 5% drop at 2% noise costs 24.9 runs on average, every one counted, with
-// the right culprit in 99.9% of cases; plain bisection with ten runs per
-// step needs 80. A range without a change ends not_reproduced in 99.6% of
-// cases. The search alone costs 25–32 runs for 64–1024 commits at 2% noise
-// (99.7–99.9% exact; some of them runs the job's confirmation would
-// otherwise make) and 105–141 runs at 5% noise (97.2–98.7%). With four
-// hosts (256 commits, 2% noise) the search is as exact as on one host
-// (99.6% and 99.7%) in 14.2 rounds against 28.2, at 36.4 runs and 16.1
-// builds.
+// cmd/bench-bisect simulates the search and the whole job (Locate with the
+// command line's defaults) beside plain bisection and a Pinpoint-like
+// explorer, on lognormal noise, drift, outliers and several hosts; make
+// bench-bisect prints its table, and docs/figures.md keeps the last one.
 //
 // # Caveats
 //
 //   - The model has one change point per range. Two changes in one range
 //     are found through the residual checks, which are cheap on purpose:
-//     at 2% noise two 3% drops are both found in about half the simulated
-//     cases, and the other half say that a second change was not excluded.
+//     of two small drops the second is often missed, and the result then
+//     says that a second change was not excluded.
 //     A regression masked by a later improvement leaves the ends equal and
 //     only Scan can find it.
 //   - The confidence is a posterior under the model (Gaussian log values,

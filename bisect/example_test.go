@@ -24,7 +24,7 @@ func Example() {
 	fmt.Println(res.Verdict)
 	for _, c := range res.Culprits {
 		fmt.Printf("%s %s, confidence at least %.2f, %s\n", c.Commit, c.Direction, bisect.DefaultConfidence, c.Confirmation.Verdict)
-		fmt.Println(c.CILoPct < -2 && c.CIHiPct < 0)
+		fmt.Println(c.Effect.Lo < -2 && c.Effect.Hi < 0)
 	}
 	fmt.Println(record.WarningStrings(res.Warnings))
 	// Output:

@@ -92,13 +92,13 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 			}
 			c.Confirmation = &conf
 			if conf.Pairs > 0 {
-				c.DeltaPct, c.CILoPct, c.CIHiPct = conf.DeltaPct, conf.CILoPct, conf.CIHiPct
+				c.Effect = conf.Effect
 				c.Parent, c.Self = conf.ParentRuns, conf.SelfRuns
 			}
 			if !conf.Confirmed {
 				unconfirmed++
 				res.Warnings = append(res.Warnings, record.Warning{Kind: record.WarnUnconfirmed, Commit: c.Commit,
-					Count: conf.Pairs, Pct: conf.DeltaPct, LoPct: conf.CILoPct, HiPct: conf.CIHiPct})
+					Count: conf.Pairs, Pct: conf.Effect.Pct, LoPct: conf.Effect.Lo, HiPct: conf.Effect.Hi})
 			}
 		}
 		if unconfirmed == 0 || attempt == attempts {

@@ -48,7 +48,7 @@ func Scan(ctx context.Context, chain []string, o Oracle, opts Options, step int)
 		return nil, err
 	}
 	if len(points) < 2 {
-		return nil, fmt.Errorf("scan: fewer than two commits of %d build: %w", len(chain), ErrBroken)
+		return nil, fmt.Errorf("scan: fewer than two commits of %d build: %w", len(chain), record.ErrBroken)
 	}
 	out := &Result{Verdict: record.OutcomeNotReproduced, Direction: opts.Direction}
 	if out.Direction == "" {
@@ -166,7 +166,7 @@ func builds(ctx context.Context, o Oracle, commit string) (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, ErrBroken):
+	case errors.Is(err, record.ErrBroken):
 		return false, nil
 	default:
 		return false, infraError(commit, err)

@@ -1,8 +1,9 @@
 // Package config loads perfbot's YAML configuration strictly.
 //
-// The key names are a contract (DESIGN.md §8): keys may be added, never
-// renamed. Loading is strict: an unknown or repeated key is an error, and
-// every error names the file, the line and the key path, for example
+// The key names are a contract (docs/configuration.md lists them): keys
+// may be added, never renamed. Loading is strict: an unknown or repeated
+// key is an error, and every error names the file, the line and the key
+// path, for example
 //
 //	perfbot.yaml:12: benchmarks[0].format: unknown format "gobenc" (want one of gobench, nccl-tests, …)
 //
@@ -13,6 +14,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +127,17 @@ type Bisect struct {
 	// Repeats is the number of runs measured at each end before the search
 	// starts.
 	Repeats int
+	// HunkConfidence (bisect.hunk_confidence, default 0.999) is the
+	// posterior at which a hunk or environment search decides each
+	// configuration (minimize.Options.Confidence): higher than a
+	// bisection's, since a search tests many configurations and one wrong
+	// verdict misleads it.
+	HunkConfidence float64
+	// HunkRepeats (bisect.hunk_repeats, default the larger of 8 and
+	// Repeats) is the number of runs each end and each configuration of a
+	// hunk or environment search gets before it is first judged
+	// (minimize.Options.InitialRuns).
+	HunkRepeats int
 }
 
 // Detect tunes change detection over a metric's history.
@@ -211,6 +224,34 @@ type GitHub struct {
 	// clear), and without credentials.
 	APIURL string
 	Labels []string
+}
+
+// CommitURL is the printf pattern, with one %s for the hash, of a commit's
+// page on the host of APIURL: https://github.com/owner/name/commit/%s for
+// github.com, https://ghe.example/owner/name/commit/%s for a GitHub
+// Enterprise Server whose API is https://ghe.example/api/v3/. It is "" when
+// no Repo is configured or APIURL is no URL.
+func (g GitHub) CommitURL() string {
+	if g.Repo == "" {
+		return ""
+	}
+	api := g.APIURL
+	if api == "" {
+		api = defaultAPIURL
+	}
+	u, err := url.Parse(api)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	// github.com serves its API from a host of its own (and GitHub
+	// Enterprise Cloud from api.<name>.ghe.com); GitHub Enterprise Server
+	// from /api/v3 of its web host.
+	host, path := u.Host, strings.TrimSuffix(u.Path, "/")
+	if rest, ok := strings.CutPrefix(host, "api."); ok {
+		host, path = rest, ""
+	}
+	path = strings.TrimSuffix(strings.TrimSuffix(path, "/api/v3"), "/api")
+	return u.Scheme + "://" + host + path + "/" + g.Repo + "/commit/%s"
 }
 
 // Report tunes what is published.

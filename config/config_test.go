@@ -43,7 +43,7 @@ func TestParseDefaults(t *testing.T) {
 	assert.Equal(t, "/srv/perf/.perfbot/issues", c.IssuesDir)
 	assert.Equal(t, []Host{{Name: "local", Kind: HostLocal}}, c.Hosts)
 	assert.Equal(t, 10*time.Minute, c.Benchmarks[0].Timeout)
-	assert.Equal(t, Bisect{Confidence: 0.98, MinEffect: 0.02, MaxRuns: 400, MaxHunkRuns: 200, Repeats: 2}, c.Bisect)
+	assert.Equal(t, Bisect{Confidence: 0.98, MinEffect: 0.02, MaxRuns: 400, MaxHunkRuns: 200, Repeats: 2, HunkConfidence: 0.999, HunkRepeats: 8}, c.Bisect)
 	// The engine's defaults are the configuration's.
 	assert.Equal(t, bisect.DefaultConfidence, c.Bisect.Confidence)
 	assert.Equal(t, bisect.DefaultInitialRuns, c.Bisect.Repeats)
@@ -114,7 +114,7 @@ metrics:
 components:
   comm.allreduce: ["python/**/device_communicators/**"]
   comm: ["python/**/distributed/**"]
-bisect: {confidence: 0.95, min_effect: 0.5%, max_runs: 50, max_hunk_runs: 90, repeats: 3}
+bisect: {confidence: 0.95, min_effect: 0.5%, max_runs: 50, max_hunk_runs: 90, repeats: 3, hunk_confidence: 0.995, hunk_repeats: 6}
 detect: {min_effect: 4%, confirm_nights: 1, improvements: note}
 github:
   repo: owner/name
@@ -148,7 +148,7 @@ fingerprint:
 	assert.Equal(t, record.Lower, c.Metrics[0].Better, "ms is inferred as lower-is-better")
 	assert.Equal(t, "tok_s", c.Primary().Name)
 	assert.False(t, c.Metrics[0].Primary)
-	assert.Equal(t, Bisect{Confidence: 0.95, MinEffect: 0.005, MaxRuns: 50, MaxHunkRuns: 90, Repeats: 3}, c.Bisect)
+	assert.Equal(t, Bisect{Confidence: 0.95, MinEffect: 0.005, MaxRuns: 50, MaxHunkRuns: 90, Repeats: 3, HunkConfidence: 0.995, HunkRepeats: 6}, c.Bisect)
 	assert.InDelta(t, 0.04, c.Detect.MinEffect, 1e-12)
 	assert.Equal(t, 1, c.Detect.ConfirmNights)
 	assert.Equal(t, ImprovementsNote, c.Detect.Improvements)
@@ -215,7 +215,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown nested key",
 			yaml: minimal + "bisect:\n  confidence: 0.9\n  max_run: 10\n",
-			want: "perfbot.yaml:14: bisect.max_run: unknown key (want one of confidence, min_effect, max_runs, max_hunk_runs, repeats)",
+			want: "perfbot.yaml:14: bisect.max_run: unknown key (want one of confidence, min_effect, max_runs, max_hunk_runs, repeats, hunk_confidence, hunk_repeats)",
 		},
 		{
 			name: "repeated key",
@@ -491,4 +491,47 @@ func TestDefault(t *testing.T) {
 	assert.Equal(t, wd, c.Dir)
 	assert.True(t, strings.HasPrefix(c.Store, wd+string(filepath.Separator)), "store %s resolves against the working directory", c.Store)
 	assert.NotEmpty(t, c.Primary().Name)
+}
+
+func TestGitHubCommitURL(t *testing.T) {
+	tests := []struct {
+		name   string
+		github GitHub
+		want   string
+	}{
+		{name: "github.com", github: GitHub{Repo: "example/infer", APIURL: "https://api.github.com/"}, want: "https://github.com/example/infer/commit/%s"},
+		{name: "the default API", github: GitHub{Repo: "example/infer"}, want: "https://github.com/example/infer/commit/%s"},
+		{name: "GitHub Enterprise Server", github: GitHub{Repo: "infra/engine", APIURL: "https://ghe.example/api/v3/"}, want: "https://ghe.example/infra/engine/commit/%s"},
+		{name: "GitHub Enterprise Server on a port", github: GitHub{Repo: "infra/engine", APIURL: "https://ghe.example:8443/api/v3/"}, want: "https://ghe.example:8443/infra/engine/commit/%s"},
+		{name: "GitHub Enterprise Cloud", github: GitHub{Repo: "infra/engine", APIURL: "https://api.octo.ghe.com/"}, want: "https://octo.ghe.com/infra/engine/commit/%s"},
+		{name: "a loopback test server", github: GitHub{Repo: "o/r", APIURL: "http://127.0.0.1:8080/api/v3/"}, want: "http://127.0.0.1:8080/o/r/commit/%s"},
+		{name: "no repository: issues go to a directory", github: GitHub{APIURL: "https://api.github.com/"}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.github.CommitURL())
+		})
+	}
+}
+
+func TestHunkSearchDefaults(t *testing.T) {
+	tests := []struct {
+		name           string
+		bisect         string
+		wantConfidence float64
+		wantRepeats    int
+	}{
+		{name: "the defaults", bisect: "", wantConfidence: 0.999, wantRepeats: 8},
+		{name: "more repeats than the default raise the hunk search's", bisect: "bisect: {repeats: 12}\n", wantConfidence: 0.999, wantRepeats: 12},
+		{name: "fewer repeats leave the hunk search's", bisect: "bisect: {repeats: 3}\n", wantConfidence: 0.999, wantRepeats: 8},
+		{name: "set", bisect: "bisect: {repeats: 12, hunk_confidence: 0.99, hunk_repeats: 5}\n", wantConfidence: 0.99, wantRepeats: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse([]byte(minimal+tt.bisect), "/srv/perf/perfbot.yaml")
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantConfidence, c.Bisect.HunkConfidence)
+			assert.Equal(t, tt.wantRepeats, c.Bisect.HunkRepeats)
+		})
+	}
 }

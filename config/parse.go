@@ -21,32 +21,35 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/perfbot/perfbot/bench"
+	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 )
 
 // Defaults applied to keys the file leaves out.
 const (
-	defaultBranch            = "main"
-	defaultWorkdir           = ".perfbot/work"
-	defaultStore             = ".perfbot/perfbot.db"
-	defaultIssuesDir         = ".perfbot/issues"
-	defaultBuildTimeout      = 30 * time.Minute
-	defaultBenchTimeout      = 10 * time.Minute
-	defaultBisectConfidence  = 0.98 // bisect.DefaultConfidence: chosen by simulation
-	defaultBisectMinEffect   = 0.02
-	defaultBisectMaxRuns     = 400
-	defaultMaxHunkRuns       = 200
-	defaultBisectRepeats     = 2 // bisect.DefaultInitialRuns
-	defaultDetectMinEffect   = 0.03
-	defaultDetectRepeats     = 5
-	defaultListen            = "127.0.0.1:8080"
-	defaultAPITokenEnv       = "PERFBOT_API_TOKEN"
-	defaultMissingNights     = 3
-	defaultTokenEnv          = "GITHUB_TOKEN"
-	defaultAPIURL            = "https://api.github.com/"
-	defaultLabel             = "perf-regression"
-	defaultPublishConfidence = 0.9
-	defaultSchedule          = "0 2 * * *"
+	defaultBranch           = "main"
+	defaultWorkdir          = ".perfbot/work"
+	defaultStore            = ".perfbot/perfbot.db"
+	defaultIssuesDir        = ".perfbot/issues"
+	defaultBuildTimeout     = 30 * time.Minute
+	defaultBenchTimeout     = 10 * time.Minute
+	defaultBisectConfidence = 0.98 // bisect.DefaultConfidence: chosen by simulation
+	defaultBisectMinEffect  = 0.02
+	defaultBisectMaxRuns    = 400
+	defaultMaxHunkRuns      = 200
+	defaultBisectRepeats    = 2 // bisect.DefaultInitialRuns
+	defaultHunkConfidence   = 0.999
+	defaultHunkRepeats      = 8 // or bisect.repeats, when larger
+	defaultDetectMinEffect  = 0.03
+	defaultDetectRepeats    = 5
+	defaultListen           = "127.0.0.1:8080"
+	defaultAPITokenEnv      = "PERFBOT_API_TOKEN"
+	defaultMissingNights    = 3
+	defaultTokenEnv         = "GITHUB_TOKEN"
+	defaultAPIURL           = "https://api.github.com/"
+	defaultLabel            = "perf-regression"
+	defaultSchedule         = "0 2 * * *"
 )
 
 var (
@@ -189,23 +192,13 @@ func (d *decoder) repo(rf field, root *yaml.Node, dir string) Repo {
 	}
 	if r.URL == "" {
 		d.errorf(at(f["url"].key, rf.key, root), "repo.url", "missing: name the repository to watch (a local path or a clone URL)")
-	} else if isLocalPath(r.URL) {
+	} else if gitops.IsLocalPath(r.URL) {
 		r.URL = resolvePath(dir, r.URL)
 	}
 	if r.Branch == "" {
 		r.Branch = defaultBranch
 	}
 	return r
-}
-
-// isLocalPath tells a filesystem path from a clone URL ("https://…",
-// "ssh://…") or an scp-like address ("git@github.com:org/repo").
-func isLocalPath(s string) bool {
-	if strings.Contains(s, "://") {
-		return false
-	}
-	before, _, found := strings.Cut(s, ":")
-	return !found || strings.Contains(before, "/")
 }
 
 // path reads a filesystem path, resolved against dir.
@@ -547,13 +540,14 @@ func (d *decoder) components(n *yaml.Node) Components {
 }
 
 func (d *decoder) bisect(n *yaml.Node) Bisect {
-	f := d.mapping(n, "bisect", "confidence", "min_effect", "max_runs", "max_hunk_runs", "repeats")
+	f := d.mapping(n, "bisect", "confidence", "min_effect", "max_runs", "max_hunk_runs", "repeats", "hunk_confidence", "hunk_repeats")
 	b := Bisect{
-		Confidence:  defaultBisectConfidence,
-		MinEffect:   defaultBisectMinEffect,
-		MaxRuns:     defaultBisectMaxRuns,
-		MaxHunkRuns: defaultMaxHunkRuns,
-		Repeats:     defaultBisectRepeats,
+		Confidence:     defaultBisectConfidence,
+		MinEffect:      defaultBisectMinEffect,
+		MaxRuns:        defaultBisectMaxRuns,
+		MaxHunkRuns:    defaultMaxHunkRuns,
+		Repeats:        defaultBisectRepeats,
+		HunkConfidence: defaultHunkConfidence,
 	}
 	if v := value(f, "confidence"); v != nil {
 		b.Confidence = d.confidence(v, "bisect.confidence")
@@ -569,6 +563,13 @@ func (d *decoder) bisect(n *yaml.Node) Bisect {
 	}
 	if v := value(f, "repeats"); v != nil {
 		b.Repeats = d.positive(v, "bisect.repeats")
+	}
+	if v := value(f, "hunk_confidence"); v != nil {
+		b.HunkConfidence = d.confidence(v, "bisect.hunk_confidence")
+	}
+	b.HunkRepeats = max(defaultHunkRepeats, b.Repeats)
+	if v := value(f, "hunk_repeats"); v != nil {
+		b.HunkRepeats = d.positive(v, "bisect.hunk_repeats")
 	}
 	return b
 }
@@ -640,7 +641,7 @@ func (d *decoder) github(n *yaml.Node) GitHub {
 		d.errorf(value(f, "api_url"), "github.api_url", "%q is not an http(s) URL", g.APIURL)
 	} else if u.User != nil {
 		d.errorf(value(f, "api_url"), "github.api_url", "%s must not hold credentials; the token goes in the variable named by github.token_env", u.Redacted())
-	} else if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+	} else if u.Scheme == "http" && !secret.IsLoopback(u.Hostname()) {
 		d.errorf(value(f, "api_url"), "github.api_url", "%q sends the token in clear: use https, or http only for a loopback host (127.0.0.1, ::1, localhost)", g.APIURL)
 	} else if !strings.HasSuffix(g.APIURL, "/") {
 		// go-github requires the trailing slash on its base URL.
@@ -649,19 +650,9 @@ func (d *decoder) github(n *yaml.Node) GitHub {
 	return g
 }
 
-// isLoopback reports whether host names this machine, the only host the
-// token may be sent to over plain http.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 func (d *decoder) report(n *yaml.Node) Report {
 	f := d.mapping(n, "report", "publish_confidence", "reopen")
-	r := Report{PublishConfidence: defaultPublishConfidence, Reopen: true}
+	r := Report{PublishConfidence: record.DefaultPublishConfidence, Reopen: true}
 	if v := value(f, "publish_confidence"); v != nil {
 		r.PublishConfidence = d.confidence(v, "report.publish_confidence")
 	}

@@ -156,7 +156,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	// One night a day, from the first tip's date: the findings and the
 	// issues carry the nights' dates, not the wall clock's.
-	day0 := tips[0].Time.Truncate(24 * time.Hour).Add(26 * time.Hour)
+	day0 := tips[0].Date.Truncate(24 * time.Hour).Add(26 * time.Hour)
 	night, nightStart := 0, time.Now()
 	clock := func() time.Time { return day0.Add(time.Duration(night) * 24 * time.Hour).Add(time.Since(nightStart)) }
 	bot, err := service.Open(ctx, cfg, service.Options{Progress: opts.Progress, Logger: opts.Logger, Clock: clock})
@@ -226,7 +226,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 // that lie in the range of an improvement alert only noted, with the
 // night it was first seen. Other changes in such a range (a regression, a
 // commit meant to change nothing) are not what the alert saw.
-func markNoted(rows []Row, noted []service.AlertNote, chain []gitops.Commit) {
+func markNoted(rows []Row, noted []service.AlertNote, chain []record.Commit) {
 	at := map[string]int{}
 	for i, c := range chain {
 		at[c.Hash] = i
@@ -257,8 +257,8 @@ func markNoted(rows []Row, noted []service.AlertNote, chain []gitops.Commit) {
 // commit, then every step-th commit of the first-parent chain, and the
 // head for tail nights, so that a change of the last steps has the
 // nights after it that confirm it (detect.confirm_nights).
-func nightTips(chain []gitops.Commit, step, quiet, tail int) []gitops.Commit {
-	var tips []gitops.Commit
+func nightTips(chain []record.Commit, step, quiet, tail int) []record.Commit {
+	var tips []record.Commit
 	for range max(quiet, 1) {
 		tips = append(tips, chain[0])
 	}
@@ -381,7 +381,7 @@ func stronger(f, g *record.Finding) bool {
 
 func fillFound(row *Row, f *record.Finding) {
 	c := f.Culprits[0]
-	row.FoundCommit, row.DeltaPct, row.Confidence = c.Commit.Hash, c.DeltaPct, c.Confidence
+	row.FoundCommit, row.DeltaPct, row.Confidence = c.Commit.Hash, c.Effect.Pct, c.Confidence
 	row.Unconfirmed = f.Unconfirmed != ""
 	row.NoCode = c.NoCodeChange
 	var hunks []string

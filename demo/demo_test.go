@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/testbed"
@@ -27,7 +26,7 @@ func regressionAt(id, commit string) testbed.Change {
 // found is a finding whose culprit is commit, with one hunk at the lines.
 func found(commit string, file string, start, lines int) *record.Finding {
 	f := &record.Finding{Metric: testbed.VerifyTokS, Direction: record.Regression, Components: []string{"attention"},
-		Culprits: []record.Culprit{{Commit: record.Commit{Hash: commit}, Confidence: 0.998, DeltaPct: -7.9}}}
+		Culprits: []record.Culprit{{Commit: record.Commit{Hash: commit}, Confidence: 0.998, Effect: record.Effect{Pct: -7.9}}}}
 	if file != "" {
 		f.Culprits[0].Hunks = []record.Hunk{{File: file, Function: "(*tiled).Extend", NewStart: start, NewLines: lines}}
 	}
@@ -134,9 +133,9 @@ func TestRows(t *testing.T) {
 // found change is left as found, and the other changes in a noted range
 // are not its.
 func TestMarkNoted(t *testing.T) {
-	var chain []gitops.Commit
+	var chain []record.Commit
 	for _, c := range "0123456789" {
-		chain = append(chain, gitops.Commit{Hash: strings.Repeat(string(c), 40)})
+		chain = append(chain, record.Commit{Hash: strings.Repeat(string(c), 40)})
 	}
 	hash := func(i int) string { return chain[i].Hash }
 	rows := []Row{

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/testbed"
@@ -22,7 +21,7 @@ var _ testbed.Measurer = measurer{}
 
 func (m measurer) Measure(ctx context.Context, commit string, repeats int) (map[string][]float64, error) {
 	vals, err := m.b.FreshRuns(ctx, record.Target{Commit: commit}, repeats)
-	if errors.Is(err, bisect.ErrBroken) {
+	if errors.Is(err, record.ErrBroken) {
 		return nil, fmt.Errorf("%w: %v", testbed.ErrBuildFailed, err)
 	}
 	return vals, err

@@ -14,7 +14,7 @@ type Config struct {
 	Better record.Better
 	// MinEffect is the smallest relative change of interest: an alert
 	// needs its change (After against Before) to be at least this large.
-	// Default 0.02.
+	// Default DefaultMinEffect.
 	MinEffect float64
 	// Allowance is the CUSUM's κ: the shift, as a fraction of the level,
 	// that the sums ignore. Default MinEffect/2 (the optimal κ for a
@@ -26,15 +26,15 @@ type Config struct {
 	// nights (Siegmund's approximation); noisier metrics get a higher h.
 	Threshold float64
 	// ARL is the in-control average run length, in nights, of each of the
-	// two one-sided CUSUMs when Threshold is 0. Default 20000.
+	// two one-sided CUSUMs when Threshold is 0. Default DefaultARL.
 	ARL float64
 	// Jump is the one-night limit, in standard deviations of a night's
 	// value: a single night this far from the level (and at least
-	// MinEffect from it) alarms at once. Default 3.5.
+	// MinEffect from it) alarms at once. Default DefaultJump.
 	Jump float64
 	// Window is the number of nights of the current level whose median is
 	// the baseline; the noise of a night is estimated from the last
-	// 2·Window nights. Default 30.
+	// 2·Window nights. Default DefaultWindow.
 	Window int
 	// MinLevel is the number of nights the level after a change needs
 	// before its CUSUMs run; until then only a further step in the
@@ -52,17 +52,18 @@ type Config struct {
 	Warmup int
 	// MinSigma is the smallest standard deviation of a night's value, as
 	// a fraction of the level, so that a metric without noise does not
-	// alert on rounding. Default 0.002.
+	// alert on rounding. Default DefaultMinSigma.
 	MinSigma float64
 	// MaxP is the e-divisive significance that places a change with at
 	// least five nights on either side (Otava's max_pvalue). Default
-	// 0.001.
+	// DefaultMaxP.
 	MaxP float64
 	// MergeGap is the distance in nights (with values) within which
-	// change points are taken for one change. Default 5.
+	// change points are taken for one change. Default DefaultMergeGap.
 	MergeGap int
 	// MissingNights is the number of consecutive latest nights without
-	// values that makes CheckMissing report the metric. Default 3.
+	// values that makes CheckMissing report the metric. Default
+	// DefaultMissingNights.
 	MissingNights int
 	// ConfirmNights is the number of points after a new alert's first
 	// that Watch waits for before it acts on the alert (see

@@ -135,18 +135,18 @@
 // the service's confirm_nights and the re-measured ends of every alert
 // guard against it.
 //
-// # Measured
+// # Accuracy
 //
-// `make bench-detect` (cmd/bench-detect) runs Detector on seeded series
-// of 5 repeats a night beside a Perfherder-style t-test and an Otava-style
-// e-divisive. At 2% noise it made about 0.6 false alarms per 1,000 quiet
-// nights (either direction) and alerted a 5% drop after 1.3 nights on
-// average, placing it on the right night 95% of the time and within
-// First…Last 99%; TestAccuracy states the same on a smaller simulation.
-// A 5% drop a week after an 8% one at 5% noise (a young level) was
-// alerted in 90% of series within 30 nights, after 10 nights on average:
-// near a night's noise, the CUSUM needs that many (the t-test found 31%,
-// e-divisive 59%).
+// `make bench-detect` (cmd/bench-detect) runs Detector, and Watch as the
+// nightly service acts on it, on seeded series of 5 repeats a night beside
+// a Perfherder-style t-test and an Otava-style e-divisive: false alarms on
+// quiet series, nights until a drop is alerted, and how often the change
+// is placed on its night. It checks the targets at 2% noise (at most one
+// false alarm per 1,000 nights, a series' first 20 nights included; a 5%
+// drop alerted within 1.5 nights on average, on a series' second, fifth,
+// tenth, thirtieth or sixty-first night; a 3% drop within 3.1);
+// TestAccuracy and TestYoungAccuracy state them on smaller simulations.
+// docs/figures.md keeps the last table.
 //
 // # Caveats
 //
@@ -158,8 +158,7 @@
 //     reversal is not: the new level forms from both.
 //   - A false alarm can hide a real change a few nights after it, most of
 //     all one in the other direction, which the forming level does not
-//     test: 0.3% of 3% drops and 0.1% of 5% drops at 2% noise were not
-//     alerted within 30 nights in simulation.
+//     test; in simulation that is rare.
 //   - A creep of many steps each below MinEffect is not alerted: each
 //     becomes the level once it has lasted Window nights.
 //   - A lone outlier night beyond Jump σ and MinEffect alerts. That is

@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/perfbot/perfbot/internal/lockfile"
 	"github.com/perfbot/perfbot/record"
 )
@@ -32,23 +33,6 @@ var ErrAmbiguousRevision = errors.New("ambiguous short hash")
 // ErrNotOnChain is wrapped by Chain when good is not on bad's first-parent
 // chain.
 var ErrNotOnChain = errors.New("not on the first-parent chain")
-
-// Commit is one commit of the watched repository.
-type Commit struct {
-	Hash    string
-	Subject string
-	Body    string
-	Author  string
-	Email   string
-	// Time is the author date.
-	Time    time.Time
-	Parents []string
-}
-
-// Short returns the first 10 characters of the hash.
-func (c Commit) Short() string {
-	return record.ShortHash(c.Hash)
-}
 
 // Repo is perfbot's bare clone of the watched repository plus its worktree
 // slots. Its methods are safe for concurrent use; Checkout and
@@ -89,7 +73,7 @@ func Open(ctx context.Context, url, workdir string) (*Repo, error) {
 		return nil, errors.New("open repository: empty url")
 	}
 	origin := url
-	if isLocalPath(url) {
+	if IsLocalPath(url) {
 		abs, err := filepath.Abs(url)
 		if err != nil {
 			return nil, fmt.Errorf("open repository %s: %w", url, err)
@@ -196,14 +180,15 @@ func setOrigin(repo *git.Repository, url string) error {
 	return repo.SetConfig(cfg)
 }
 
-// isLocalPath tells a filesystem path from a clone URL ("https://…",
-// "ssh://…", "git@host:owner/repo").
-func isLocalPath(url string) bool {
+// IsLocalPath tells a filesystem path from a clone URL ("https://…",
+// "ssh://…", "file://…") or an scp-like address ("git@github.com:org/repo"),
+// by git's own rule: a path has no "://" and no colon before its first
+// slash. Whether the path exists does not matter, as it does not to git: a
+// directory whose name holds a colon is named with a slash before it
+// ("./a:b").
+func IsLocalPath(url string) bool {
 	if strings.Contains(url, "://") {
 		return false
-	}
-	if _, err := os.Stat(url); err == nil {
-		return true
 	}
 	colon := strings.Index(url, ":")
 	slash := strings.Index(url, "/")
@@ -267,15 +252,15 @@ func (r *Repo) fetch(ctx context.Context) error {
 // Resolve returns the commit a revision names: a full or short (at least 4
 // digits) hash, a branch (local or origin/…), a tag, or any of those with
 // ~N and ^N suffixes.
-func (r *Repo) Resolve(ctx context.Context, rev string) (Commit, error) {
+func (r *Repo) Resolve(ctx context.Context, rev string) (record.Commit, error) {
 	if err := ctx.Err(); err != nil {
-		return Commit{}, fmt.Errorf("resolve %q: %w", rev, err)
+		return record.Commit{}, fmt.Errorf("resolve %q: %w", rev, err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, err := r.resolve(rev)
 	if err != nil {
-		return Commit{}, fmt.Errorf("resolve %q: %w", rev, err)
+		return record.Commit{}, fmt.Errorf("resolve %q: %w", rev, err)
 	}
 	return newCommit(c), nil
 }
@@ -359,7 +344,7 @@ func (r *Repo) isRef(name string) bool {
 
 // Commit returns the commit with the given hash (or any revision Resolve
 // accepts).
-func (r *Repo) Commit(ctx context.Context, hash string) (Commit, error) {
+func (r *Repo) Commit(ctx context.Context, hash string) (record.Commit, error) {
 	return r.Resolve(ctx, hash)
 }
 
@@ -375,7 +360,7 @@ func (r *Repo) hasCommit(hash string) bool {
 // both included. Merge commits appear once, as the change they bring to
 // the first parent. It fails with ErrNotOnChain when good is not a
 // first-parent ancestor of bad (for example a commit of a merged branch).
-func (r *Repo) Chain(ctx context.Context, good, bad string) ([]Commit, error) {
+func (r *Repo) Chain(ctx context.Context, good, bad string) ([]record.Commit, error) {
 	g, err := r.Resolve(ctx, good)
 	if err != nil {
 		return nil, fmt.Errorf("chain: %w", err)
@@ -386,7 +371,7 @@ func (r *Repo) Chain(ctx context.Context, good, bad string) ([]Commit, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var chain []Commit
+	var chain []record.Commit
 	h := plumbing.NewHash(b.Hash)
 	for {
 		if len(chain)%256 == 0 {
@@ -417,14 +402,14 @@ func (r *Repo) Chain(ctx context.Context, good, bad string) ([]Commit, error) {
 // FirstParents returns the first-parent chain that ends at tip, oldest
 // first, at most limit commits long (the newest ones; limit <= 0 is the
 // whole chain to the root).
-func (r *Repo) FirstParents(ctx context.Context, tip string, limit int) ([]Commit, error) {
+func (r *Repo) FirstParents(ctx context.Context, tip string, limit int) ([]record.Commit, error) {
 	t, err := r.Resolve(ctx, tip)
 	if err != nil {
 		return nil, fmt.Errorf("first parents: %w", err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var chain []Commit
+	var chain []record.Commit
 	h := plumbing.NewHash(t.Hash)
 	for limit <= 0 || len(chain) < limit {
 		if len(chain)%256 == 0 {
@@ -446,30 +431,26 @@ func (r *Repo) FirstParents(ctx context.Context, tip string, limit int) ([]Commi
 	return chain, nil
 }
 
-func newCommit(c *object.Commit) Commit {
-	subject, body := splitMessage(c.Message)
+func newCommit(c *object.Commit) record.Commit {
 	parents := make([]string, len(c.ParentHashes))
 	for i, p := range c.ParentHashes {
 		parents[i] = p.String()
 	}
-	return Commit{
+	return record.Commit{
 		Hash:    c.Hash.String(),
-		Subject: subject,
-		Body:    body,
+		Subject: subject(c.Message),
 		Author:  c.Author.Name,
 		Email:   c.Author.Email,
-		Time:    c.Author.When,
+		Date:    c.Author.When,
 		Parents: parents,
 	}
 }
 
-// splitMessage splits a commit message as git does: the subject is the
-// first paragraph joined into one line, the body is the rest.
-func splitMessage(msg string) (subject, body string) {
-	msg = strings.TrimLeft(msg, "\n")
-	head, rest, _ := strings.Cut(msg, "\n\n")
-	subject = strings.Join(strings.Fields(head), " ")
-	return subject, strings.TrimSpace(rest)
+// subject is a commit message's subject as git gives it: the first
+// paragraph joined into one line.
+func subject(msg string) string {
+	head, _, _ := strings.Cut(strings.TrimLeft(msg, "\n"), "\n\n")
+	return strings.Join(strings.Fields(head), " ")
 }
 
 func isHex(s string) bool {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
+	"github.com/perfbot/perfbot/record"
 )
 
 // open clones the repository at dir into a fresh workdir.
@@ -123,20 +124,19 @@ func TestCommitFields(t *testing.T) {
 
 	c, err := r.Commit(context.Background(), second)
 	require.NoError(t, err)
-	assert.Equal(t, gitops.Commit{
+	assert.Equal(t, record.Commit{
 		Hash:    second,
 		Subject: "engine: fuse the verify step into one kernel",
-		Body:    "It saves a launch.\nSecond line.",
 		Author:  "Perf Bot Test",
 		Email:   "test@perfbot.invalid",
-		Time:    gitopstest.Epoch.Add(2 * time.Minute),
+		Date:    gitopstest.Epoch.Add(2 * time.Minute),
 		Parents: []string{first},
 	}, withUTC(c))
 	assert.Equal(t, second[:10], c.Short())
 }
 
-func withUTC(c gitops.Commit) gitops.Commit {
-	c.Time = c.Time.UTC()
+func withUTC(c record.Commit) record.Commit {
+	c.Date = c.Date.UTC()
 	return c
 }
 
@@ -257,4 +257,28 @@ func TestChain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "merge side", chain[1].Subject)
 	assert.Equal(t, []string{c, f2}, chain[1].Parents)
+}
+
+func TestIsLocalPath(t *testing.T) {
+	tests := []struct {
+		name string
+		url  string
+		want bool
+	}{
+		{name: "an absolute path", url: "/srv/git/infer", want: true},
+		{name: "a relative path", url: "../infer", want: true},
+		{name: "a bare name", url: "infer", want: true},
+		{name: "a colon after a slash", url: "./a:b", want: true},
+		{name: "https", url: "https://github.com/example/infer.git"},
+		{name: "ssh", url: "ssh://git@github.com/example/infer.git"},
+		{name: "file", url: "file:///srv/git/infer"},
+		{name: "scp-like", url: "git@github.com:example/infer.git"},
+		{name: "scp-like without a user", url: "github.com:example/infer"},
+		{name: "a colon before any slash", url: "a:b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, gitops.IsLocalPath(tt.url))
+		})
+	}
 }

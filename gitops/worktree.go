@@ -22,29 +22,29 @@ import (
 // The paths in exclude (absolute, or relative to dir: perfbot's own
 // workdir, store and issues when they lie inside the working copy) are
 // left out of the diff, tracked or not.
-func (r *Repo) WorkingDiff(ctx context.Context, dir string, exclude ...string) (*Patch, Commit, error) {
+func (r *Repo) WorkingDiff(ctx context.Context, dir string, exclude ...string) (*Patch, record.Commit, error) {
 	top, err := gitLine(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", dir, err)
+		return nil, record.Commit{}, fmt.Errorf("working diff of %s: %w", dir, err)
 	}
 	head, err := gitLine(ctx, top, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
-		return nil, Commit{}, fmt.Errorf("working diff of %s: no HEAD commit: %w", top, err)
+		return nil, record.Commit{}, fmt.Errorf("working diff of %s: no HEAD commit: %w", top, err)
 	}
 	diff, err := r.workingDiffText(ctx, top, excludeSpecs(dir, top, exclude))
 	if err != nil {
-		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
+		return nil, record.Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
 	}
 	if err := r.ensureCommit(ctx, head, top); err != nil {
-		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
+		return nil, record.Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
 	}
 	p, err := r.ParsePatch(ctx, head, diff)
 	if err != nil {
-		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
+		return nil, record.Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
 	}
 	c, err := r.Commit(ctx, head)
 	if err != nil {
-		return nil, Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
+		return nil, record.Commit{}, fmt.Errorf("working diff of %s: %w", top, err)
 	}
 	return p, c, nil
 }

@@ -8,18 +8,19 @@
 //
 // # Method
 //
-// Isolate runs isolating delta debugging hierarchically: the difference
-// between a configuration known not to be bad (at first the good end, the
-// empty set) and one known to be bad (at first the full set) is split into
-// parts, whole files before the hunks inside them, and each part is tested
-// from both sides, applied to the former and reverted from the latter. A
-// decided test moves one side of the bracket; when none does, the parts get
-// smaller. The last difference is tested alone and, when it needs others to
-// regress (two hunks that only regress together, a hunk that does not build
-// alone), the search continues for what it needs. The result is made
-// 1-minimal, and its effect is measured both ways. Every configuration is
-// closed over the dependencies given (applying a hunk applies what it
-// needs), so configurations that cannot build are rare.
+// Isolate runs isolating delta debugging (Zeller and Hildebrandt's dd)
+// hierarchically (HDD): the difference between a configuration known not to
+// be bad (at first the good end, the empty set) and one known to be bad (at
+// first the full set) is split into parts, whole files before the hunks
+// inside them, and each part is tested from both sides, applied to the
+// former and reverted from the latter. A decided test moves one side of the
+// bracket; when none does, the parts get smaller. The last difference is
+// tested alone and, when it needs others to regress (two hunks that only
+// regress together, a hunk that does not build alone), the search continues
+// for what it needs. The result is made 1-minimal, and its effect is
+// measured both ways. Every configuration is closed over the dependencies
+// given (applying a hunk applies what it needs), so configurations that
+// cannot build are rare.
 //
 // # One comparator
 //
@@ -84,9 +85,11 @@
 //
 // # Caveats
 //
-// For one culprit hunk among H the search measures about log2(H)+1.5
-// configurations besides the two ends (cmd/bench-ddmin). A regression
-// spread over many hunks that each cost a little is found only as far as
-// each part alone is bad-like; two independent culprits leave the reverted
-// configuration not good, which Isolation.Warnings says.
+// For one culprit hunk among H the configurations the search measures
+// besides the two ends grow as log2(H); cmd/bench-ddmin counts them, and
+// docs/figures.md keeps its last table. A regression spread over many hunks
+// that each cost a little is found only as far as each part alone is
+// bad-like; two independent culprits leave the reverted configuration not
+// good, which Isolation.Warnings says. Without Options.Deps, configurations
+// that do not build are frequent, and each costs a build.
 package minimize

@@ -23,7 +23,7 @@ func Example() {
 		return
 	}
 	fmt.Println(iso.Minimal, iso.AppliedOutcome, iso.RevertedOutcome)
-	fmt.Println(iso.Applied.CIHiPct < 0, iso.Reverted.CILoPct > 0)
+	fmt.Println(iso.Applied.Hi < 0, iso.Reverted.Lo > 0)
 	// Output:
 	// [h05] bad good
 	// true true

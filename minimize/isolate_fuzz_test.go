@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 )
@@ -34,7 +33,7 @@ func (o *fuzzOracle) Samples(ctx context.Context, set []string, n int) ([]float6
 		o.next++
 		switch b % 16 {
 		case 0:
-			return nil, fmt.Errorf("fuzz oracle: %w", bisect.ErrBroken)
+			return nil, fmt.Errorf("fuzz oracle: %w", record.ErrBroken)
 		case 1:
 			out = append(out, math.NaN())
 		case 2:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
@@ -56,7 +55,8 @@ func (s *setSearch) endsHopeless(n int) error {
 	if n < s.opts.InitialRuns || (s.opts.MinEffect <= 0 && s.opts.Better == "") {
 		return nil
 	}
-	d, lo, hi := stats.Delta(s.good.samples, s.bad.samples, 0.95)
+	e := stats.Delta(s.good.samples, s.bad.samples, 0.95)
+	d, lo, hi := e.Pct, e.Lo, e.Hi
 	if math.IsNaN(d) {
 		return nil
 	}
@@ -302,7 +302,7 @@ func (s *setSearch) measure(ctx context.Context, phase string, c *setConfig, fro
 			return errBudgetSpent
 		}
 		xs, err := s.o.Samples(ctx, names, n)
-		if errors.Is(err, bisect.ErrBroken) {
+		if errors.Is(err, record.ErrBroken) {
 			c.broken, c.verdict, c.pBad = true, OutcomeUnresolved, 0.5
 			s.log.Debug("isolate: configuration does not apply or build", "set", names, "err", err)
 			s.step(phase, c, "")
@@ -346,9 +346,9 @@ const minPartialRuns = 6
 // either end. Without it, such a test runs to MaxRunsPerTest and then
 // again on fresh samples (a hunk of the demo's testbed took 81 runs).
 func (s *setSearch) between(xs []float64) bool {
-	_, gLo, gHi := stats.Delta(s.good.samples, xs, s.opts.Confidence)
-	_, bLo, bHi := stats.Delta(s.bad.samples, xs, s.opts.Confidence)
-	return (gLo > 0 && bHi < 0) || (gHi < 0 && bLo > 0)
+	g := stats.Delta(s.good.samples, xs, s.opts.Confidence)
+	b := stats.Delta(s.bad.samples, xs, s.opts.Confidence)
+	return (g.Lo > 0 && b.Hi < 0) || (g.Hi < 0 && b.Lo > 0)
 }
 
 // decide turns a posterior into a verdict: bad or good past the
@@ -387,13 +387,11 @@ func (s *setSearch) record(c *setConfig) {
 // stats.Delta of their samples, the one estimate of an effect that every
 // perfbot report shows.
 type Effect struct {
-	// DeltaPct is the change of the configuration relative to the
-	// reference, in percent; CILoPct and CIHiPct bound its 95% interval.
-	DeltaPct float64
-	CILoPct  float64
-	CIHiPct  float64
+	// Effect is the change of the configuration relative to the
+	// reference, in percent, with its 95% interval.
+	record.Effect
 	// N is the number of samples of the configuration.
-	N int
+	N int `json:"n"`
 }
 
 // effectOf estimates the change of xs relative to ref. Either side empty
@@ -403,7 +401,7 @@ func effectOf(ref, xs []float64) Effect {
 	if len(ref) == 0 || len(xs) == 0 {
 		return e
 	}
-	e.DeltaPct, e.CILoPct, e.CIHiPct = stats.Delta(ref, xs, 0.95)
+	e.Effect = stats.Delta(ref, xs, 0.95)
 	return e
 }
 

@@ -18,7 +18,7 @@ import (
 type Oracle interface {
 	// Samples returns every value recorded for the configuration, measuring
 	// more until there are at least n (n = 0 returns only what is
-	// recorded). An error wrapping bisect.ErrBroken means the
+	// recorded). An error wrapping record.ErrBroken means the
 	// configuration does not apply or build; any other error stops the
 	// search.
 	Samples(ctx context.Context, set []string, n int) ([]float64, error)
@@ -155,24 +155,24 @@ const (
 type Test struct {
 	// Set is the configuration: the elements applied on top of the good
 	// end, in group order.
-	Set []string
+	Set []string `json:"set"`
 	// Side is SideApply or SideRevert.
-	Side string
+	Side string `json:"side"`
 	// N is the number of samples measured, a confirmation's included.
-	N int
+	N int `json:"n"`
 	// Median is the median sample (0 when the configuration is broken).
-	Median float64
+	Median float64 `json:"median"`
 	// PBad is the posterior that the configuration behaves like the bad
 	// end (0.5 when broken); for a confirmed configuration, that of the
 	// confirmation's own samples.
-	PBad float64
+	PBad float64 `json:"p_bad"`
 	// Outcome is OutcomeBad, OutcomeGood or OutcomeUnresolved.
-	Outcome string
-	// Broken is set when the oracle reported bisect.ErrBroken.
-	Broken bool
+	Outcome string `json:"outcome"`
+	// Broken is set when the oracle reported record.ErrBroken.
+	Broken bool `json:"broken"`
 	// Retests counts the times the configuration was tested again after
 	// an undecided test.
-	Retests int
+	Retests int `json:"retests"`
 }
 
 // TestEvent reports progress after a test.
@@ -245,58 +245,10 @@ var ErrNotWorse = errors.New("the bad end is not worse than the good end")
 
 // Isolate finds a 1-minimal set of elements that turns the good end into a
 // bad configuration: the hunks of a culprit commit that cost the
-// throughput, or the environment variables that do.
-//
-// The method is Zeller and Hildebrandt's dd (isolating delta debugging),
-// run hierarchically (HDD: files before the hunks inside them), with every
-// test a noisy measurement:
-//
-//   - The ends are measured first: the good end (the empty set) and the bad
-//     end (all elements) until held-out samples of each are classified as
-//     their own end at the configured confidence. Ends that cannot be told
-//     apart give ErrEndsAlike: as soon as the 95% interval of their effect
-//     lies within ±MinEffect (when it is set), else at the ends' limit.
-//     Ends whose interval lies on the better side give ErrNotWorse.
-//   - A test measures one configuration sequentially, one sample at a time,
-//     until Classify against the two ends says bad (≥ Confidence) or good
-//     (≤ 1−Confidence); after MaxRunsPerTest samples it is unresolved. A
-//     configuration that does not apply or build (bisect.ErrBroken) is
-//     unresolved at once. A test that stays undecided (a noisy host, not a
-//     broken configuration) is repeated on fresh samples, up to Retests
-//     times, before the configuration is unresolved; an undecided test is
-//     never held against the elements it leaves out. Unresolved is never
-//     good.
-//   - The search keeps a bracket lo ⊂ hi, lo not bad and hi bad, starting at
-//     the ends. It splits hi∖lo into n parts (whole files while that keeps
-//     the parts balanced) and tests each part from both sides: applied to
-//     lo, and reverted from hi. A bad apply or a good revert narrows the
-//     bracket to that part; a good apply or a bad revert drops the part.
-//     When no test decides, n doubles, up to single elements. Every tested
-//     configuration is closed over Deps: applying an element applies what
-//     it needs, reverting one reverts what needs it.
-//   - The bracket's last difference is fixed and tested alone on the good
-//     end. If it is not bad alone, it interacts with something in lo, and
-//     the search repeats inside lo with the fixed elements always applied;
-//     that is how two hunks that only regress together come out as a pair,
-//     and a hunk that does not build alone comes out with what it needs.
-//   - The result is made 1-minimal (each element's removal is tested), and
-//     the bad end with the set reverted is measured to report both effects
-//     (stats.Delta, each configuration with at least four samples). An
-//     element is named only when its removal was measured: one whose
-//     removal stayed unresolved goes to Undecided.
-//
-// Verdicts that a costly step rests on are confirmed with more samples
-// first; when one is overturned, the search starts over from the ends,
-// replaying the configurations it has measured for free.
-//
-// For one culprit hunk among H, the simulation in cmd/bench-ddmin measures
-// log2(H)+1.5 to log2(H)+1.7 configurations besides the two ends; two
-// interacting hunks cost about twice as many. The caveats: a regression
-// spread over many hunks that each cost a little is found only as far as
-// each part alone is bad-like; an element that is bad on its own and also
-// in other combinations (two independent culprits) leaves RevertedOutcome
-// not good; without Deps, configurations that do not build are frequent
-// and each costs a build.
+// throughput, or the environment variables that do. It measures the ends
+// first and returns ErrEndsAlike or ErrNotWorse when they hold no
+// regression to isolate. The package doc describes the method, what
+// stops the search, and the caveats.
 func Isolate(ctx context.Context, o Oracle, opts Options) (*Isolation, error) {
 	s, err := newSetSearch(o, opts)
 	if err != nil {
@@ -730,7 +682,7 @@ func (s *setSearch) result(ctx context.Context, minimal elemSet) (*Isolation, er
 	}
 	slices.SortFunc(iso.Unresolved, func(a, b []string) int { return slices.Compare(a, b) })
 	iso.Configurations = len(s.configs)
-	s.log.Info("isolate: done", "minimal", iso.Minimal, "applied_pct", iso.Applied.DeltaPct,
-		"reverted_pct", iso.Reverted.DeltaPct, "configurations", iso.Configurations, "samples", iso.Samples)
+	s.log.Info("isolate: done", "minimal", iso.Minimal, "applied_pct", iso.Applied.Pct,
+		"reverted_pct", iso.Reverted.Pct, "configurations", iso.Configurations, "samples", iso.Samples)
 	return iso, nil
 }

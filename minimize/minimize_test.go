@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
 	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
@@ -74,11 +73,11 @@ func TestIsolateEffects(t *testing.T) {
 		m    minimize.Effect
 		want float64
 	}{{"applied", iso.Applied, -5}, {"reverted", iso.Reverted, 100/0.95 - 100}} {
-		assert.LessOrEqual(t, m.m.CILoPct, m.want, m.name)
-		assert.GreaterOrEqual(t, m.m.CIHiPct, m.want, m.name)
-		assert.LessOrEqual(t, m.m.CILoPct, m.m.DeltaPct, m.name)
-		assert.GreaterOrEqual(t, m.m.CIHiPct, m.m.DeltaPct, m.name)
-		assert.Positive(t, m.m.CILoPct*m.m.CIHiPct, "%s: %+v", m.name, m.m)
+		assert.LessOrEqual(t, m.m.Lo, m.want, m.name)
+		assert.GreaterOrEqual(t, m.m.Hi, m.want, m.name)
+		assert.LessOrEqual(t, m.m.Lo, m.m.Pct, m.name)
+		assert.GreaterOrEqual(t, m.m.Hi, m.m.Pct, m.name)
+		assert.Positive(t, m.m.Lo*m.m.Hi, "%s: %+v", m.name, m.m)
 	}
 	assert.Positive(t, iso.Applied.N)
 	assert.Positive(t, iso.Reverted.N)
@@ -328,7 +327,7 @@ func TestIsolateErrors(t *testing.T) {
 			name:   "good end broken",
 			oracle: &bisecttest.SetWorld{Elements: ids, Broken: func(map[string]bool) bool { return true }},
 			opts:   minimize.Options{Groups: flat(ids)},
-			wantIs: bisect.ErrBroken,
+			wantIs: record.ErrBroken,
 		},
 		{
 			name:   "cancelled",
@@ -384,7 +383,7 @@ func TestIsolateErrors(t *testing.T) {
 			if tc.name == "infrastructure" {
 				var infra *record.InfraError
 				assert.ErrorAs(t, err, &infra)
-				assert.NotErrorIs(t, err, bisect.ErrBroken)
+				assert.NotErrorIs(t, err, record.ErrBroken)
 			}
 		})
 	}

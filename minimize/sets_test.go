@@ -94,17 +94,17 @@ func TestEffectOf(t *testing.T) {
 	ref := []float64{100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8}
 	xs := []float64{95, 96, 94, 95.5, 94.5, 95, 95.2, 94.8}
 	m := effectOf(ref, xs)
-	assert.InDelta(t, -5, m.DeltaPct, 0.3)
-	assert.Less(t, m.CILoPct, m.DeltaPct)
-	assert.Greater(t, m.CIHiPct, m.DeltaPct)
-	assert.Less(t, m.CIHiPct, 0.0)
+	assert.InDelta(t, -5, m.Pct, 0.3)
+	assert.Less(t, m.Lo, m.Pct)
+	assert.Greater(t, m.Hi, m.Pct)
+	assert.Less(t, m.Hi, 0.0)
 	assert.Equal(t, 8, m.N)
 
 	// One stalled run moves neither the estimate nor the interval much.
 	stalled := append([]float64{30}, xs[1:]...)
 	ms := effectOf(ref, stalled)
-	assert.InDelta(t, m.DeltaPct, ms.DeltaPct, 0.5)
-	assert.False(t, math.IsNaN(ms.CILoPct))
+	assert.InDelta(t, m.Pct, ms.Pct, 0.5)
+	assert.False(t, math.IsNaN(ms.Lo))
 
 	assert.Equal(t, Effect{N: 0}, effectOf(ref, nil))
 	assert.Equal(t, Effect{N: 3}, effectOf(nil, xs[:3]))

@@ -5,6 +5,12 @@ import (
 	"fmt"
 )
 
+// ErrBroken marks a revision or configuration that cannot be measured
+// because it does not build or its benchmark fails: a property of the
+// revision, not of the host. An oracle's error wrapping it makes the
+// searches skip the revision; an *InfraError stops them instead.
+var ErrBroken = errors.New("broken revision")
+
 // InfraError is the one infrastructure failure: a host could not run a
 // command at all (the shell did not start, the directory is missing, the
 // host is unreachable, a cluster job was preempted). The revision is not to

@@ -3,6 +3,7 @@ package record
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -58,15 +59,18 @@ const (
 	StateUnfiled State = "unfiled" // filing failed; `perfbot report --retry-unfiled` retries
 )
 
-// Commit is a commit as a reader of the evidence sees it.
+// Commit is one commit of the watched repository: what gitops reads of it,
+// the store remembers and the evidence shows.
 type Commit struct {
-	Hash    string    `json:"hash"`
-	Subject string    `json:"subject"`
-	Author  string    `json:"author"`
-	Email   string    `json:"email,omitempty"`
-	Date    time.Time `json:"date"`
-	URL     string    `json:"url,omitempty"`
-	Parents int       `json:"parents,omitempty"`
+	Hash    string `json:"hash"`
+	Subject string `json:"subject"`
+	Author  string `json:"author"`
+	Email   string `json:"email,omitempty"`
+	// Date is the author date.
+	Date time.Time `json:"date"`
+	URL  string    `json:"url,omitempty"`
+	// Parents are the hashes of its parents, the first parent first.
+	Parents []string `json:"parents,omitempty"`
 	// Login is the author's GitHub login when it is known (from the host's
 	// API or a users.noreply.github.com address); only then is the author
 	// @-mentioned.
@@ -84,8 +88,8 @@ type End struct {
 	Commit Commit  `json:"commit"`
 	N      int     `json:"n"`
 	Median float64 `json:"median"`
-	Lo     float64 `json:"lo"` // confidence interval of the median
-	Hi     float64 `json:"hi"`
+	// Interval is the median's confidence interval (95%).
+	Interval
 	// Runs are the commit's recorded runs of the metric, oldest first:
 	// the raw values behind the summary.
 	Runs []RunValue `json:"runs,omitempty"`
@@ -113,13 +117,40 @@ type Confirmation struct {
 	// the runs taken for it (the others were the search's).
 	Pairs int `json:"pairs"`
 	Fresh int `json:"fresh"`
-	// DeltaPct is the culprit's change over its parent in those runs, in
-	// percent, and LoPct, HiPct its 95% interval.
-	DeltaPct float64 `json:"delta_pct"`
-	LoPct    float64 `json:"lo_pct"`
-	HiPct    float64 `json:"hi_pct"`
+	// Effect is the culprit's change over its parent in those runs (stored
+	// as delta_pct, lo_pct and hi_pct).
+	Effect Effect `json:"-"`
 	// Text says it in words.
 	Text string `json:"text"`
+}
+
+// MarshalJSON writes c with its effect under the names stored findings and
+// the API have always used.
+func (c Confirmation) MarshalJSON() ([]byte, error) {
+	type plain Confirmation
+	return json.Marshal(struct {
+		plain
+		DeltaPct float64 `json:"delta_pct"`
+		LoPct    float64 `json:"lo_pct"`
+		HiPct    float64 `json:"hi_pct"`
+	}{plain(c), c.Effect.Pct, c.Effect.Lo, c.Effect.Hi})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Confirmation) UnmarshalJSON(data []byte) error {
+	type plain Confirmation
+	var j struct {
+		*plain
+		DeltaPct float64 `json:"delta_pct"`
+		LoPct    float64 `json:"lo_pct"`
+		HiPct    float64 `json:"hi_pct"`
+	}
+	j.plain = (*plain)(c)
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	c.Effect = Effect{Pct: j.DeltaPct, Interval: Interval{Lo: j.LoPct, Hi: j.HiPct}}
+	return nil
 }
 
 // Culprit is a commit found to cause the change, with the hunks of its diff
@@ -127,11 +158,9 @@ type Confirmation struct {
 type Culprit struct {
 	Commit     Commit  `json:"commit"`
 	Confidence float64 `json:"confidence"`
-	// DeltaPct is the effect of the commit in percent of its parent's
-	// value; CILoPct and CIHiPct bound its confidence interval.
-	DeltaPct float64 `json:"delta_pct"`
-	CILoPct  float64 `json:"ci_lo_pct"`
-	CIHiPct  float64 `json:"ci_hi_pct"`
+	// Effect is the change of the commit over its parent, in percent of
+	// the parent's value (stored as delta_pct, ci_lo_pct and ci_hi_pct).
+	Effect Effect `json:"-"`
 	// BuildIdentical is set by the caller when the commit's build output is
 	// byte-identical to its parent's: the measured change cannot come from
 	// its code.
@@ -145,10 +174,39 @@ type Culprit struct {
 	Hunks []Hunk `json:"hunks,omitempty"`
 	// HunkEffect is the effect of Hunks applied alone on the parent and
 	// reverted alone from the culprit.
-	HunkEffect *Effect `json:"hunk_effect,omitempty"`
+	HunkEffect *HunkEffect `json:"hunk_effect,omitempty"`
 	// Confirmation is what confirmed (or failed to confirm) the culprit;
 	// nil for findings from before confirmations were kept.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
+}
+
+// MarshalJSON writes c with its effect under the names stored findings and
+// the API have always used.
+func (c Culprit) MarshalJSON() ([]byte, error) {
+	type plain Culprit
+	return json.Marshal(struct {
+		plain
+		DeltaPct float64 `json:"delta_pct"`
+		CILoPct  float64 `json:"ci_lo_pct"`
+		CIHiPct  float64 `json:"ci_hi_pct"`
+	}{plain(c), c.Effect.Pct, c.Effect.Lo, c.Effect.Hi})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Culprit) UnmarshalJSON(data []byte) error {
+	type plain Culprit
+	var j struct {
+		*plain
+		DeltaPct float64 `json:"delta_pct"`
+		CILoPct  float64 `json:"ci_lo_pct"`
+		CIHiPct  float64 `json:"ci_hi_pct"`
+	}
+	j.plain = (*plain)(c)
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	c.Effect = Effect{Pct: j.DeltaPct, Interval: Interval{Lo: j.CILoPct, Hi: j.CIHiPct}}
+	return nil
 }
 
 // Probe is one measured commit of the search.
@@ -173,17 +231,6 @@ type Hunk struct {
 	Diff      string `json:"diff"`
 }
 
-// Effect is the measured effect of a set of hunks applied alone on the
-// parent, and reverted alone from the culprit, with confidence intervals.
-type Effect struct {
-	AppliedPct    float64 `json:"applied_pct"`
-	AppliedLoPct  float64 `json:"applied_lo_pct"`
-	AppliedHiPct  float64 `json:"applied_hi_pct"`
-	RevertedPct   float64 `json:"reverted_pct"`
-	RevertedLoPct float64 `json:"reverted_lo_pct"`
-	RevertedHiPct float64 `json:"reverted_hi_pct"`
-}
-
 // EnvDiff is one variable that differs between the two ends.
 type EnvDiff struct {
 	Name string `json:"name"`
@@ -193,35 +240,34 @@ type EnvDiff struct {
 
 // Finding is a localized change with all its evidence.
 type Finding struct {
-	ID          string            `json:"id"` // equals Fingerprint()
-	Created     time.Time         `json:"created"`
-	Repo        string            `json:"repo"`       // repository URL or path, for links and commands
-	CommitURL   string            `json:"commit_url"` // printf pattern with one %s for the hash, may be empty
-	Outcome     Outcome           `json:"outcome"`
-	Metric      string            `json:"metric"`
-	Unit        string            `json:"unit"`
-	Direction   Direction         `json:"direction"` // Regression or Improvement
-	Good        End               `json:"good"`
-	Bad         End               `json:"bad"`
-	Culprits    []Culprit         `json:"culprits,omitempty"`
-	Candidates  []Commit          `json:"candidates,omitempty"`
-	Skipped     []Commit          `json:"skipped,omitempty"`
-	Probes      []Probe           `json:"probes,omitempty"`
-	Components  []string          `json:"components,omitempty"`
-	Confidence  float64           `json:"confidence"`
-	Warnings    []string          `json:"warnings,omitempty"`
-	EnvGood     map[string]string `json:"env_good,omitempty"`
-	EnvDiffs    []EnvDiff         `json:"env_diffs,omitempty"`
-	History     []float64         `json:"history,omitempty"` // metric medians around the change, oldest first
-	Reproduce   []string          `json:"reproduce,omitempty"`
-	Logs        string            `json:"logs,omitempty"`
-	Runs        int               `json:"runs"`
-	Builds      int               `json:"builds"`
-	WallSeconds float64           `json:"wall_seconds"`
-	State       State             `json:"state"`
-	Issue       int               `json:"issue,omitempty"`
-	IssueURL    string            `json:"issue_url,omitempty"`
-	FileError   string            `json:"file_error,omitempty"`
+	ID         string            `json:"id"` // equals Fingerprint()
+	Created    time.Time         `json:"created"`
+	Repo       string            `json:"repo"`       // repository URL or path, for links and commands
+	CommitURL  string            `json:"commit_url"` // printf pattern with one %s for the hash, may be empty
+	Outcome    Outcome           `json:"outcome"`
+	Metric     string            `json:"metric"`
+	Unit       string            `json:"unit"`
+	Direction  Direction         `json:"direction"` // Regression or Improvement
+	Good       End               `json:"good"`
+	Bad        End               `json:"bad"`
+	Culprits   []Culprit         `json:"culprits,omitempty"`
+	Candidates []Commit          `json:"candidates,omitempty"`
+	Skipped    []Commit          `json:"skipped,omitempty"`
+	Probes     []Probe           `json:"probes,omitempty"`
+	Components []string          `json:"components,omitempty"`
+	Confidence float64           `json:"confidence"`
+	Warnings   []Warning         `json:"warnings,omitempty"`
+	EnvGood    map[string]string `json:"env_good,omitempty"`
+	EnvDiffs   []EnvDiff         `json:"env_diffs,omitempty"`
+	History    []float64         `json:"history,omitempty"` // metric medians around the change, oldest first
+	Reproduce  []string          `json:"reproduce,omitempty"`
+	Logs       string            `json:"logs,omitempty"`
+	// Cost is what the search that found it cost.
+	Cost
+	State     State  `json:"state"`
+	Issue     int    `json:"issue,omitempty"`
+	IssueURL  string `json:"issue_url,omitempty"`
+	FileError string `json:"file_error,omitempty"`
 
 	// Unconfirmed, when set, says how fresh interleaved runs of the
 	// culprit and its parent failed to show the change again; such a
@@ -235,7 +281,7 @@ type Finding struct {
 
 	// PublishConfidence is the cut-off below which the finding is kept
 	// rather than filed; Warnings flags a confidence under it. Zero means
-	// the report's default.
+	// DefaultPublishConfidence (PublishCutOff).
 	PublishConfidence float64 `json:"publish_confidence,omitempty"`
 
 	// GoodState and BadState are the GPU and NCCL state of the ends'
@@ -259,6 +305,21 @@ type Finding struct {
 	// ParentLogs are the logs of the good side's last run (the culprit's
 	// parent), beside Logs of the bad side's.
 	ParentLogs string `json:"parent_logs,omitempty"`
+}
+
+// DefaultPublishConfidence is the publish cut-off (report.publish_confidence)
+// when none is configured. syzbot publishes nothing under 0.66; a perfbot
+// bisection stops at bisect.DefaultConfidence, so a culprit under this cut-off
+// means the search ran out of budget or the signal was too noisy to trust.
+const DefaultPublishConfidence = 0.9
+
+// PublishCutOff is the confidence below which f is kept rather than filed:
+// its PublishConfidence, or DefaultPublishConfidence when that is zero.
+func (f *Finding) PublishCutOff() float64 {
+	if f.PublishConfidence == 0 {
+		return DefaultPublishConfidence
+	}
+	return f.PublishConfidence
 }
 
 // What a Finding's History points are.

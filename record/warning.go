@@ -72,6 +72,13 @@ const (
 	// ids) are what it had narrowed the change down to, none of them
 	// named.
 	WarnSetBudgetSpent WarningKind = "set_budget_spent"
+	// WarnHunksNotSearched: the hunks of the culprit Commit could not be
+	// searched, for the reason Text (its effect too small to split, a
+	// diff without hunks); the culprit stands.
+	WarnHunksNotSearched WarningKind = "hunks_not_searched"
+	// WarnNote: a caveat in words (Text), as an older perfbot stored
+	// every warning.
+	WarnNote WarningKind = "note"
 )
 
 // Warning is one statistical caveat on a search's result: a value, not
@@ -94,6 +101,8 @@ type Warning struct {
 	HiPct   float64     `json:"hi_pct,omitempty"`
 	// Direction is the direction a WarnOtherDirection found.
 	Direction Direction `json:"direction,omitempty"`
+	// Text is a WarnHunksNotSearched's reason, a WarnNote's words.
+	Text string `json:"text,omitempty"`
 }
 
 // String renders the warning in English.
@@ -143,6 +152,10 @@ func (w Warning) String() string {
 		return fmt.Sprintf("the effect of %s could not be measured (their tests stayed undecided when measured again); they are not named", strings.Join(w.Commits, ", "))
 	case WarnGPUState:
 		return gpuStateWarning(w)
+	case WarnHunksNotSearched:
+		return fmt.Sprintf("the hunks of %s were not searched: %s", ShortHash(w.Commit), w.Text)
+	case WarnNote:
+		return w.Text
 	}
 	return string(w.Kind)
 }
@@ -187,7 +200,7 @@ func equalWarnings(a, b Warning) bool {
 	return a.Kind == b.Kind && a.Count == b.Count && a.From == b.From && a.To == b.To && a.Commit == b.Commit &&
 		slices.Equal(a.Commits, b.Commits) && a.Runs == b.Runs && a.P == b.P && a.Pct == b.Pct &&
 		a.LoPct == b.LoPct && a.HiPct == b.HiPct && a.GPU == b.GPU && a.MHz == b.MHz && a.EndMHz == b.EndMHz &&
-		slices.Equal(a.Reasons, b.Reasons)
+		slices.Equal(a.Reasons, b.Reasons) && a.Direction == b.Direction && a.Text == b.Text
 }
 
 // WarningStrings renders warnings in English, one line each.

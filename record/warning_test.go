@@ -22,6 +22,8 @@ func TestWarningString(t *testing.T) {
 		{Warning{Kind: WarnNoValues, From: a, To: b, Runs: 60, Commits: []string{a, b}}, "run budget (60) spent while the ends 0123456789 and fedcba9876 of 0123456789..fedcba9876 had no run to compare (none a positive, finite value taken beside a run of another commit and kept by the outlier screen)"},
 		{Warning{Kind: WarnSecondChange, From: a, To: b, Runs: 4, P: 0.42}, "a second change in 0123456789..fedcba9876 was not excluded (p=0.42 when its check stopped after 4 runs)"},
 		{Warning{Kind: WarnHiddenChange, Commits: []string{a, b}}, "a further change hides among commits that do not build: 0123456789 fedcba9876"},
+		{Warning{Kind: WarnHunksNotSearched, Commit: a, Text: "good and bad ends cannot be told apart"}, "the hunks of 0123456789 were not searched: good and bad ends cannot be told apart"},
+		{Warning{Kind: WarnNote, Text: "3 of 24 runs were retried"}, "3 of 24 runs were retried"},
 		{Warning{Kind: WarnUnconfirmed, Commit: b, Count: 6, Pct: -0.4, LoPct: -2.1, HiPct: 1.3},
 			"culprit fedcba9876 not confirmed: 6 interleaved runs each of its parent and of it give -0.4% [-2.1%, +1.3%]"},
 		{Warning{Kind: WarnSearchedAgain, Count: 1, Runs: 2}, "1 culprit(s) not confirmed; the range was searched 2 times"},

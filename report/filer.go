@@ -11,12 +11,12 @@ import (
 	"github.com/perfbot/perfbot/record"
 )
 
-// IssueIndex remembers which issue each fingerprint was filed as. The store
-// implements it; the fingerprint marker in the issue body is the fallback
-// when the record is missing.
+// IssueIndex tells which issue each fingerprint was filed as. The store
+// implements it, and its caller writes it: the record of a new issue is
+// stored with its finding, in one transaction. The fingerprint marker in
+// the issue body is the fallback when the record is missing.
 type IssueIndex interface {
 	IssueFor(fingerprint string) (number int, ok bool, err error)
-	SetIssue(fingerprint string, number int) error
 }
 
 // Filer files findings as issues, one issue per regression: a finding whose
@@ -30,7 +30,7 @@ type Filer struct {
 	// label per component of the finding.
 	Labels []string
 	// PublishConfidence is the cut-off below which a finding is kept
-	// rather than filed; zero means DefaultPublishConfidence.
+	// rather than filed; zero means record.DefaultPublishConfidence.
 	PublishConfidence float64
 	// Reopen reopens a closed issue whose regression is found again;
 	// otherwise the comment says that it came back and the issue stays
@@ -92,7 +92,7 @@ func (f *Filer) File(ctx context.Context, fd *record.Finding) error {
 
 func (f *Filer) cutOff() float64 {
 	if f.PublishConfidence == 0 {
-		return DefaultPublishConfidence
+		return record.DefaultPublishConfidence
 	}
 	return f.PublishConfidence
 }
@@ -115,7 +115,8 @@ func (f *Filer) keepReason(fd *record.Finding) string {
 }
 
 // existing finds the issue of fingerprint fp: the index first, then the
-// tracker's own search, which also repairs a missing index record.
+// tracker's own search (the finding then stored with its issue repairs a
+// missing index record).
 func (f *Filer) existing(ctx context.Context, fp string, log *slog.Logger) (Issue, bool, error) {
 	if f.Index != nil {
 		n, ok, err := f.Index.IssueFor(fp)
@@ -139,7 +140,6 @@ func (f *Filer) existing(ctx context.Context, fp string, log *slog.Logger) (Issu
 	if err != nil || !ok {
 		return Issue{}, false, err
 	}
-	f.record(fp, iss.Number, log)
 	return iss, true, nil
 }
 
@@ -175,19 +175,7 @@ func (f *Filer) create(ctx context.Context, fd *record.Finding, fp, title, body 
 		return Issue{}, err
 	}
 	log.Info("finding filed", "issue", iss.Number, "url", iss.URL)
-	f.record(fp, iss.Number, log)
 	return iss, nil
-}
-
-// record remembers the issue of fp. A failure is only logged: the marker in
-// the issue body still leads Find to it next time.
-func (f *Filer) record(fp string, number int, log *slog.Logger) {
-	if f.Index == nil {
-		return
-	}
-	if err := f.Index.SetIssue(fp, number); err != nil {
-		log.Warn("could not record the issue of a finding; the marker will find it", "issue", number, "err", err)
-	}
 }
 
 func (f *Filer) fail(fd *record.Finding, err error) error {

@@ -13,14 +13,14 @@ import (
 func day(d, h int) time.Time { return time.Date(2026, 11, d, h, 3, 0, 0, time.UTC) }
 
 var (
-	goodCommit = record.Commit{Hash: "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", Subject: "attention: tune flashinfer MLA split-kv for 3 draft tokens", Author: "Ravi Shah", Email: "ravi@example.com", Date: day(18, 9), Parents: 1}
-	badCommit  = record.Commit{Hash: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807", Subject: "topk: use a stable sort for draft token ranks", Author: "Ana Ruiz", Email: "41234+anaruiz@users.noreply.github.com", Date: day(22, 17), Parents: 1}
-	culprit1   = record.Commit{Hash: "3f2a9c1e00d4b5a6978877665544332211aabbcc", Subject: "communicator: prefer symmetric memory allreduce on every topology", Author: "Mei Lin", Email: "mlin@example.com", Login: "meilin", Date: day(20, 14), Parents: 1,
+	goodCommit = record.Commit{Hash: "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", Subject: "attention: tune flashinfer MLA split-kv for 3 draft tokens", Author: "Ravi Shah", Email: "ravi@example.com", Date: day(18, 9)}
+	badCommit  = record.Commit{Hash: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807", Subject: "topk: use a stable sort for draft token ranks", Author: "Ana Ruiz", Email: "41234+anaruiz@users.noreply.github.com", Date: day(22, 17)}
+	culprit1   = record.Commit{Hash: "3f2a9c1e00d4b5a6978877665544332211aabbcc", Subject: "communicator: prefer symmetric memory allreduce on every topology", Author: "Mei Lin", Email: "mlin@example.com", Login: "meilin", Date: day(20, 14),
 		Files: []string{"engine/communicator/allreduce.go", "engine/communicator/allreduce_test.go"}}
-	culprit2 = record.Commit{Hash: "5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f", Subject: "moe: route shared experts before top-k gating", Author: "Jonas Berg", Email: "jonas@example.com", Date: day(21, 11), Parents: 1,
+	culprit2 = record.Commit{Hash: "5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f", Subject: "moe: route shared experts before top-k gating", Author: "Jonas Berg", Email: "jonas@example.com", Date: day(21, 11),
 		Files: []string{"engine/moe/router.go"}}
-	probeA = record.Commit{Hash: "b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d", Subject: "spec: count accepted draft tokens per verify step", Author: "Ravi Shah", Date: day(19, 10), Parents: 1}
-	probeB = record.Commit{Hash: "c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7", Subject: "build: bump flashinfer to 0.2.14", Author: "Ana Ruiz", Date: day(21, 8), Parents: 1}
+	probeA = record.Commit{Hash: "b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d", Subject: "spec: count accepted draft tokens per verify step", Author: "Ravi Shah", Date: day(19, 10)}
+	probeB = record.Commit{Hash: "c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7", Subject: "build: bump flashinfer to 0.2.14", Author: "Ana Ruiz", Date: day(21, 8)}
 )
 
 const allreduceDiff = `@@ -41,9 +41,10 @@ func (c *Communicator) AllReduce(buf []float32) error {
@@ -55,8 +55,8 @@ func baseFinding() *record.Finding {
 		Metric:    "verify_tok_s",
 		Unit:      "tok/s",
 		Direction: "regression",
-		Good:      record.End{Commit: goodCommit, N: 24, Median: 88.80, Lo: 88.12, Hi: 89.41},
-		Bad:       record.End{Commit: badCommit, N: 24, Median: 75.66, Lo: 74.93, Hi: 76.30},
+		Good:      record.End{Commit: goodCommit, N: 24, Median: 88.80, Interval: record.Interval{Lo: 88.12, Hi: 89.41}},
+		Bad:       record.End{Commit: badCommit, N: 24, Median: 75.66, Interval: record.Interval{Lo: 74.93, Hi: 76.30}},
 		EnvGood: map[string]string{
 			"NCCL_PROTO":           "LL",
 			"NCCL_ALGO":            "Ring",
@@ -67,10 +67,8 @@ func baseFinding() *record.Finding {
 			"host":                 "gpu-07",
 			"go":                   "go1.26.8",
 		},
-		History:     []float64{88.9, 88.6, 89.1, 88.7, 88.8, 89.0, 88.5, 75.9, 75.5, 75.8, 75.6, 75.7},
-		Runs:        84,
-		Builds:      9,
-		WallSeconds: 4321,
+		History: []float64{88.9, 88.6, 89.1, 88.7, 88.8, 89.0, 88.5, 75.9, 75.5, 75.8, 75.6, 75.7},
+		Cost:    record.Cost{Runs: 84, Builds: 9, WallSeconds: 4321},
 		Logs: "=== RUN   BenchmarkVerifyStep/k=3\n" +
 			"BenchmarkVerifyStep/k=3-8   \t     200\t  39650112 ns/op\t        75.66 tok/s\n" +
 			"allreduce backend: symm_mem (custom disabled)\n" +
@@ -96,10 +94,10 @@ func rawRuns(n int, median float64, start time.Time) []record.RunValue {
 func culpritWithHunks() *record.Finding {
 	f := baseFinding()
 	f.Outcome = record.OutcomeCulprit
-	f.Good = record.End{Commit: probeA, N: 12, Median: 88.71, Lo: 88.30, Hi: 89.02, Runs: rawRuns(12, 88.71, day(23, 0)), CPUAffinity: "0-15"}
-	f.Bad = record.End{Commit: culprit1, N: 12, Median: 75.61, Lo: 75.20, Hi: 76.01, Runs: rawRuns(12, 75.61, day(23, 0).Add(time.Minute)), CPUAffinity: "0-15"}
-	f.Culprits = []record.Culprit{{Commit: culprit1, Confidence: 0.9931, DeltaPct: -14.8, CILoPct: -15.9, CIHiPct: -13.6,
-		Confirmation: &record.Confirmation{Confirmed: true, Pairs: 12, Fresh: 8, DeltaPct: -14.8, LoPct: -15.9, HiPct: -13.6,
+	f.Good = record.End{Commit: probeA, N: 12, Median: 88.71, Interval: record.Interval{Lo: 88.30, Hi: 89.02}, Runs: rawRuns(12, 88.71, day(23, 0)), CPUAffinity: "0-15"}
+	f.Bad = record.End{Commit: culprit1, N: 12, Median: 75.61, Interval: record.Interval{Lo: 75.20, Hi: 76.01}, Runs: rawRuns(12, 75.61, day(23, 0).Add(time.Minute)), CPUAffinity: "0-15"}
+	f.Culprits = []record.Culprit{{Commit: culprit1, Confidence: 0.9931, Effect: record.Effect{Pct: -14.8, Interval: record.Interval{Lo: -15.9, Hi: -13.6}},
+		Confirmation: &record.Confirmation{Confirmed: true, Pairs: 12, Fresh: 8, Effect: record.Effect{Pct: -14.8, Interval: record.Interval{Lo: -15.9, Hi: -13.6}},
 			Text: "12 interleaved runs each of parent and culprit give -14.8% [-15.9%, -13.6%]"}}}
 	f.Confidence = 0.9931
 	f.Culprits[0].Hunks = []record.Hunk{{
@@ -108,7 +106,7 @@ func culpritWithHunks() *record.Finding {
 		Diff: allreduceDiff,
 	}}
 	f.Components = []string{"communicator"}
-	f.Culprits[0].HunkEffect = &record.Effect{AppliedPct: -14.1, AppliedLoPct: -15.3, AppliedHiPct: -12.9, RevertedPct: 15.3, RevertedLoPct: 13.9, RevertedHiPct: 16.7}
+	f.Culprits[0].HunkEffect = &record.HunkEffect{Applied: record.Effect{Pct: -14.1, Interval: record.Interval{Lo: -15.3, Hi: -12.9}}, Reverted: record.Effect{Pct: 15.3, Interval: record.Interval{Lo: 13.9, Hi: 16.7}}}
 	f.Probes = probes(
 		record.Probe{Commit: goodCommit, N: 24, Median: 88.80, Status: "ok", Verdict: "end"},
 		record.Probe{Commit: badCommit, N: 24, Median: 75.66, Status: "ok", Verdict: "end"},
@@ -143,12 +141,12 @@ func culpritWithoutHunks() *record.Finding {
 func twoCulprits() *record.Finding {
 	f := culpritWithHunks()
 	f.Culprits = []record.Culprit{
-		{Commit: culprit1, Confidence: 0.991, DeltaPct: -3.1, CILoPct: -4.0, CIHiPct: -2.2, Hunks: f.Culprits[0].Hunks},
-		{Commit: culprit2, Confidence: 0.987, DeltaPct: -2.8, CILoPct: -3.7, CIHiPct: -1.9},
+		{Commit: culprit1, Confidence: 0.991, Effect: record.Effect{Pct: -3.1, Interval: record.Interval{Lo: -4.0, Hi: -2.2}}, Hunks: f.Culprits[0].Hunks},
+		{Commit: culprit2, Confidence: 0.987, Effect: record.Effect{Pct: -2.8, Interval: record.Interval{Lo: -3.7, Hi: -1.9}}},
 	}
 	// Two culprits: the sides are the range's ends.
 	f.Good = baseFinding().Good
-	f.Bad = record.End{Commit: badCommit, N: 24, Median: 83.42, Lo: 82.90, Hi: 83.95}
+	f.Bad = record.End{Commit: badCommit, N: 24, Median: 83.42, Interval: record.Interval{Lo: 82.90, Hi: 83.95}}
 	f.Culprits[0].Confirmation = nil
 	f.ParentLogs = ""
 	f.Confidence = 0.987
@@ -222,17 +220,17 @@ func notReproduced() *record.Finding {
 func suspicious() *record.Finding {
 	f := culpritWithoutHunks()
 	c := culprit2
-	c.Parents = 2
+	c.Parents = []string{goodCommit.Hash, probeA.Hash}
 	c.Login = ""
 	c.Subject = "Merge @bob's branch 'docs' | fix #12 <b>now</b>"
 	c.Files = []string{"docs/tuning.md", "engine/moe/router_test.go", "README.md"}
-	f.Culprits = []record.Culprit{{Commit: c, Confidence: 0.82, DeltaPct: -6.2, CILoPct: -9.9, CIHiPct: -2.4, BuildIdentical: true,
-		Confirmation: &record.Confirmation{Pairs: 12, Fresh: 12, DeltaPct: -1.1, LoPct: -3.9, HiPct: 1.6, Text: "12 interleaved runs each of parent and culprit give -1.1% [-3.9%, +1.6%]"}}}
+	f.Culprits = []record.Culprit{{Commit: c, Confidence: 0.82, Effect: record.Effect{Pct: -6.2, Interval: record.Interval{Lo: -9.9, Hi: -2.4}}, BuildIdentical: true,
+		Confirmation: &record.Confirmation{Pairs: 12, Fresh: 12, Effect: record.Effect{Pct: -1.1, Interval: record.Interval{Lo: -3.9, Hi: 1.6}}, Text: "12 interleaved runs each of parent and culprit give -1.1% [-3.9%, +1.6%]"}}}
 	f.Bad.Commit = c
 	f.Unconfirmed = f.Culprits[0].Confirmation.Text
 	f.Confidence = 0.82
 	f.EnvDiffs = []record.EnvDiff{{Name: "NCCL_PROTO", Good: "LL", Bad: ""}, {Name: "NCCL_ALGO", Good: "Ring", Bad: "Tree|Ring"}}
-	f.Warnings = []string{"3 of 24 runs at the bad end were retried after infra errors."}
+	f.Warnings = []record.Warning{{Kind: record.WarnNote, Text: "3 of 24 runs at the bad end were retried after infra errors."}}
 	f.ID = f.Fingerprint()
 	return f
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -162,7 +161,7 @@ func enterpriseURL(apiURL string) (string, error) {
 	if u.User != nil {
 		return "", fmt.Errorf("github.api_url %s: must not hold credentials; the token goes in github.token_env", u.Redacted())
 	}
-	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+	if u.Scheme == "http" && !secret.IsLoopback(u.Hostname()) {
 		return "", fmt.Errorf("github.api_url %q sends the token in clear: use https, or http only for a loopback host (127.0.0.1, ::1, localhost)", apiURL)
 	}
 	if u.Host == "api.github.com" {
@@ -172,15 +171,6 @@ func enterpriseURL(apiURL string) (string, error) {
 		return "", fmt.Errorf("github.api_url %q: %w", apiURL, err)
 	}
 	return apiURL, nil
-}
-
-// isLoopback reports whether host names this machine.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // apiEndpoint is the only place the token goes: the API URL's scheme and

@@ -31,6 +31,7 @@ var templates = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":      formatNum,
 	"pct":      formatPct,
 	"ci":       formatCI,
+	"effect":   formatEffect,
 	"conf":     formatConfidence,
 	"text":     escapeText,
 	"code":     codeSpan,
@@ -164,7 +165,8 @@ type view struct {
 	Marker      string
 	// DeltaPct is the change of the bad end's median against the good end's.
 	DeltaPct float64
-	// AllWarnings are f.Warnings followed by Warnings(f), without repeats.
+	// AllWarnings are f.Warnings, in words, followed by Warnings(f),
+	// without repeats.
 	AllWarnings []string
 	// Logs is f.Logs, or its tail when the body would be too long.
 	Logs        string
@@ -185,7 +187,7 @@ func newView(f *record.Finding, secrets []string) *view {
 		Fingerprint: fp,
 		Marker:      marker(fp),
 		DeltaPct:    changePct(f.Good.Median, f.Bad.Median),
-		AllWarnings: mergeWarnings(f.Warnings, Warnings(f)),
+		AllWarnings: mergeWarnings(record.WarningStrings(f.Warnings), Warnings(f)),
 		Logs:        f.Logs,
 		ParentLogs:  f.ParentLogs,
 		secrets:     secrets,
@@ -263,7 +265,7 @@ func (v *view) CulpritHunks(c record.Culprit) []hunkView {
 func (v *view) CulpritList() string {
 	parts := make([]string, len(v.Culprits))
 	for i, c := range v.Culprits {
-		parts[i] = formatPct(c.DeltaPct) + " at " + v.Link(c.Commit)
+		parts[i] = formatPct(c.Effect.Pct) + " at " + v.Link(c.Commit)
 	}
 	return fmt.Sprintf("%d culprits: %s", len(v.Culprits), strings.Join(parts, ", "))
 }
@@ -340,10 +342,10 @@ func cutLines(s string, n int) string {
 // EffectShare is the applied-alone effect of c's hunks as a share of c's
 // effect, or 0 when that comparison means nothing.
 func (v *view) EffectShare(c record.Culprit) float64 {
-	if c.HunkEffect == nil || c.DeltaPct == 0 {
+	if c.HunkEffect == nil || c.Effect.Pct == 0 {
 		return 0
 	}
-	share := c.HunkEffect.AppliedPct / c.DeltaPct * 100
+	share := c.HunkEffect.Applied.Pct / c.Effect.Pct * 100
 	if share <= 0 {
 		return 0
 	}
@@ -366,11 +368,11 @@ func title(f *record.Finding, deltaPct float64) string {
 	case record.OutcomeCulprit:
 		if len(f.Culprits) == 1 {
 			c := f.Culprits[0]
-			return fmt.Sprintf("%s %s at %s%s", f.Metric, formatPct(c.DeltaPct), c.Commit.Short(), componentSuffix(f))
+			return fmt.Sprintf("%s %s at %s%s", f.Metric, formatPct(c.Effect.Pct), c.Commit.Short(), componentSuffix(f))
 		}
 		parts := make([]string, len(f.Culprits))
 		for i, c := range f.Culprits {
-			parts[i] = formatPct(c.DeltaPct) + " at " + c.Commit.Short()
+			parts[i] = formatPct(c.Effect.Pct) + " at " + c.Commit.Short()
 		}
 		return fmt.Sprintf("%s %d culprits: %s%s", f.Metric, len(f.Culprits), strings.Join(parts, ", "), componentSuffix(f))
 	case record.OutcomeCandidates:
@@ -535,6 +537,9 @@ func formatCI(lo, hi float64) string {
 	}
 	return "[" + formatPct(lo) + ", " + formatPct(hi) + "]"
 }
+
+// formatEffect prints a change with its interval: "−14.8% [−15.6%, −14.0%]".
+func formatEffect(e record.Effect) string { return formatPct(e.Pct) + " " + formatCI(e.Lo, e.Hi) }
 
 // formatConfidence rounds down so that 0.9999 never reads as a certain 100%.
 func formatConfidence(c float64) string {

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/perfbot/perfbot/record"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -156,7 +157,7 @@ func TestWarnings(t *testing.T) {
 		want    []string // substrings, one per expected warning
 	}{
 		{"clean culprit", culpritWithoutHunks(), nil},
-		{"merge commit", withCulprit(func(c *record.Culprit) { c.Commit.Parents = 2 }), []string{"is a merge commit (2 parents)"}},
+		{"merge commit", withCulprit(func(c *record.Culprit) { c.Commit.Parents = []string{"p1", "p2"} }), []string{"is a merge commit (2 parents)"}},
 		{"docs only", withCulprit(func(c *record.Culprit) { c.Commit.Files = []string{"docs/nccl.md", "README.md"} }), []string{"changes only documentation or tests"}},
 		{"tests only", withCulprit(func(c *record.Culprit) {
 			c.Commit.Files = []string{"engine/moe/router_test.go", "python/tests/test_topk.py", "engine/testdata/x.json"}

@@ -34,7 +34,7 @@ func leakingFinding() *record.Finding {
 	f.EnvGood["HF_TOKEN"] = leakHF
 	f.EnvGood["DB_PASSWORD"] = leakDBPass
 	f.EnvDiffs = []record.EnvDiff{{Name: "SLACK_WEBHOOK_URL", Good: leakWebhook, Bad: ""}}
-	f.Warnings = []string{"the benchmark printed " + leakGitHub}
+	f.Warnings = []record.Warning{{Kind: record.WarnNote, Text: "the benchmark printed " + leakGitHub}}
 	f.Culprits[0].Hunks[0].Diff += "+const token = \"" + leakGitHub + "\"\n"
 	f.ID = f.Fingerprint()
 	return f

@@ -39,7 +39,7 @@ func verifySlowed() *record.Finding {
 	}
 	a.Metric, a.Tokens = "verify_tok_s", 4
 	f.Speculative = &a
-	f.Culprits[0].DeltaPct, f.Culprits[0].CILoPct, f.Culprits[0].CIHiPct = -55.5, -56.3, -54.6
+	f.Culprits[0].Effect = record.Effect{Pct: -55.5, Interval: record.Interval{Lo: -56.3, Hi: -54.6}}
 	f.History, f.Probes = nil, nil
 	return f
 }
@@ -59,7 +59,7 @@ func speculationSlower() *record.Finding {
 		Outcome: record.OutcomeSpeculationSlower, Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Regression,
 		Confidence: 0.95, State: record.StateKept,
 		Good:       record.End{Commit: goodCommit},
-		Bad:        record.End{Commit: badCommit, N: 8, Median: 61.4, Lo: 60.8, Hi: 62.0},
+		Bad:        record.End{Commit: badCommit, N: 8, Median: 61.4, Interval: record.Interval{Lo: 60.8, Hi: 62.0}},
 		Candidates: []record.Commit{goodCommit, probeB, badCommit},
 		Speculative: &record.SpecAttribution{Metric: "verify_tok_s", Tokens: 4,
 			Good: bd(specdecode.Cycle{VerifyMs: 28.4, DraftMs: 5.7, DecodeMs: 12.2, Accept: 2.2}),

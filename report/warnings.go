@@ -2,17 +2,11 @@ package report
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
+	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 )
-
-// DefaultPublishConfidence is the publish cut-off of a finding whose
-// PublishConfidence is zero. syzbot publishes nothing under 0.66; a
-// perfbot bisection stops at 0.99, so a culprit under 0.9 means the search
-// ran out of budget or the signal was too noisy to trust.
-const DefaultPublishConfidence = 0.9
 
 // Warnings returns the reasons to doubt f that a reader should see before
 // blaming anyone: a merge commit, a commit that changes only documentation
@@ -24,10 +18,10 @@ func Warnings(f *record.Finding) []string {
 	var ws []string
 	for _, c := range f.Culprits {
 		short := c.Commit.Short()
-		if c.Commit.Parents > 1 {
-			ws = append(ws, fmt.Sprintf("%s is a merge commit (%d parents): the change may come from the merged branch, which the first-parent bisection did not enter.", short, c.Commit.Parents))
+		if n := len(c.Commit.Parents); n > 1 {
+			ws = append(ws, fmt.Sprintf("%s is a merge commit (%d parents): the change may come from the merged branch, which the first-parent bisection did not enter.", short, n))
 		}
-		if len(c.Commit.Files) > 0 && docsOrTestsOnly(c.Commit.Files) {
+		if gitops.DocsOrTestsOnly(c.Commit.Files) {
 			ws = append(ws, fmt.Sprintf("%s changes only documentation or tests (%s): it cannot change the measured code.", short, strings.Join(c.Commit.Files, ", ")))
 		}
 		if c.NoCodeChange {
@@ -37,10 +31,7 @@ func Warnings(f *record.Finding) []string {
 			ws = append(ws, fmt.Sprintf("%s builds to the same output as its parent: the change must come from noise or the environment.", short))
 		}
 	}
-	cut := f.PublishConfidence
-	if cut == 0 {
-		cut = DefaultPublishConfidence
-	}
+	cut := f.PublishCutOff()
 	if f.Outcome != record.OutcomeNotReproduced && f.Confidence < cut {
 		ws = append(ws, fmt.Sprintf("Confidence %s is below the publish cut-off %s.", formatConfidence(f.Confidence), formatConfidence(cut)))
 	}
@@ -55,53 +46,4 @@ func Warnings(f *record.Finding) []string {
 		ws = append(ws, fmt.Sprintf("The GPUs or NCCL of the two ends were in different states (%s): the change may come from the machine rather than the code.", strings.Join(stateLabels(f.StateDiffs), ", ")))
 	}
 	return ws
-}
-
-// docsOrTestsOnly reports whether every path is documentation or a test.
-func docsOrTestsOnly(files []string) bool {
-	for _, f := range files {
-		if !isDoc(f) && !isTest(f) {
-			return false
-		}
-	}
-	return true
-}
-
-func isDoc(p string) bool {
-	base := strings.ToLower(path.Base(p))
-	switch path.Ext(base) {
-	case ".md", ".rst", ".txt", ".adoc":
-		return true
-	}
-	for _, prefix := range []string{"readme", "license", "changelog", "authors", "contributing"} {
-		if strings.HasPrefix(base, prefix) {
-			return true
-		}
-	}
-	return hasDir(p, "doc", "docs")
-}
-
-func isTest(p string) bool {
-	base := path.Base(p)
-	switch {
-	case strings.HasSuffix(base, "_test.go"),
-		strings.HasPrefix(base, "test_") && strings.HasSuffix(base, ".py"),
-		strings.HasSuffix(base, "_test.py"),
-		base == "conftest.py":
-		return true
-	}
-	return hasDir(p, "test", "tests", "testdata")
-}
-
-// hasDir reports whether a directory of p is one of names.
-func hasDir(p string, names ...string) bool {
-	dirs := strings.Split(path.Dir(p), "/")
-	for _, d := range dirs {
-		for _, n := range names {
-			if d == n {
-				return true
-			}
-		}
-	}
-	return false
 }

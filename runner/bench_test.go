@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // BenchmarkMeasureOverhead measures perfbot's own cost per run on the
@@ -19,7 +21,7 @@ func BenchmarkMeasureOverhead(b *testing.B) {
 	// sampled: the prologue (counted in the step's own time, run-ns/run)
 	// and the read-back command (overhead).
 	b.Run("sampled GPU", func(b *testing.B) {
-		useFakeGPU(b, "samples_busy.csv")
+		runnertest.UseFakeGPU(b, "samples_busy.csv")
 		measureOverhead(b)
 	})
 }
@@ -34,13 +36,13 @@ func measureOverhead(b *testing.B) {
 		Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher, Primary: true}},
 	}
 	host, commit := localHost(b, "local", map[string]string{"README": "engine\n"})
-	pool, err := NewPool(host)
+	pool, err := runner.NewPool(host)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &Runner{Spec: spec}
+	r := &runner.Runner{Spec: spec}
 	ctx := context.Background()
-	src := Source{Target: record.Target{Commit: commit}}
+	src := runner.Source{Target: record.Target{Commit: commit}}
 	lease, err := pool.Acquire(ctx, src.Target)
 	if err != nil {
 		b.Fatal(err)

@@ -2,9 +2,9 @@
 // verdicts.
 //
 // Where: a Pool of Hosts (this machine, Local; a machine reached over
-// SSH, which keeps its own clone and gets the commits it lacks as
-// bundles; a Slurm cluster, Slurm, whose jobs run in trees on storage its
-// nodes share) hands out leases, each one slot
+// SSH, package runner/ssh, which keeps its own clone and gets the commits
+// it lacks as bundles; a Slurm cluster, package runner/slurm, whose jobs
+// run in trees on storage its nodes share) hands out leases, each one slot
 // of one host. A host has Layout().Slots slots, and the pool's Size, the
 // number of targets measured at once, is the sum over its hosts. Each
 // slot keeps a few materialized trees and the pool remembers which target
@@ -27,7 +27,8 @@
 // and why (pool_health.go).
 //
 // How: a Runner runs a Spec's build steps and benchmark steps on a lease,
-// with timeouts that kill whole process groups, captured logs capped to
+// with timeouts that kill whole process groups, a supervisor that kills
+// all a step started the moment perfbot dies, captured logs capped to
 // their head and tail, and the environment fingerprint of every run. On a
 // host whose facts list GPUs, each benchmark step is sampled on the host
 // itself by nvidia-smi about once a second (started by a prologue of the
@@ -39,8 +40,10 @@
 // benchmark step is sampled so, on its node, and the run records what the
 // cluster says of that node. A benchmark step may declare a server
 // (record.Server), which the Runner starts on a host that can run one
-// (ServerHost), waits for, and stops with its whole process group after
-// the step, checking its port free. A host that cannot do its part fails
-// with a *record.InfraError; a target
+// beside the step (ServerHost: Local), waits for, and stops with its whole
+// process group after the step, checking its port free; a host whose
+// steps run on machines perfbot does not reach runs the server in the
+// step's own job instead, on the step's machine (ServerJobHost: Slurm).
+// A host that cannot do its part fails with a *record.InfraError; a target
 // that does not apply, build or benchmark is a recorded run status.
 package runner

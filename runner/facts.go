@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 	"github.com/perfbot/perfbot/secret"
 )
 
@@ -29,9 +30,9 @@ var GPUQueryFields = []string{
 	"temperature.gpu", "power.draw", "clocks_throttle_reasons.active",
 }
 
-// factTimeout bounds each probe of the machine (uname, go version,
+// FactTimeout bounds each probe of the machine (uname, go version,
 // nvidia-smi): a hung driver must not hang the measurement.
-const factTimeout = 30 * time.Second
+const FactTimeout = 30 * time.Second
 
 // Facts describes this machine. It is computed on the first call and
 // cached; an error (nvidia-smi present but failing, which means a broken
@@ -86,13 +87,13 @@ func probe(ctx context.Context, name string, args ...string) (string, error) {
 	if _, err := exec.LookPath(name); err != nil {
 		return "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, factTimeout)
+	ctx, cancel := context.WithTimeout(ctx, FactTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
 	text := strings.TrimSpace(string(out))
 	if err != nil {
 		first, _, _ := strings.Cut(text, "\n")
-		return "", fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, clip(first, 200))
+		return "", fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, proc.Clip(first, 200))
 	}
 	return text, nil
 }

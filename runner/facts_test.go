@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/secret"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/secret"
 )
 
 func TestParseGPUQuerySample(t *testing.T) {

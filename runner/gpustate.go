@@ -16,6 +16,7 @@ import (
 
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 	"github.com/perfbot/perfbot/secret"
 	"github.com/perfbot/perfbot/stats"
 )
@@ -74,7 +75,7 @@ func newGPUSampling(scratch, step string, topology bool) gpuSampling {
 func (g gpuSampling) wrap(script string) string {
 	query := "--query-gpu=" + strings.Join(GPUSampleFields, ",") + " --format=csv,noheader,nounits"
 	var b strings.Builder
-	b.WriteString("perfbot_gpu=" + shellQuote(g.dir) + "\n")
+	b.WriteString("perfbot_gpu=" + proc.ShellQuote(g.dir) + "\n")
 	b.WriteString(`if rm -rf "$perfbot_gpu" && mkdir -p "$perfbot_gpu"; then` + "\n")
 	b.WriteString(`  for perfbot_f in /etc/nccl.conf "${HOME:+$HOME/.nccl.conf}" "${NCCL_CONF_FILE:-}"; do` + "\n")
 	b.WriteString(`    if [ -n "$perfbot_f" ] && [ -f "$perfbot_f" ]; then printf '==> %s <==\n' "$perfbot_f"; head -c 65536 "$perfbot_f"; echo; fi` + "\n")
@@ -100,11 +101,19 @@ const (
 
 const readbackMark = "--- perfbot "
 
+// ReadbackOutput is what the read-back of a step's sampling (PhaseReadback)
+// prints when the sampling recorded samples, rows of GPUSampleFields as
+// nvidia-smi's --format=csv,noheader,nounits prints them, and nothing else:
+// what a host that runs nothing answers such a command with.
+func ReadbackOutput(samples string) []byte {
+	return []byte(readbackMark + readbackSamples + "\n" + samples)
+}
+
 // readbackScript prints the sampling directory's files, each after a
 // marker line, the samples thinned to gpuSampleLines.
 func (g gpuSampling) readbackScript() string {
 	var b strings.Builder
-	b.WriteString("d=" + shellQuote(g.dir) + "\n")
+	b.WriteString("d=" + proc.ShellQuote(g.dir) + "\n")
 	b.WriteString("echo '" + readbackMark + readbackSamples + "'\n")
 	b.WriteString(`if [ -f "$d/samples" ]; then n=$(wc -l < "$d/samples"); k=$(( n / ` + strconv.Itoa(gpuSampleLines) + ` + 1 ));` +
 		` awk -F, -v k="$k" '{ c[$1]++; if ((c[$1] - 1) % k == 0) print }' "$d/samples"; fi` + "\n")
@@ -360,13 +369,13 @@ func (m *measurement) sampleGPU(ctx context.Context, p *pending, step string, g 
 		Dir:     m.ws.Dir,
 		Script:  g.readbackScript(),
 		Env:     map[string]string{EnvCommit: m.target.Commit, EnvTarget: m.targetKey, EnvPhase: PhaseReadback, EnvStep: step},
-		Timeout: factTimeout,
+		Timeout: FactTimeout,
 	})
 	if err != nil {
 		return err
 	}
 	if res.ExitCode != 0 {
-		m.log.Warn("reading back the GPU samples failed", "step", step, "exit", res.ExitCode, "output", lastLine(res.Output))
+		m.log.Warn("reading back the GPU samples failed", "step", step, "exit", res.ExitCode, "output", proc.LastLine(res.Output))
 		return nil
 	}
 	rb := parseReadback(res.Output)
@@ -389,10 +398,10 @@ func (m *measurement) sampleGPU(ctx context.Context, p *pending, step string, g 
 	if dropped > 1 {
 		// The loop's last row may be cut by the kill that stops it; more
 		// means nvidia-smi printed something else.
-		m.log.Warn("GPU sample lines that do not read", "step", step, "lines", dropped, "errors", firstLine(rb.errors))
+		m.log.Warn("GPU sample lines that do not read", "step", step, "lines", dropped, "errors", proc.FirstLine(rb.errors))
 	}
 	if len(samples) == 0 {
-		m.log.Info("no GPU samples during the step", "step", step, "errors", firstLine(rb.errors))
+		m.log.Info("no GPU samples during the step", "step", step, "errors", proc.FirstLine(rb.errors))
 		return nil
 	}
 	first, states := summarizeGPUSamples(step, samples)

@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // TestMeasureSamplesRealGPU samples the machine's own GPUs during a
@@ -24,7 +27,7 @@ func TestMeasureSamplesRealGPU(t *testing.T) {
 		t.Skip("no nvidia-smi on PATH")
 	}
 	box, commit := localHost(t, "gpu", map[string]string{"README": "engine\n"})
-	pool, err := NewPool(box)
+	pool, err := runner.NewPool(box)
 	require.NoError(t, err)
 	const load = `import time, torch
 x = torch.randn(8192, 8192, device="cuda")
@@ -33,11 +36,11 @@ while time.time() < end:
     y = x @ x
 torch.cuda.synchronize()
 `
-	script := "if python3 -c 'import torch' 2> /dev/null; then python3 -c " + shellQuote(load) + "; else sleep 6; fi\n" +
+	script := "if python3 -c 'import torch' 2> /dev/null; then python3 -c " + proc.ShellQuote(load) + "; else sleep 6; fi\n" +
 		"printf 'BenchmarkVerifyStep-2 1 1 tok/s\\n'"
-	r := &Runner{Spec: gpuSpec(script, nil)}
+	r := &runner.Runner{Spec: runnertest.GPUSpec(script, nil)}
 	started := time.Now()
-	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: commit}}, 1)
+	runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: commit}}, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	require.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)

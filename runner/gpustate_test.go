@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -8,48 +8,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
+	"github.com/perfbot/perfbot/runner/runnertest"
 	"github.com/perfbot/perfbot/secret"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// fakeGPU is the stand-in nvidia-smi of testdata/fakegpu.
-type fakeGPU struct {
-	log     string // its arguments, one call a line
-	sampled string // touched once it wrote the samples
-}
-
-// useFakeGPU puts testdata/fakegpu first on PATH (commands of a Local host
-// inherit it), printing the sample rows of file.
-func useFakeGPU(t testing.TB, samples string) fakeGPU {
-	t.Helper()
-	dir, err := filepath.Abs("testdata/fakegpu")
-	require.NoError(t, err)
-	tmp := t.TempDir()
-	f := fakeGPU{log: filepath.Join(tmp, "calls"), sampled: filepath.Join(tmp, "sampled")}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	t.Setenv("FAKE_GPU_SAMPLES", filepath.Join(dir, samples))
-	t.Setenv("FAKE_GPU_SAMPLED", f.sampled)
-	t.Setenv("FAKE_NVIDIA_SMI_LOG", f.log)
-	return f
-}
-
-func (f fakeGPU) calls(t *testing.T) []string {
-	data, err := os.ReadFile(f.log)
-	require.NoError(t, err)
-	return strings.Split(strings.TrimSpace(string(data)), "\n")
-}
-
-// awaitSampled waits, in a benchmark script, until the stand-in wrote its
-// samples, so that the step does not end before its sampling began.
-const awaitSampled = `i=0; while [ ! -f "$FAKE_GPU_SAMPLED" ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done; rm -f "$FAKE_GPU_SAMPLED"
-`
 
 // ncclLines are NCCL_DEBUG=INFO lines as the recorded H200 run printed
 // them.
@@ -58,16 +28,6 @@ vm:527:527 [0] NCCL INFO comm 0xfbd21c0 rank 0 nRanks 1 nNodes 1 localRanks 1 lo
 vm:527:527 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to 8.
 vm:527:527 [0] NCCL INFO 8 coll channels, 8 collnet channels, 0 nvls channels, 8 p2p channels, 8 p2p channels per peer
 `
-
-func gpuSpec(script string, env map[string]string) record.Spec {
-	return record.Spec{
-		Benchmarks: []record.BenchStep{{
-			Step:   record.Step{Name: "engine", Run: script, Timeout: time.Minute, Env: env},
-			Format: "gobench",
-		}},
-		Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher, Primary: true}},
-	}
-}
 
 // ncclConfs makes a home with a ~/.nccl.conf and an $NCCL_CONF_FILE.
 func ncclConfs(t *testing.T) (home, confFile string) {
@@ -91,19 +51,19 @@ func TestMeasureSamplesGPUState(t *testing.T) {
 		wantSlowdowns []map[string]int
 	}{
 		{
-			name: "busy", samples: "samples_busy.csv", script: awaitSampled + bench,
+			name: "busy", samples: "samples_busy.csv", script: runnertest.AwaitSampled + bench,
 			wantSM:        []float64{1980, 1980},
 			wantReasons:   []string{"0x0000000000000005", "0x0000000000000001"},
 			wantSlowdowns: []map[string]int{{"SW power cap": 1}, nil},
 		},
 		{
-			name: "throttled", samples: "samples_throttled.csv", script: awaitSampled + bench,
+			name: "throttled", samples: "samples_throttled.csv", script: runnertest.AwaitSampled + bench,
 			wantSM:        []float64{1410, 1980},
 			wantReasons:   []string{"0x0000000000000049", "0x0000000000000001"},
 			wantSlowdowns: []map[string]int{{"HW slowdown": 4, "HW thermal slowdown": 1}, nil},
 		},
 		{
-			name: "a script that replaces its shell", samples: "samples_busy.csv", script: awaitSampled + "exec sh -c " + shellQuote(bench),
+			name: "a script that replaces its shell", samples: "samples_busy.csv", script: runnertest.AwaitSampled + "exec sh -c " + proc.ShellQuote(bench),
 			wantSM:        []float64{1980, 1980},
 			wantReasons:   []string{"0x0000000000000005", "0x0000000000000001"},
 			wantSlowdowns: []map[string]int{{"SW power cap": 1}, nil},
@@ -111,20 +71,20 @@ func TestMeasureSamplesGPUState(t *testing.T) {
 		{
 			// The sampling loop is no job of the script's shell: a bare
 			// wait would otherwise wait for it until the step timed out.
-			name: "a script that waits for its jobs", samples: "samples_busy.csv", script: awaitSampled + "sleep 0 & wait\n" + bench,
+			name: "a script that waits for its jobs", samples: "samples_busy.csv", script: runnertest.AwaitSampled + "sleep 0 & wait\n" + bench,
 			wantSM:        []float64{1980, 1980},
 			wantReasons:   []string{"0x0000000000000005", "0x0000000000000001"},
 			wantSlowdowns: []map[string]int{{"SW power cap": 1}, nil},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gpu := useFakeGPU(t, tc.samples)
+			gpu := runnertest.UseFakeGPU(t, tc.samples)
 			home, confFile := ncclConfs(t)
 			box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
-			pool, err := NewPool(box)
+			pool, err := runner.NewPool(box)
 			require.NoError(t, err)
-			r := &Runner{Spec: gpuSpec(tc.script, map[string]string{"NCCL_CONF_FILE": confFile, "NCCL_OUT": ncclLines})}
-			runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: commit}}, 2)
+			r := &runner.Runner{Spec: runnertest.GPUSpec(tc.script, map[string]string{"NCCL_CONF_FILE": confFile, "NCCL_OUT": ncclLines})}
+			runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: commit}}, 2)
 			require.NoError(t, err)
 			require.Len(t, runs, 2)
 			for _, run := range runs {
@@ -157,7 +117,7 @@ func TestMeasureSamplesGPUState(t *testing.T) {
 				assert.Equal(t, confFile, fp.Env["NCCL_CONF_FILE"], "the variables the process received stay in Env")
 			}
 			topo := 0
-			for _, c := range gpu.calls(t) {
+			for _, c := range gpu.Calls(t) {
 				if strings.HasPrefix(c, "topo") {
 					topo++
 				}
@@ -170,14 +130,14 @@ func TestMeasureSamplesGPUState(t *testing.T) {
 // TestGPUStateGolden keeps an example of what a fingerprint holds of a run
 // on a GPU host (the stand-in's busy H200 pair), as JSON.
 func TestGPUStateGolden(t *testing.T) {
-	useFakeGPU(t, "samples_busy.csv")
+	runnertest.UseFakeGPU(t, "samples_busy.csv")
 	home, confFile := ncclConfs(t)
 	box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
-	pool, err := NewPool(box)
+	pool, err := runner.NewPool(box)
 	require.NoError(t, err)
-	r := &Runner{Spec: gpuSpec(awaitSampled+`printf '%s' "$NCCL_OUT"; printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`,
+	r := &runner.Runner{Spec: runnertest.GPUSpec(runnertest.AwaitSampled+`printf '%s' "$NCCL_OUT"; printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`,
 		map[string]string{"NCCL_CONF_FILE": confFile, "NCCL_OUT": ncclLines, "NCCL_ALGO": "Ring"})}
-	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: commit}}, 1)
+	runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: commit}}, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	fp := runs[0].Fingerprint
@@ -208,7 +168,7 @@ func TestGPUStateGolden(t *testing.T) {
 
 // gpuless is a Local host whose facts list no GPUs, whatever the machine
 // has.
-type gpuless struct{ *Local }
+type gpuless struct{ *runner.Local }
 
 func (g gpuless) Facts(ctx context.Context) (record.Fingerprint, error) {
 	fp, err := g.Local.Facts(ctx)
@@ -217,12 +177,12 @@ func (g gpuless) Facts(ctx context.Context) (record.Fingerprint, error) {
 }
 
 func TestMeasureWithoutGPUsSamplesNothing(t *testing.T) {
-	useFakeGPU(t, "samples_busy.csv")
+	runnertest.UseFakeGPU(t, "samples_busy.csv")
 	box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
-	pool, err := NewPool(gpuless{box})
+	pool, err := runner.NewPool(gpuless{box})
 	require.NoError(t, err)
-	r := &Runner{Spec: gpuSpec(`printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`, nil)}
-	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: commit}}, 1)
+	r := &runner.Runner{Spec: runnertest.GPUSpec(`printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`, nil)}
+	runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: commit}}, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	assert.Empty(t, runs[0].Fingerprint.GPUs)
@@ -230,64 +190,17 @@ func TestMeasureWithoutGPUsSamplesNothing(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(box.Workdir, "scratch", "0", "gpu-engine"), "no prologue on a host without GPUs")
 }
 
-func TestParseGPUSamples(t *testing.T) {
-	samples, dropped := parseGPUSamples("0, NVIDIA H200, 580.159.04, 1980, 3201, 44, [N/A], 100, [Not Supported]\n" +
-		"[N/A], NVIDIA H200, 580.159.04, 1980, 3201, 44, 600, 100, 0x0\n" +
-		"0, NVIDIA H200, 580.159.04, 1410, 3201, 86, 452.18, 100, 0x0000000000000008\n" +
-		"0, NVIDIA H2\n")
-	assert.Equal(t, 2, dropped, "a row without index and a row cut short")
-	require.Len(t, samples, 2)
-	_, states := summarizeGPUSamples("engine", samples)
-	require.Len(t, states, 1)
-	st := states[0]
-	assert.Equal(t, record.Spread{Min: 1410, Median: 1695, Max: 1980}, st.SMClockMHz)
-	assert.Equal(t, 452.18, st.MeanPowerW, "a power nvidia-smi did not report is left out")
-	assert.Equal(t, "0x0000000000000008", st.ThrottleReasons, "reasons it did not report are left out")
-	assert.Equal(t, map[string]int{"HW slowdown": 1}, st.Slowdowns)
-}
-
-func TestParseReadback(t *testing.T) {
-	rb := parseReadback([]byte("--- perfbot samples\n0, a\n1, b\n--- perfbot errors\n--- perfbot topology\n\n\x1b[4mGPU0\x1b[0m\nGPU0\t X\n\n" +
-		"--- perfbot nccl.conf\n==> /etc/nccl.conf <==\nNCCL_DEBUG=WARN\n\n==> /root/.nccl.conf <==\n\n"))
-	assert.Equal(t, "0, a\n1, b\n", rb.samples)
-	assert.Equal(t, "GPU0\nGPU0\t X", rb.topology)
-	assert.Equal(t, map[string]string{"/etc/nccl.conf": "NCCL_DEBUG=WARN", "/root/.nccl.conf": ""}, rb.conf)
-	assert.Equal(t, gpuReadback{}, parseReadback(nil))
-}
-
-// TestSummarizeRecordedH200 reads what perfbot's sampling recorded on an
-// H200 around a bf16 matmul loop: the GPU held by its 700 W power cap.
-func TestSummarizeRecordedH200(t *testing.T) {
-	data, err := os.ReadFile("testdata/fakegpu/samples_h200_matmul.csv")
-	require.NoError(t, err)
-	samples, dropped := parseGPUSamples(string(data))
-	assert.Zero(t, dropped)
-	first, states := summarizeGPUSamples("engine", samples)
-	require.Len(t, first, 1)
-	assert.Equal(t, record.GPU{Index: 0, Name: "NVIDIA H200", Driver: "580.159.04", SMClockMHz: 345, MemClockMHz: 3201,
-		TemperatureC: 38, PowerW: 80.79, ThrottleReasons: "0x0000000000000001"}, first[0], "idle while torch loads")
-	require.Len(t, states, 1)
-	st := states[0]
-	assert.Equal(t, 19, st.Samples)
-	assert.Equal(t, 11, st.Busy, "the samples while a kernel ran")
-	assert.Equal(t, record.Spread{Min: 1425, Median: 1455, Max: 1530}, st.SMClockMHz, "not the idle 345 MHz of the import")
-	assert.Equal(t, 60.0, st.MaxTemperatureC)
-	assert.Equal(t, 693.55, st.MaxPowerW)
-	assert.Equal(t, "0x0000000000000005", st.ThrottleReasons)
-	assert.Equal(t, map[string]int{"SW power cap": 11}, st.Slowdowns)
-}
-
 func TestGPUStateScrubsSecrets(t *testing.T) {
-	useFakeGPU(t, "samples_busy.csv")
+	runnertest.UseFakeGPU(t, "samples_busy.csv")
 	_, confFile := ncclConfs(t)
 	require.NoError(t, os.WriteFile(confFile, []byte("NCCL_PROTO=LL\n# proxy https://ci:hunter22@proxy.example.com\n"), 0o644))
 	box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
-	pool, err := NewPool(box)
+	pool, err := runner.NewPool(box)
 	require.NoError(t, err)
 	nccl := ncclLines + "vm:527:527 [0] NCCL INFO NCCL_IB_PASSWORD set by environment to s3cret.\n"
-	r := &Runner{Spec: gpuSpec(awaitSampled+`printf '%s' "$NCCL_OUT"; printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`,
+	r := &runner.Runner{Spec: runnertest.GPUSpec(runnertest.AwaitSampled+`printf '%s' "$NCCL_OUT"; printf 'BenchmarkVerifyStep-2 1 812.5 tok/s\n'`,
 		map[string]string{"NCCL_CONF_FILE": confFile, "NCCL_OUT": nccl}), Secrets: []string{"hunter22"}}
-	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: commit}}, 1)
+	runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: commit}}, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	fp := runs[0].Fingerprint

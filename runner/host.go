@@ -69,8 +69,8 @@ type Layout struct {
 // builds (its two ends and five or six probes, the culprit and its parent
 // among them), so that none of them is built twice; a longer range builds
 // about one more commit per doubling, and the tree used least recently is
-// given up. With four, that tree was by the end of a search its good end,
-// which the check for a second change measures again.
+// given up. Fewer would give up the good end before the check for a
+// second change measures it again.
 const DefaultTrees = 8
 
 // Source is what a host materializes: a target's commit, with the hunks
@@ -144,4 +144,13 @@ type Result struct {
 func treeKey(t record.Target) string {
 	t.Env = nil
 	return t.Key()
+}
+
+// NodeDescriber is a host of several machines (a cluster's nodes) that
+// says what the node a command ran on (Result.Node) is. The Runner
+// records it in the fingerprint of the runs that ran there, and samples
+// the GPU state of every benchmark step on such a host: what its node
+// has is known only once the step ran there.
+type NodeDescriber interface {
+	DescribeNode(ctx context.Context, node string) (record.ClusterNode, error)
 }

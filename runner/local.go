@@ -1,19 +1,15 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,17 +19,12 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/internal/lockfile"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 // DefaultOutputCap bounds the output a Local host keeps of one command,
 // in memory, while the command writes it; the rest is never stored.
 const DefaultOutputCap = 1 << 20
-
-// groupExitWait bounds how long Exec waits for a killed process group to
-// disappear. SIGKILLed processes go in milliseconds unless they sleep in
-// the kernel (a GPU driver call); waiting lets the next run start with the
-// GPU memory freed.
-const groupExitWait = 10 * time.Second
 
 // Local is this machine as a host. Its trees are worktrees of the clone
 // Repo, numbered FirstTree, FirstTree+1, … (slot by slot); the scratch
@@ -55,11 +46,15 @@ const groupExitWait = 10 * time.Second
 // measurement. A process that leaves the group (setsid, a daemon that
 // double-forks into a new session) escapes this.
 //
-// Should perfbot itself die (SIGKILL, OOM), the kernel kills the shell
-// (a parent-death signal, on Linux), and the rest of its group is killed
-// by the next perfbot process that locks the tree: the group is recorded
-// in the tree's scratch directory while the command runs, with a mark in
-// its processes' environment (PERFBOT_RUN) so that a group that reused the
+// Should perfbot itself die (SIGKILL, OOM), every process the command
+// started dies at once, its grandchildren and the processes that left its
+// group included: on Linux the shell runs under a supervisor, a
+// re-executed perfbot that is a child subreaper and kills them all when
+// perfbot goes (proc.Supervise). What is left all the same (on other
+// systems, or a supervisor killed with perfbot) is killed by the next
+// perfbot process that locks the tree: the group is recorded in the
+// tree's scratch directory while the command runs, with a mark in its
+// processes' environment (PERFBOT_RUN) so that a group that reused the
 // number is left alone. Locking a tree also empties its scratch directory.
 type Local struct {
 	// HostName is the configured name; "local" when empty.
@@ -242,7 +237,7 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if err := checkDir(cmd.Dir); err != nil {
+	if err := proc.CheckDir(cmd.Dir); err != nil {
 		return Result{}, l.infra("open working directory", err)
 	}
 	// Output goes through a pipe into a capture that keeps its head and
@@ -267,20 +262,23 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 			return Result{}, l.infra("remove old environment dump", err)
 		}
 	}
-	c, mark := l.shell(withEnvDump(cmd.Script, cmd.EnvFile), cmd, pw)
+	c, mark, err := l.shell(proc.WithEnvDump(cmd.Script, cmd.EnvFile), cmd, pw)
+	if err != nil {
+		return Result{}, l.infra("start shell", err)
+	}
 
 	started := time.Now()
 	if err := c.Start(); err != nil {
 		return Result{}, l.infra("start shell", err)
 	}
 	pw.Close() // the shell holds its own copy
-	out := newCapture(l.outputCap())
+	out := proc.NewCapture(l.outputCap())
 	drained := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(out, pr)
 		close(drained)
 	}()
-	forget, err := recordGroup(cmd.Scratch, groupsFile, c.Process.Pid, mark)
+	forget, err := recordGroup(cmd.Scratch, proc.GroupFile, c.Process.Pid, mark)
 	if err != nil {
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		_ = c.Wait()
@@ -294,65 +292,36 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	// pipe, and its output is not the command's.
 	select {
 	case <-drained:
-	case <-time.After(outputDrainWait):
+	case <-time.After(proc.OutputDrainWait):
 		pr.Close()
 		<-drained
 	}
-	res.Output, res.Truncated = out.bytes()
+	res.Output, res.Truncated = out.Bytes()
 	if cmd.EnvFile != "" {
-		res.Env = readEnvFile(cmd.EnvFile)
+		res.Env = proc.ReadEnvFile(cmd.EnvFile)
 	}
 	if waitErr != nil {
-		return res, fmt.Errorf("run %q: %w", firstLine(cmd.Script), waitErr)
+		return res, fmt.Errorf("run %q: %w", proc.FirstLine(cmd.Script), waitErr)
 	}
 	return res, nil
 }
 
-// checkDir returns why dir cannot be a command's working directory, or
-// nil; an empty dir is the process's own.
-func checkDir(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	fi, err := os.Stat(dir)
-	if err == nil && !fi.IsDir() {
-		err = fmt.Errorf("%s is not a directory", dir)
-	}
-	return err
-}
-
 // shell is the process that runs script for cmd on this machine: sh -c in
 // cmd.Dir, with this machine's environment less the withheld variables and
-// plus cmd.Env, stdout and stderr to out, in a process group of its own,
-// its environment marked (the mark is returned) so that the group can be
-// told apart later from another that reuses its id.
-func (l *Local) shell(script string, cmd Command, out *os.File) (*exec.Cmd, string) {
+// plus cmd.Env, stdout and stderr to out, in a process group of its own
+// under a supervisor that kills all it started should perfbot die
+// (proc.Supervise), its environment marked (the mark is returned) so that
+// the group can be told apart later from another that reuses its id.
+func (l *Local) shell(script string, cmd Command, out *os.File) (*exec.Cmd, string, error) {
 	c := exec.Command("/bin/sh", "-c", script)
 	c.Dir = cmd.Dir
-	mark := envRunMark + "=" + newMark()
-	c.Env = append(mergeEnv(withhold(os.Environ(), l.Withheld), cmd.Env), mark)
+	mark := proc.RunMark + "=" + proc.NewMark()
+	c.Env = append(proc.MergeEnv(withhold(os.Environ(), l.Withheld), cmd.Env), mark)
 	c.Stdout, c.Stderr = out, out
-	c.SysProcAttr = sysProcAttr()
-	return c, mark
+	return c, mark, proc.Supervise(c)
 }
 
-// envRunMark marks the environment of every process a command starts, so
-// that a later perfbot can tell the command's process group from another
-// that took its number.
-const envRunMark = "PERFBOT_RUN"
-
-// groupsFile, in a tree's scratch directory, names the process group of
-// the command running there and its mark: what the next process to lock
-// the tree kills when perfbot died before the command ended.
-const groupsFile = "running"
-
-func newMark() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// serverGroupsFile, beside groupsFile, names the process group of the
+// serverGroupsFile, beside proc.GroupFile, names the process group of the
 // server a benchmark step runs against.
 const serverGroupsFile = "server"
 
@@ -374,13 +343,13 @@ func recordGroup(scratch, name string, pgid int, mark string) (func(), error) {
 // and captured output belong to no one any more. The caller holds the
 // tree's lock.
 func (l *Local) reapScratch(scratch string) error {
-	for _, name := range []string{groupsFile, serverGroupsFile} {
+	for _, name := range []string{proc.GroupFile, serverGroupsFile} {
 		data, err := os.ReadFile(filepath.Join(scratch, name))
 		if err != nil {
 			continue
 		}
 		if f := strings.Fields(string(data)); len(f) == 2 {
-			if pgid, err := strconv.Atoi(f[0]); err == nil && reapGroup(pgid, f[1]) {
+			if pgid, err := strconv.Atoi(f[0]); err == nil && proc.ReapGroup(pgid, f[1]) {
 				l.logger().Warn("killed the processes of a command whose perfbot died", "host", l.Name(), "pgid", pgid, "record", name)
 			}
 		}
@@ -396,7 +365,7 @@ func (l *Local) reapScratch(scratch string) error {
 // Its error is ctx's when ctx ended the command.
 func (l *Local) wait(ctx context.Context, c *exec.Cmd, timeout time.Duration) (Result, error) {
 	pgid := c.Process.Pid
-	exited, reap := awaitShell(c)
+	exited, reap := proc.AwaitShell(c)
 	var expired <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -412,13 +381,13 @@ func (l *Local) wait(ctx context.Context, c *exec.Cmd, timeout time.Duration) (R
 	case <-ctx.Done():
 		ctxErr = ctx.Err()
 	}
-	// On Linux the shell is not reaped yet (awaitShell leaves it a
+	// On Linux the shell is not reaped yet (proc.AwaitShell leaves it a
 	// zombie), so its pid still names the group and cannot have been
 	// reused.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-exited
 	err := reap()
-	waitGroupGone(pgid, groupExitWait)
+	proc.WaitGroupGone(pgid, proc.GroupExitWait)
 
 	switch {
 	case res.TimedOut || ctxErr != nil:
@@ -429,16 +398,9 @@ func (l *Local) wait(ctx context.Context, c *exec.Cmd, timeout time.Duration) (R
 		if !errors.As(err, &exit) {
 			return res, l.infra("wait for shell", err)
 		}
-		res.ExitCode = exitCode(exit.ProcessState)
+		res.ExitCode = proc.ExitCode(exit.ProcessState)
 	}
 	return res, ctxErr
-}
-
-func exitCode(ps *os.ProcessState) int {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }
 
 func (l *Local) infra(op string, err error) *record.InfraError {
@@ -452,173 +414,8 @@ func (l *Local) outputCap() int {
 	return DefaultOutputCap
 }
 
-// withEnvDump makes script write its exported environment to envFile
-// when it exits (an EXIT trap), so that what the script exported itself
-// (export NCCL_ALGO=Tree; ./bench) is recorded as what its benchmark saw.
-// The environment is also written before the script runs, for a script
-// that replaces its shell (exec ./bench, whose environment is then the
-// shell's at the start unless the script exported more) or its trap, or
-// that is killed. env -0 is tried first; /proc/self/environ of cat covers
-// an env without -0.
-func withEnvDump(script, envFile string) string {
-	if envFile == "" {
-		return script
-	}
-	q := shellQuote(envFile)
-	dump := "{ env -0 > " + q + " || cat /proc/self/environ > " + q + "; } 2> /dev/null"
-	return "trap " + shellQuote(dump) + " EXIT\n" + dump + "\n" + script
-}
-
-// shellQuote quotes s for sh.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// readEnvFile parses a NUL-separated environment dump.
-func readEnvFile(path string) map[string]string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	return parseEnvDump(data)
-}
-
-// parseEnvDump parses what env -0 writes; nil when data is empty.
-func parseEnvDump(data []byte) map[string]string {
-	if len(data) == 0 {
-		return nil
-	}
-	env := map[string]string{}
-	for _, kv := range bytes.Split(data, []byte{0}) {
-		if k, v, ok := strings.Cut(string(kv), "="); ok && k != "" {
-			env[k] = v
-		}
-	}
-	return env
-}
-
 // withhold returns environ (KEY=VALUE entries) without the variables
 // DefaultWithheld and extra name.
 func withhold(environ, extra []string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if !matchesAny(k, DefaultWithheld) && !matchesAny(k, extra) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-func matchesAny(name string, patterns []string) bool {
-	for _, p := range patterns {
-		if ok, _ := path.Match(p, name); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// mergeEnv returns base (KEY=VALUE entries) with over applied, in a
-// stable order.
-func mergeEnv(base []string, over map[string]string) []string {
-	if len(over) == 0 {
-		return base
-	}
-	env := make([]string, 0, len(base)+len(over))
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := over[k]; !ok {
-			env = append(env, kv)
-		}
-	}
-	keys := make([]string, 0, len(over))
-	for k := range over {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+over[k])
-	}
-	return env
-}
-
-// outputDrainWait bounds how long Exec reads a command's output after
-// its process group is gone, for a process that escaped the group and
-// holds the pipe.
-const outputDrainWait = time.Second
-
-// capture keeps the head and tail of what is written to it, within limit
-// bytes: the head says what ran, the tail how it ended and, for most
-// benchmarks, the results.
-type capture struct {
-	head  []byte // the first half of the limit
-	tail  []byte // a ring of the rest
-	next  int    // where the ring is written next
-	full  bool   // the ring has wrapped
-	total int64
-}
-
-func newCapture(limit int) *capture {
-	half := limit / 2
-	return &capture{head: make([]byte, 0, half), tail: make([]byte, limit-half)}
-}
-
-func (c *capture) Write(p []byte) (int, error) {
-	n := len(p)
-	c.total += int64(n)
-	if room := cap(c.head) - len(c.head); room > 0 {
-		k := min(room, len(p))
-		c.head = append(c.head, p[:k]...)
-		p = p[k:]
-	}
-	if len(c.tail) == 0 {
-		return n, nil
-	}
-	if len(p) >= len(c.tail) {
-		copy(c.tail, p[len(p)-len(c.tail):])
-		c.next, c.full = 0, true
-		return n, nil
-	}
-	k := copy(c.tail[c.next:], p)
-	if k < len(p) {
-		copy(c.tail, p[k:])
-		c.full = true
-	}
-	c.next = (c.next + len(p)) % len(c.tail)
-	if c.next == 0 && len(p) > 0 {
-		c.full = true
-	}
-	return n, nil
-}
-
-// bytes returns what was kept, with a line that says how much of the
-// middle was omitted, and whether anything was.
-func (c *capture) bytes() ([]byte, bool) {
-	var tail []byte
-	if c.full {
-		tail = append(append(tail, c.tail[c.next:]...), c.tail[:c.next]...)
-	} else {
-		tail = c.tail[:c.next]
-	}
-	omitted := c.total - int64(len(c.head)) - int64(len(tail))
-	out := append([]byte(nil), c.head...)
-	if omitted > 0 {
-		out = append(out, fmt.Sprintf("\n[perfbot: %d bytes of output omitted]\n", omitted)...)
-	}
-	return append(out, tail...), omitted > 0
-}
-
-// firstLine names a script in error messages.
-func firstLine(script string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(script), "\n")
-	return clip(line, 60)
-}
-
-// clip shortens s to about n bytes for an error message.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
+	return proc.Withhold(environ, slices.Concat(DefaultWithheld, extra))
 }

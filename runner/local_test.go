@@ -18,6 +18,7 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 )
 
 func TestLocalExec(t *testing.T) {
@@ -82,7 +83,7 @@ func TestLocalTimeoutKillsProcessGroup(t *testing.T) {
 	pids := readPids(t, filepath.Join(dir, "pids"))
 	require.Len(t, pids, 3)
 	for _, pid := range pids {
-		assert.False(t, alive(t, pid), "pid %d survived the timeout", pid)
+		assert.False(t, proc.Alive(pid), "pid %d survived the timeout", pid)
 	}
 }
 
@@ -96,7 +97,7 @@ func TestLocalCancelKillsProcessGroup(t *testing.T) {
 	assert.False(t, errors.As(err, &infra), "a cancelled command is not an infrastructure failure")
 	assert.Equal(t, -1, res.ExitCode)
 	for _, pid := range readPids(t, filepath.Join(dir, "pids")) {
-		assert.False(t, alive(t, pid), "pid %d survived the cancellation", pid)
+		assert.False(t, proc.Alive(pid), "pid %d survived the cancellation", pid)
 	}
 }
 
@@ -109,7 +110,7 @@ func TestLocalKillsLeftoverBackgroundProcesses(t *testing.T) {
 	assert.Equal(t, "done\n", string(res.Output))
 	assert.False(t, res.TimedOut)
 	for _, pid := range readPids(t, filepath.Join(dir, "pids")) {
-		assert.False(t, alive(t, pid), "background pid %d outlived its step", pid)
+		assert.False(t, proc.Alive(pid), "background pid %d outlived its step", pid)
 	}
 }
 
@@ -165,7 +166,7 @@ func fakeNvidiaSMI(t *testing.T) (calls string) {
 	sample, err := filepath.Abs("testdata/nvidia_smi_perfbot_query.csv")
 	require.NoError(t, err)
 	calls = filepath.Join(dir, "calls")
-	script := "#!/bin/sh\necho \"$@\" >> " + shellQuote(calls) + "\ncat " + shellQuote(sample) + "\n"
+	script := "#!/bin/sh\necho \"$@\" >> " + proc.ShellQuote(calls) + "\ncat " + proc.ShellQuote(sample) + "\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755))
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return calls
@@ -391,43 +392,4 @@ func TestLocalOutputIsCappedWhileWritten(t *testing.T) {
 	require.NoError(t, err, lines[len(lines)-1])
 	assert.Less(t, kib, 1024, "the scratch directory holds %d KiB while the command runs", kib)
 	assert.True(t, strings.Contains(out, " bytes of output omitted]\n"), "the cut is marked")
-}
-
-// The capture keeps what a file read back with its head and tail would
-// hold, however the output is cut into writes.
-func TestCapture(t *testing.T) {
-	for _, tc := range []struct {
-		name         string
-		size, limit  int
-		chunk        int
-		wantOmitted  int
-		wantTruncate bool
-	}{
-		{name: "short output", size: 10, limit: 100, chunk: 3},
-		{name: "exactly the limit", size: 100, limit: 100, chunk: 7},
-		{name: "one byte over", size: 101, limit: 100, chunk: 1, wantOmitted: 1, wantTruncate: true},
-		{name: "much longer in small writes", size: 10000, limit: 100, chunk: 13, wantOmitted: 9900, wantTruncate: true},
-		{name: "much longer in one write", size: 10000, limit: 100, chunk: 10000, wantOmitted: 9900, wantTruncate: true},
-		{name: "an odd limit", size: 1000, limit: 101, chunk: 50, wantOmitted: 899, wantTruncate: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			data := make([]byte, tc.size)
-			for i := range data {
-				data[i] = byte('a' + i%26)
-			}
-			c := newCapture(tc.limit)
-			for i := 0; i < len(data); i += tc.chunk {
-				_, err := c.Write(data[i:min(i+tc.chunk, len(data))])
-				require.NoError(t, err)
-			}
-			got, truncated := c.bytes()
-			assert.Equal(t, tc.wantTruncate, truncated)
-			want := data
-			if tc.wantOmitted > 0 {
-				half := tc.limit / 2
-				want = append(append(append([]byte(nil), data[:half]...), fmt.Sprintf("\n[perfbot: %d bytes of output omitted]\n", tc.wantOmitted)...), data[len(data)-(tc.limit-half):]...)
-			}
-			assert.Equal(t, string(want), string(got))
-		})
-	}
 }

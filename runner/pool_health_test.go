@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -11,49 +11,33 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
-
-// fakeClock is a Policy clock that moves only when told.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // healthRig is a pool over fake hosts that all run every target, with a
 // clock, and the host states its watcher heard.
 type healthRig struct {
-	pool   *Pool
-	hosts  map[string]*Fake
-	clock  *fakeClock
+	pool   *runner.Pool
+	hosts  map[string]*runnertest.Fake
+	clock  *runnertest.Clock
 	mu     sync.Mutex
-	events []HostState
+	events []runner.HostState
 }
 
 func newHealthRig(t *testing.T, names ...string) *healthRig {
 	t.Helper()
-	rig := &healthRig{hosts: map[string]*Fake{}, clock: &fakeClock{now: time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)}}
-	var hosts []Host
+	rig := &healthRig{hosts: map[string]*runnertest.Fake{}, clock: runnertest.NewClock(time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC))}
+	var hosts []runner.Host
 	for _, n := range names {
-		f := &Fake{HostName: n, Default: &FakeCommit{Outputs: []string{goBench(100, 50)}}}
+		f := &runnertest.Fake{HostName: n, Default: &runnertest.FakeCommit{Outputs: []string{goBench(100, 50)}}}
 		rig.hosts[n] = f
 		hosts = append(hosts, f)
 	}
-	pool, err := NewPool(hosts...)
+	pool, err := runner.NewPool(hosts...)
 	require.NoError(t, err)
-	pool.SetPolicy(Policy{MaxFailures: 3, Cooldown: 10 * time.Minute, Now: rig.clock.Now})
-	t.Cleanup(pool.Watch(func(s HostState) {
+	pool.SetPolicy(runner.Policy{MaxFailures: 3, Cooldown: 10 * time.Minute, Now: rig.clock.Now})
+	t.Cleanup(pool.Watch(func(s runner.HostState) {
 		rig.mu.Lock()
 		defer rig.mu.Unlock()
 		rig.events = append(rig.events, s)
@@ -68,7 +52,7 @@ func (rig *healthRig) measure(t *testing.T, target record.Target, host string) (
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var lease *Lease
+	var lease *runner.Lease
 	var err error
 	if host == "" {
 		lease, err = rig.pool.Acquire(ctx, target)
@@ -79,11 +63,11 @@ func (rig *healthRig) measure(t *testing.T, target record.Target, host string) (
 		return "", err
 	}
 	defer lease.Release()
-	_, err = (&Runner{Spec: testSpec}).Measure(ctx, lease, Source{Target: target}, 1, func(record.Run) error { return nil })
+	_, err = (&runner.Runner{Spec: testSpec}).Measure(ctx, lease, runner.Source{Target: target}, 1, func(record.Run) error { return nil })
 	return lease.Host().Name(), err
 }
 
-func (rig *healthRig) state(t *testing.T, name string) HostState {
+func (rig *healthRig) state(t *testing.T, name string) runner.HostState {
 	t.Helper()
 	for _, s := range rig.pool.States() {
 		if s.Name == name {
@@ -91,7 +75,7 @@ func (rig *healthRig) state(t *testing.T, name string) HostState {
 		}
 	}
 	t.Fatalf("no host %s", name)
-	return HostState{}
+	return runner.HostState{}
 }
 
 func (rig *healthRig) heard() []string {
@@ -122,7 +106,7 @@ func TestPoolHostHealth(t *testing.T) {
 				for i := range 3 {
 					_, err := rig.measure(t, targetA, "a")
 					require.Error(t, err)
-					assert.True(t, errors.Is(err, ErrHostDown), "%v", err)
+					assert.True(t, errors.Is(err, runner.ErrHostDown), "%v", err)
 					assert.Equal(t, i < 2, !rig.state(t, "a").Out, "after %d failures", i+1)
 				}
 				st := rig.state(t, "a")
@@ -134,7 +118,7 @@ func TestPoolHostHealth(t *testing.T) {
 
 				// No lease of a: named, it fails at once; unnamed, b runs.
 				_, err := rig.measure(t, targetA, "a")
-				require.ErrorIs(t, err, ErrOutOfPool)
+				require.ErrorIs(t, err, runner.ErrOutOfPool)
 				assert.True(t, record.IsInfra(err))
 				assert.Contains(t, err.Error(), "host a: lease a slot")
 				assert.Contains(t, err.Error(), "no route to host")
@@ -150,12 +134,12 @@ func TestPoolHostHealth(t *testing.T) {
 		{
 			name: "failures that are not the host's keep it in the pool",
 			run: func(t *testing.T, rig *healthRig) {
-				rig.hosts["a"].Commits = map[string]FakeCommit{targetA.Commit: {InfraErr: errors.New("git checkout: index.lock exists")}}
+				rig.hosts["a"].Commits = map[string]runnertest.FakeCommit{targetA.Commit: {InfraErr: errors.New("git checkout: index.lock exists")}}
 				for range 5 {
 					_, err := rig.measure(t, targetA, "a")
 					require.True(t, record.IsInfra(err), "%v", err)
 				}
-				assert.Equal(t, HostState{Name: "a"}, rig.state(t, "a"))
+				assert.Equal(t, runner.HostState{Name: "a"}, rig.state(t, "a"))
 				assert.Empty(t, rig.heard())
 			},
 		},
@@ -172,9 +156,9 @@ func TestPoolHostHealth(t *testing.T) {
 					a.SetDown(nil)
 					_, err := rig.measure(t, targetA, "a")
 					require.NoError(t, err)
-					assert.Equal(t, HostState{Name: "a"}, rig.state(t, "a"))
+					assert.Equal(t, runner.HostState{Name: "a"}, rig.state(t, "a"))
 				}
-				a.Commits = map[string]FakeCommit{targetB.Commit: {BuildFails: true}}
+				a.Commits = map[string]runnertest.FakeCommit{targetB.Commit: {BuildFails: true}}
 				a.SetDown(errUnreachable)
 				_, _ = rig.measure(t, targetA, "a")
 				a.SetDown(nil)
@@ -190,10 +174,10 @@ func TestPoolHostHealth(t *testing.T) {
 				rig.hosts["b"].SetDown(errors.New("ssh: handshake failed: ssh: unable to authenticate"))
 				for range 6 {
 					_, err := rig.measure(t, targetA, "")
-					require.ErrorIs(t, err, ErrHostDown)
+					require.ErrorIs(t, err, runner.ErrHostDown)
 				}
 				_, err := rig.measure(t, targetA, "")
-				require.ErrorIs(t, err, ErrOutOfPool)
+				require.ErrorIs(t, err, runner.ErrOutOfPool)
 				assert.True(t, record.IsInfra(err))
 				assert.Contains(t, err.Error(), "no host is left in the pool")
 				assert.Contains(t, err.Error(), "host a left the pool at 18:00:00 after 3 failures in a row (collect host facts: dial tcp 10.0.0.5:22: connect: no route")
@@ -210,14 +194,14 @@ func TestPoolHostHealth(t *testing.T) {
 					_, _ = rig.measure(t, targetA, "a")
 				}
 				a.SetDown(nil)
-				rig.clock.add(9 * time.Minute)
+				rig.clock.Add(9 * time.Minute)
 				_, err := rig.measure(t, targetA, "a")
-				require.ErrorIs(t, err, ErrOutOfPool, "still cooling down")
-				rig.clock.add(time.Minute)
+				require.ErrorIs(t, err, runner.ErrOutOfPool, "still cooling down")
+				rig.clock.Add(time.Minute)
 				host, err := rig.measure(t, targetA, "a")
 				require.NoError(t, err)
 				assert.Equal(t, "a", host)
-				assert.Equal(t, HostState{Name: "a"}, rig.state(t, "a"))
+				assert.Equal(t, runner.HostState{Name: "a"}, rig.state(t, "a"))
 				assert.Equal(t, []string{"a out", "a back"}, rig.heard())
 			},
 		},
@@ -228,15 +212,15 @@ func TestPoolHostHealth(t *testing.T) {
 				for range 3 {
 					_, _ = rig.measure(t, targetA, "a")
 				}
-				rig.clock.add(10 * time.Minute)
+				rig.clock.Add(10 * time.Minute)
 				_, err := rig.measure(t, targetA, "a")
-				require.ErrorIs(t, err, ErrHostDown, "the trial ran")
+				require.ErrorIs(t, err, runner.ErrHostDown, "the trial ran")
 				st := rig.state(t, "a")
 				assert.True(t, st.Out)
 				assert.Equal(t, 4, st.Failures)
 				assert.Equal(t, rig.clock.Now().Add(10*time.Minute), st.Retry)
 				_, err = rig.measure(t, targetA, "a")
-				require.ErrorIs(t, err, ErrOutOfPool)
+				require.ErrorIs(t, err, runner.ErrOutOfPool)
 			},
 		},
 		{
@@ -255,7 +239,7 @@ func TestPoolHostHealth(t *testing.T) {
 				require.NoError(t, err, "the trial was not used")
 				l.Report(nil)
 				l.Release()
-				assert.Equal(t, HostState{Name: "a"}, rig.state(t, "a"))
+				assert.Equal(t, runner.HostState{Name: "a"}, rig.state(t, "a"))
 			},
 		},
 		{
@@ -278,9 +262,9 @@ func TestPoolHostHealth(t *testing.T) {
 					}
 					got <- err
 				}()
-				trial.Report(HostDown(errUnreachable))
+				trial.Report(runner.HostDown(errUnreachable))
 				trial.Release()
-				assert.ErrorIs(t, <-got, ErrOutOfPool, "the failed trial answers the waiter")
+				assert.ErrorIs(t, <-got, runner.ErrOutOfPool, "the failed trial answers the waiter")
 			},
 		},
 	}
@@ -295,12 +279,12 @@ func TestHostStateString(t *testing.T) {
 	at := time.Date(2026, 12, 1, 18, 50, 1, 0, time.UTC)
 	tests := []struct {
 		name  string
-		state HostState
+		state runner.HostState
 		want  string
 	}{
-		{"in", HostState{Name: "gpu1"}, "host gpu1 is in the pool"},
-		{"failing", HostState{Name: "gpu1", Failures: 2, Error: "connect: refused"}, "host gpu1 is in the pool, 2 failures in a row (connect: refused)"},
-		{"out", HostState{Name: "gpu1", Failures: 3, Out: true, Left: at, Retry: at.Add(10 * time.Minute), Error: "connect: refused"},
+		{"in", runner.HostState{Name: "gpu1"}, "host gpu1 is in the pool"},
+		{"failing", runner.HostState{Name: "gpu1", Failures: 2, Error: "connect: refused"}, "host gpu1 is in the pool, 2 failures in a row (connect: refused)"},
+		{"out", runner.HostState{Name: "gpu1", Failures: 3, Out: true, Left: at, Retry: at.Add(10 * time.Minute), Error: "connect: refused"},
 			"host gpu1 left the pool at 18:50:01 after 3 failures in a row (connect: refused); a lease tries it again from 19:00:01"},
 	}
 	for _, tc := range tests {

@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 var (
@@ -18,7 +20,7 @@ var (
 )
 
 // acquire leases a slot for t, failing the test when it cannot.
-func acquire(t *testing.T, p *Pool, target record.Target) *Lease {
+func acquire(t *testing.T, p *runner.Pool, target record.Target) *runner.Lease {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -29,11 +31,11 @@ func acquire(t *testing.T, p *Pool, target record.Target) *Lease {
 
 // build materializes the lease's target and marks it built, as a
 // successful Measure does.
-func build(t *testing.T, l *Lease, target record.Target) {
+func build(t *testing.T, l *runner.Lease, target record.Target) {
 	t.Helper()
-	_, err := l.materialize(context.Background(), Source{Target: target})
+	_, err := l.Materialize(context.Background(), runner.Source{Target: target})
 	require.NoError(t, err)
-	l.markBuilt()
+	l.MarkBuilt()
 }
 
 // where names a lease's place as host/slot/tree.
@@ -42,18 +44,18 @@ type where struct {
 	Slot, Tree int
 }
 
-func placeOf(l *Lease) where { return where{l.Host().Name(), l.Slot(), l.Tree()} }
+func placeOf(l *runner.Lease) where { return where{l.Host().Name(), l.Slot(), l.Tree()} }
 
 func TestPool(t *testing.T) {
 	tests := []struct {
 		name  string
-		hosts []*Fake
-		run   func(t *testing.T, p *Pool)
+		hosts []*runnertest.Fake
+		run   func(t *testing.T, p *runner.Pool)
 	}{
 		{
 			name:  "size counts slots over hosts",
-			hosts: []*Fake{{HostName: "a", Slots: 1}, {HostName: "b", Slots: 3}, {HostName: "c"}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a", Slots: 1}, {HostName: "b", Slots: 3}, {HostName: "c"}},
+			run: func(t *testing.T, p *runner.Pool) {
 				assert.Equal(t, 5, p.Size())
 				var names []string
 				for _, h := range p.Hosts() {
@@ -64,8 +66,8 @@ func TestPool(t *testing.T) {
 		},
 		{
 			name:  "a lease goes back to the tree that holds its target built",
-			hosts: []*Fake{{HostName: "a", Slots: 1, Trees: 2}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a", Slots: 1, Trees: 2}},
+			run: func(t *testing.T, p *runner.Pool) {
 				l := acquire(t, p, targetA)
 				assert.False(t, l.Built())
 				build(t, l, targetA)
@@ -94,8 +96,8 @@ func TestPool(t *testing.T) {
 		},
 		{
 			name:  "the built slot is reused on another host too",
-			hosts: []*Fake{{HostName: "a"}, {HostName: "b"}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a"}, {HostName: "b"}},
+			run: func(t *testing.T, p *runner.Pool) {
 				la := acquire(t, p, targetA)
 				lb := acquire(t, p, targetB)
 				build(t, la, targetA)
@@ -116,8 +118,8 @@ func TestPool(t *testing.T) {
 		},
 		{
 			name:  "two leases at once get two slots",
-			hosts: []*Fake{{HostName: "a", Slots: 2}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a", Slots: 2}},
+			run: func(t *testing.T, p *runner.Pool) {
 				la := acquire(t, p, targetA)
 				lb := acquire(t, p, targetB)
 				assert.NotEqual(t, la.Slot(), lb.Slot())
@@ -127,8 +129,8 @@ func TestPool(t *testing.T) {
 		},
 		{
 			name:  "concurrent leases spread over hosts",
-			hosts: []*Fake{{HostName: "a", Slots: 2}, {HostName: "b", Slots: 2}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a", Slots: 2}, {HostName: "b", Slots: 2}},
+			run: func(t *testing.T, p *runner.Pool) {
 				la := acquire(t, p, targetA)
 				lb := acquire(t, p, targetB)
 				assert.Equal(t, "a", la.Host().Name())
@@ -139,8 +141,8 @@ func TestPool(t *testing.T) {
 		},
 		{
 			name:  "a busy target's slot is not waited for when another is free",
-			hosts: []*Fake{{HostName: "a", Slots: 2}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a", Slots: 2}},
+			run: func(t *testing.T, p *runner.Pool) {
 				l := acquire(t, p, targetA)
 				c := acquire(t, p, targetC)
 				build(t, l, targetA)
@@ -157,10 +159,10 @@ func TestPool(t *testing.T) {
 		},
 		{
 			name:  "a lease waits while every slot is busy",
-			hosts: []*Fake{{HostName: "a"}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a"}},
+			run: func(t *testing.T, p *runner.Pool) {
 				l := acquire(t, p, targetA)
-				got := make(chan *Lease)
+				got := make(chan *runner.Lease)
 				go func() {
 					w, err := p.Acquire(context.Background(), targetB)
 					if err != nil {
@@ -183,8 +185,8 @@ func TestPool(t *testing.T) {
 		},
 		{
 			name:  "ctx ends the wait",
-			hosts: []*Fake{{HostName: "a"}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a"}},
+			run: func(t *testing.T, p *runner.Pool) {
 				l := acquire(t, p, targetA)
 				defer l.Release()
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
@@ -200,13 +202,13 @@ func TestPool(t *testing.T) {
 		},
 		{
 			name:  "a tree left unbuilt is not reused as built",
-			hosts: []*Fake{{HostName: "a"}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a"}},
+			run: func(t *testing.T, p *runner.Pool) {
 				l := acquire(t, p, targetA)
 				build(t, l, targetA)
 				l.Release()
 				l = acquire(t, p, targetA)
-				_, err := l.materialize(context.Background(), Source{Target: targetA})
+				_, err := l.Materialize(context.Background(), runner.Source{Target: targetA})
 				require.NoError(t, err)
 				l.Release() // the build failed: no markBuilt
 				assert.False(t, acquireBuilt(t, p, targetA))
@@ -214,8 +216,8 @@ func TestPool(t *testing.T) {
 		},
 		{
 			name:  "targets that differ in their environment share a tree",
-			hosts: []*Fake{{HostName: "a"}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a"}},
+			run: func(t *testing.T, p *runner.Pool) {
 				l := acquire(t, p, targetA)
 				build(t, l, targetA)
 				l.Release()
@@ -226,18 +228,18 @@ func TestPool(t *testing.T) {
 		},
 		{
 			name:  "a lease materializes only its own target",
-			hosts: []*Fake{{HostName: "a", Default: &FakeCommit{}}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a", Default: &runnertest.FakeCommit{}}},
+			run: func(t *testing.T, p *runner.Pool) {
 				l := acquire(t, p, targetA)
 				defer l.Release()
-				_, err := l.materialize(context.Background(), Source{Target: targetB})
+				_, err := l.Materialize(context.Background(), runner.Source{Target: targetB})
 				require.ErrorContains(t, err, "taken for another target")
 			},
 		},
 		{
 			name:  "releasing twice is harmless",
-			hosts: []*Fake{{HostName: "a"}},
-			run: func(t *testing.T, p *Pool) {
+			hosts: []*runnertest.Fake{{HostName: "a"}},
+			run: func(t *testing.T, p *runner.Pool) {
 				l := acquire(t, p, targetA)
 				l.Release()
 				l.Release()
@@ -252,14 +254,14 @@ func TestPool(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var hosts []Host
+			var hosts []runner.Host
 			for _, h := range tt.hosts {
 				if h.Default == nil && h.Commits == nil {
-					h.Default = &FakeCommit{}
+					h.Default = &runnertest.FakeCommit{}
 				}
 				hosts = append(hosts, h)
 			}
-			p, err := NewPool(hosts...)
+			p, err := runner.NewPool(hosts...)
 			require.NoError(t, err)
 			tt.run(t, p)
 		})
@@ -268,7 +270,7 @@ func TestPool(t *testing.T) {
 
 // acquireBuilt leases a slot for target and reports whether it held the
 // target built.
-func acquireBuilt(t *testing.T, p *Pool, target record.Target) bool {
+func acquireBuilt(t *testing.T, p *runner.Pool, target record.Target) bool {
 	t.Helper()
 	l := acquire(t, p, target)
 	defer l.Release()
@@ -278,17 +280,17 @@ func acquireBuilt(t *testing.T, p *Pool, target record.Target) bool {
 func TestNewPoolRejects(t *testing.T) {
 	tests := []struct {
 		name  string
-		hosts []Host
+		hosts []runner.Host
 		want  string
 	}{
 		{"no hosts", nil, "no hosts"},
-		{"two hosts of one name", []Host{&Fake{HostName: "a"}, &Fake{HostName: "a"}}, `two hosts are named "a"`},
-		{"a host without slots", []Host{shaped{&Fake{HostName: "a"}, Layout{Slots: 0, Trees: 1}}}, "host a has 0 slots"},
-		{"a host without trees", []Host{shaped{&Fake{HostName: "a"}, Layout{Slots: 1, Trees: 0}}}, "host a keeps 0 trees"},
+		{"two hosts of one name", []runner.Host{&runnertest.Fake{HostName: "a"}, &runnertest.Fake{HostName: "a"}}, `two hosts are named "a"`},
+		{"a host without slots", []runner.Host{shaped{&runnertest.Fake{HostName: "a"}, runner.Layout{Slots: 0, Trees: 1}}}, "host a has 0 slots"},
+		{"a host without trees", []runner.Host{shaped{&runnertest.Fake{HostName: "a"}, runner.Layout{Slots: 1, Trees: 0}}}, "host a keeps 0 trees"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewPool(tt.hosts...)
+			_, err := runner.NewPool(tt.hosts...)
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
@@ -296,24 +298,24 @@ func TestNewPoolRejects(t *testing.T) {
 
 // shaped is a host with a layout of the test's choosing.
 type shaped struct {
-	*Fake
-	layout Layout
+	*runnertest.Fake
+	layout runner.Layout
 }
 
-func (s shaped) Layout() Layout { return s.layout }
+func (s shaped) Layout() runner.Layout { return s.layout }
 
 // TestMeasureOnTwoSlotsAtOnce measures two targets through two leases of
 // one pool; both benchmarks are in flight together.
 func TestMeasureOnTwoSlotsAtOnce(t *testing.T) {
 	hold := make(chan struct{})
-	host := &Fake{HostName: "a", Slots: 2, Hold: hold, Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
-	p, err := NewPool(host)
+	host := &runnertest.Fake{HostName: "a", Slots: 2, Hold: hold, Default: &runnertest.FakeCommit{Outputs: []string{goBench(1, 1)}}}
+	p, err := runner.NewPool(host)
 	require.NoError(t, err)
-	r := &Runner{Spec: testSpec}
+	r := &runner.Runner{Spec: testSpec}
 	errs := make(chan error, 2)
 	for _, target := range []record.Target{targetA, targetB} {
 		go func() {
-			_, err := measureIn(t, context.Background(), p, r, Source{Target: target}, 1)
+			_, err := runnertest.Measure(t, context.Background(), p, r, runner.Source{Target: target}, 1)
 			errs <- err
 		}()
 	}
@@ -329,9 +331,9 @@ func TestMeasureOnTwoSlotsAtOnce(t *testing.T) {
 }
 
 func TestPoolAcquireOn(t *testing.T) {
-	a := &Fake{HostName: "a", Default: &FakeCommit{}}
-	b := &Fake{HostName: "b", Slots: 2, Default: &FakeCommit{}}
-	p, err := NewPool(a, b)
+	a := &runnertest.Fake{HostName: "a", Default: &runnertest.FakeCommit{}}
+	b := &runnertest.Fake{HostName: "b", Slots: 2, Default: &runnertest.FakeCommit{}}
+	p, err := runner.NewPool(a, b)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b", "b"}, p.Slots())
 	ctx := context.Background()
@@ -358,7 +360,7 @@ func TestPoolAcquireOn(t *testing.T) {
 	// a request for any host gets a.
 	other, err := p.AcquireOn(ctx, targetB, "b")
 	require.NoError(t, err)
-	got := make(chan *Lease)
+	got := make(chan *runner.Lease)
 	go func() {
 		w, err := p.AcquireOn(ctx, targetC, "b")
 		assert.NoError(t, err)
@@ -369,7 +371,7 @@ func TestPoolAcquireOn(t *testing.T) {
 	l.Release()
 	w := <-got
 	assert.Equal(t, "b", w.Host().Name())
-	for _, x := range []*Lease{other, anyHost, w} {
+	for _, x := range []*runner.Lease{other, anyHost, w} {
 		x.Release()
 	}
 

@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 	"github.com/perfbot/perfbot/secret"
 )
 
@@ -325,11 +326,17 @@ type benchResult struct {
 
 // execBench runs benchmark step s for p, with its server when it has one:
 // started and ready before the step, stopped after it however the step
-// ended (failed, timed out, cancelled when perfbot is told to stop).
+// ended (failed, timed out, cancelled when perfbot is told to stop). A
+// host that runs the server in the step's job (ServerJobHost) does all of
+// that itself, on the machine that runs the step.
 func (m *measurement) execBench(ctx context.Context, p *pending, s record.BenchStep) (benchResult, error) {
 	if s.Server == nil {
 		res, err := m.execRetrying(ctx, p, PhaseBench, s.Step, m.target.Env)
 		return benchResult{Result: res}, err
+	}
+	if h, ok := m.lease.Host().(ServerJobHost); ok {
+		res, msg, err := m.execInJob(ctx, p, s, h)
+		return benchResult{Result: res, serverFailed: msg}, err
 	}
 	rs, msg, err := m.startServer(ctx, p, s)
 	if err != nil || msg != "" {
@@ -374,8 +381,14 @@ func (m *measurement) collect(p *pending, s record.BenchStep, output []byte) str
 // up to the Runner's TimeoutRetries. The log of an attempt that timed out
 // stays with p, its step named "NAME (timed out)".
 func (m *measurement) execRetrying(ctx context.Context, p *pending, phase string, s record.Step, override map[string]string) (Result, error) {
+	return m.execRetryingOn(ctx, p, phase, s, override, nil)
+}
+
+// execRetryingOn is execRetrying with run in place of the host's Exec
+// (nil: the host's Exec).
+func (m *measurement) execRetryingOn(ctx context.Context, p *pending, phase string, s record.Step, override map[string]string, run execFunc) (Result, error) {
 	for attempt := 0; ; attempt++ {
-		res, err := m.exec(ctx, p, phase, s, override)
+		res, err := m.exec(ctx, p, phase, s, override, run)
 		if err != nil || !res.TimedOut || attempt >= m.r.timeoutRetries() || ctx.Err() != nil {
 			return res, err
 		}
@@ -384,8 +397,17 @@ func (m *measurement) execRetrying(ctx context.Context, p *pending, phase string
 	}
 }
 
-// exec runs one step for p, adding its log, time and environment to p.
-func (m *measurement) exec(ctx context.Context, p *pending, phase string, s record.Step, override map[string]string) (Result, error) {
+// execFunc runs a step's command on the lease's host.
+type execFunc func(ctx context.Context, cmd Command) (Result, error)
+
+// exec runs one step for p with run (the host's Exec when nil), adding
+// its log, time and environment to p.
+func (m *measurement) exec(ctx context.Context, p *pending, phase string, s record.Step, override map[string]string, run execFunc) (Result, error) {
+	if run == nil {
+		run = func(ctx context.Context, cmd Command) (Result, error) {
+			return m.lease.Host().Exec(ctx, m.lease.Slot(), cmd)
+		}
+	}
 	env := maps.Clone(s.Env)
 	if env == nil {
 		env = map[string]string{}
@@ -404,7 +426,7 @@ func (m *measurement) exec(ctx context.Context, p *pending, phase string, s reco
 		g := newGPUSampling(m.ws.Scratch, s.Name, m.r.needTopology(m.lease.Host()))
 		sampling, script = &g, g.wrap(script)
 	}
-	res, err := m.lease.Host().Exec(ctx, m.lease.Slot(), Command{
+	res, err := run(ctx, Command{
 		Dir:     m.ws.Dir,
 		Script:  script,
 		Env:     env,
@@ -534,16 +556,10 @@ func stepFailure(kind string, s record.Step, res Result) string {
 	} else {
 		msg = fmt.Sprintf("%s step %q exited with status %d", kind, s.Name, res.ExitCode)
 	}
-	if last := lastLine(res.Output); last != "" {
+	if last := proc.LastLine(res.Output); last != "" {
 		msg += ": " + last
 	}
 	return msg
-}
-
-// lastLine returns the last non-blank line of out, shortened.
-func lastLine(out []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return clip(strings.ToValidUTF8(strings.TrimSpace(lines[len(lines)-1]), "\uFFFD"), 200)
 }
 
 // capLog keeps the head and tail of out within limit bytes. Logs are

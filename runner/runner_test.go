@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 	"github.com/perfbot/perfbot/secret"
 )
 
@@ -38,31 +40,15 @@ func goBench(verify, decode float64) string {
 
 // measure runs Measure on a lease of a pool of host alone and returns
 // every recorded run.
-func measure(t *testing.T, ctx context.Context, host Host, target record.Target, repeats int) ([]record.Run, error) {
+func measure(t *testing.T, ctx context.Context, host runner.Host, target record.Target, repeats int) ([]record.Run, error) {
 	t.Helper()
-	pool, err := NewPool(host)
+	pool, err := runner.NewPool(host)
 	require.NoError(t, err)
-	return measureIn(t, ctx, pool, &Runner{Spec: testSpec, EnvKeep: []string{"SGLANG_*"}}, Source{Target: target}, repeats)
-}
-
-// measureIn runs r.Measure on a lease of pool.
-func measureIn(t *testing.T, ctx context.Context, pool *Pool, r *Runner, src Source, repeats int) ([]record.Run, error) {
-	t.Helper()
-	lease, err := pool.Acquire(ctx, src.Target)
-	if err != nil {
-		return nil, err
-	}
-	defer lease.Release()
-	var runs []record.Run
-	_, err = r.Measure(ctx, lease, src, repeats, func(run record.Run) error {
-		runs = append(runs, run)
-		return nil
-	})
-	return runs, err
+	return runnertest.Measure(t, ctx, pool, &runner.Runner{Spec: testSpec, EnvKeep: []string{"SGLANG_*"}}, runner.Source{Target: target}, repeats)
 }
 
 func TestMeasureRecordsEveryRun(t *testing.T) {
-	host := &Fake{Commits: map[string]FakeCommit{
+	host := &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{
 		"c1": {Outputs: []string{goBench(100, 50), goBench(101, 51), goBench(99, 49)}},
 	}}
 	target := record.Target{Commit: "c1"}
@@ -103,70 +89,70 @@ func logSteps(run record.Run) []string {
 func TestMeasureFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		script     FakeCommit
+		script     runnertest.FakeCommit
 		wantStatus []record.Status
 		wantError  string // in the last run's Error
 		wantInfra  bool   // Measure returns a *record.InfraError
 	}{
 		{
 			name:       "build fails",
-			script:     FakeCommit{BuildFails: true},
+			script:     runnertest.FakeCommit{BuildFails: true},
 			wantStatus: []record.Status{record.StatusBuildFailed},
 			wantError:  `build step "compile" exited with status 1: fake: build fails at c1`,
 		},
 		{
 			name:       "benchmark exits non-zero",
-			script:     FakeCommit{Outputs: []string{"panic: index out of range\n"}, ExitCode: 2},
+			script:     runnertest.FakeCommit{Outputs: []string{"panic: index out of range\n"}, ExitCode: 2},
 			wantStatus: []record.Status{record.StatusBenchFailed},
 			wantError:  `benchmark step "engine" exited with status 2: panic: index out of range`,
 		},
 		{
 			name:       "benchmark times out",
-			script:     FakeCommit{TimesOut: true},
+			script:     runnertest.FakeCommit{TimesOut: true},
 			wantStatus: []record.Status{record.StatusBenchFailed},
 			wantError:  `benchmark step "engine" timed out after 1m0s`,
 		},
 		{
 			name:       "unreadable output",
-			script:     FakeCommit{Outputs: []string{"no benchmarks here\n"}},
+			script:     runnertest.FakeCommit{Outputs: []string{"no benchmarks here\n"}},
 			wantStatus: []record.Status{record.StatusBenchFailed},
 			wantError:  `"no benchmarks here"`,
 		},
 		{
 			name:       "metric missing from output",
-			script:     FakeCommit{Outputs: []string{"BenchmarkVerifyStep-8 10 100 tok/s\n"}},
+			script:     runnertest.FakeCommit{Outputs: []string{"BenchmarkVerifyStep-8 10 100 tok/s\n"}},
 			wantStatus: []record.Status{record.StatusBenchFailed},
 			wantError:  `metric decode_tok_s: select "BenchmarkDecode"`,
 		},
 		{
 			name:       "second run fails after a good one",
-			script:     FakeCommit{Outputs: []string{goBench(100, 50), "BenchmarkVerifyStep-8 10 100 tok/s\n"}},
+			script:     runnertest.FakeCommit{Outputs: []string{goBench(100, 50), "BenchmarkVerifyStep-8 10 100 tok/s\n"}},
 			wantStatus: []record.Status{record.StatusOK, record.StatusBenchFailed},
 			wantError:  `metric decode_tok_s`,
 		},
 		{
 			name:       "host unreachable",
-			script:     FakeCommit{InfraErr: errors.New("connection refused")},
+			script:     runnertest.FakeCommit{InfraErr: errors.New("connection refused")},
 			wantStatus: []record.Status{record.StatusInfraError},
 			wantError:  "host fake: fake checkout: connection refused",
 			wantInfra:  true,
 		},
 		{
 			name:       "hunks do not apply",
-			script:     FakeCommit{ApplyFails: true},
+			script:     runnertest.FakeCommit{ApplyFails: true},
 			wantStatus: []record.Status{record.StatusBuildFailed},
 			wantError:  "fake: does not apply",
 		},
 		{
 			name:       "the tree changed under the run",
-			script:     FakeCommit{Outputs: []string{goBench(100, 50)}, TreeChanges: true},
+			script:     runnertest.FakeCommit{Outputs: []string{goBench(100, 50)}, TreeChanges: true},
 			wantStatus: []record.Status{record.StatusInfraError},
 			wantError:  "verify tree of c1: the tree does not hold the target",
 			wantInfra:  true,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			host := &Fake{Commits: map[string]FakeCommit{"c1": tc.script}}
+			host := &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{"c1": tc.script}}
 			runs, err := measure(t, context.Background(), host, record.Target{Commit: "c1"}, 3)
 			var infra *record.InfraError
 			if tc.wantInfra {
@@ -190,7 +176,7 @@ func TestMeasureFailures(t *testing.T) {
 }
 
 func TestMeasureFactsFailure(t *testing.T) {
-	host := &Fake{FactsErr: errors.New("nvidia-smi: driver gone"), Default: &FakeCommit{}}
+	host := &runnertest.Fake{FactsErr: errors.New("nvidia-smi: driver gone"), Default: &runnertest.FakeCommit{}}
 	runs, err := measure(t, context.Background(), host, record.Target{Commit: "c1"}, 3)
 	var infra *record.InfraError
 	require.ErrorAs(t, err, &infra)
@@ -202,21 +188,21 @@ func TestMeasureFactsFailure(t *testing.T) {
 func TestMeasureCancelledRecordsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	host := &Fake{Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
+	host := &runnertest.Fake{Default: &runnertest.FakeCommit{Outputs: []string{goBench(1, 1)}}}
 	runs, err := measure(t, ctx, host, record.Target{Commit: "c1"}, 3)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, runs)
 }
 
 func TestMeasureStopsWhenRecordFails(t *testing.T) {
-	host := &Fake{Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
-	pool, err := NewPool(host)
+	host := &runnertest.Fake{Default: &runnertest.FakeCommit{Outputs: []string{goBench(1, 1)}}}
+	pool, err := runner.NewPool(host)
 	require.NoError(t, err)
 	lease, err := pool.Acquire(context.Background(), record.Target{Commit: "c1"})
 	require.NoError(t, err)
 	defer lease.Release()
 	n := 0
-	_, err = (&Runner{Spec: testSpec}).Measure(context.Background(), lease, Source{Target: record.Target{Commit: "c1"}}, 5, func(record.Run) error {
+	_, err = (&runner.Runner{Spec: testSpec}).Measure(context.Background(), lease, runner.Source{Target: record.Target{Commit: "c1"}}, 5, func(record.Run) error {
 		n++
 		if n == 2 {
 			return errors.New("disk full")
@@ -230,7 +216,7 @@ func TestMeasureStopsWhenRecordFails(t *testing.T) {
 }
 
 func TestMeasureEnvironment(t *testing.T) {
-	host := &Fake{Default: &FakeCommit{Outputs: []string{goBench(1, 1)}}}
+	host := &runnertest.Fake{Default: &runnertest.FakeCommit{Outputs: []string{goBench(1, 1)}}}
 	target := record.Target{Commit: "c1", Env: map[string]string{"NCCL_PROTO": "Simple", "HF_TOKEN": "hf_secret"}}
 	runs, err := measure(t, context.Background(), host, target, 1)
 	require.NoError(t, err)
@@ -239,14 +225,14 @@ func TestMeasureEnvironment(t *testing.T) {
 	calls := host.Calls()
 	require.Len(t, calls, 2)
 	build, run := calls[0], calls[1]
-	assert.Equal(t, PhaseBuild, build.Phase)
+	assert.Equal(t, runner.PhaseBuild, build.Phase)
 	assert.NotContains(t, build.Env, "NCCL_PROTO", "target overrides are for benchmark steps")
-	assert.Equal(t, PhaseBench, run.Phase)
+	assert.Equal(t, runner.PhaseBench, run.Phase)
 	assert.Equal(t, "Simple", run.Env["NCCL_PROTO"], "the target overrides the step")
 	assert.Equal(t, "Ring", run.Env["NCCL_ALGO"])
-	assert.Equal(t, "c1", run.Env[EnvCommit])
-	assert.Equal(t, target.Key(), run.Env[EnvTarget])
-	assert.Equal(t, "engine", run.Env[EnvStep])
+	assert.Equal(t, "c1", run.Env[runner.EnvCommit])
+	assert.Equal(t, target.Key(), run.Env[runner.EnvTarget])
+	assert.Equal(t, "engine", run.Env[runner.EnvStep])
 
 	assert.Equal(t, map[string]string{
 		"NCCL_PROTO": "Simple",
@@ -259,11 +245,11 @@ func TestMeasureEnvironment(t *testing.T) {
 // numbers are still read from the output.
 func TestMeasureScrubsLogs(t *testing.T) {
 	ghp := "ghp_" + strings.Repeat("b", 36)
-	host := &Fake{Default: &FakeCommit{Outputs: []string{"MY_PASSWORD_VALUE=hunter2-long-value " + ghp + "\n" + goBench(7, 3)}}}
-	pool, err := NewPool(host)
+	host := &runnertest.Fake{Default: &runnertest.FakeCommit{Outputs: []string{"MY_PASSWORD_VALUE=hunter2-long-value " + ghp + "\n" + goBench(7, 3)}}}
+	pool, err := runner.NewPool(host)
 	require.NoError(t, err)
-	r := &Runner{Spec: testSpec, Secrets: []string{"hunter2-long-value"}}
-	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: "c1"}}, 1)
+	r := &runner.Runner{Spec: testSpec, Secrets: []string{"hunter2-long-value"}}
+	runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: "c1"}}, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	assert.Equal(t, 7.0, runs[0].Values["verify_tok_s"])
@@ -275,9 +261,9 @@ func TestMeasureScrubsLogs(t *testing.T) {
 
 func TestFakeTargetsOverrideCommits(t *testing.T) {
 	withHunk := record.Target{Commit: "c1", Patch: "c0..c1", Hunks: []string{"h2"}}
-	host := &Fake{
-		Commits: map[string]FakeCommit{"c1": {Outputs: []string{goBench(80, 40)}}},
-		Targets: map[string]FakeCommit{withHunk.Key(): {Outputs: []string{goBench(100, 50)}}},
+	host := &runnertest.Fake{
+		Commits: map[string]runnertest.FakeCommit{"c1": {Outputs: []string{goBench(80, 40)}}},
+		Targets: map[string]runnertest.FakeCommit{withHunk.Key(): {Outputs: []string{goBench(100, 50)}}},
 	}
 	plain, err := measure(t, context.Background(), host, record.Target{Commit: "c1"}, 1)
 	require.NoError(t, err)
@@ -292,14 +278,14 @@ func TestFakeTargetsOverrideCommits(t *testing.T) {
 
 // localHost returns a Local host over a clone of a repository whose one
 // commit holds files, and that commit.
-func localHost(t testing.TB, name string, files map[string]string) (*Local, string) {
+func localHost(t testing.TB, name string, files map[string]string) (*runner.Local, string) {
 	t.Helper()
 	b := gitopstest.NewBuilder(t)
 	commit := b.Commit("first", files)
 	workdir := t.TempDir()
 	repo, err := gitops.Open(context.Background(), b.Dir, workdir)
 	require.NoError(t, err)
-	return &Local{HostName: name, Repo: repo, Workdir: workdir}, commit
+	return &runner.Local{HostName: name, Repo: repo, Workdir: workdir}, commit
 }
 
 // localSpec builds by writing a file and benchmarks by printing $SPEED
@@ -324,11 +310,11 @@ func TestMeasureOnLocalHost(t *testing.T) {
 	t.Setenv("SGLANG_ENABLE_SPEC_V2", "True")
 	t.Setenv("UNRELATED_SETTING", "x")
 	box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
-	pool, err := NewPool(box)
+	pool, err := runner.NewPool(box)
 	require.NoError(t, err)
-	r := &Runner{Spec: localSpec, EnvKeep: []string{"SGLANG_*"}}
+	r := &runner.Runner{Spec: localSpec, EnvKeep: []string{"SGLANG_*"}}
 	target := record.Target{Commit: commit, Env: map[string]string{"SPEED": "99"}}
-	runs, err := measureIn(t, context.Background(), pool, r, Source{Target: target}, 2)
+	runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: target}, 2)
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
 	for _, run := range runs {
@@ -343,7 +329,7 @@ func TestMeasureOnLocalHost(t *testing.T) {
 		assert.Equal(t, secret.Mask, env["API_KEY"])
 		assert.NotContains(t, env, "UNRELATED_SETTING")
 		assert.NotContains(t, env, "PATH")
-		assert.NotContains(t, env, EnvCommit)
+		assert.NotContains(t, env, runner.EnvCommit)
 		assert.Regexp(t, `^\d+\.\d+ \d+\.\d+ \d+\.\d+$`, run.Fingerprint.LoadAvg, "the host's load before the run")
 		assert.NotEmpty(t, run.Fingerprint.CPUAffinity, "the CPUs the benchmark could run on")
 	}
@@ -363,7 +349,7 @@ func TestMeasureOnLocalHost(t *testing.T) {
 
 	// The same target in another environment runs in the same build.
 	again := record.Target{Commit: commit, Env: map[string]string{"SPEED": "101"}}
-	runs, err = measureIn(t, context.Background(), pool, r, Source{Target: again}, 1)
+	runs, err = runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: again}, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	assert.Equal(t, []string{"engine"}, logSteps(runs[0]), "no build for an environment change")
@@ -372,33 +358,20 @@ func TestMeasureOnLocalHost(t *testing.T) {
 
 func TestMeasureVanishedTree(t *testing.T) {
 	box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
-	pool, err := NewPool(box)
+	pool, err := runner.NewPool(box)
 	require.NoError(t, err)
-	r := &Runner{Spec: localSpec}
-	target := Source{Target: record.Target{Commit: commit}}
-	_, err = measureIn(t, context.Background(), pool, r, target, 1)
+	r := &runner.Runner{Spec: localSpec}
+	target := runner.Source{Target: record.Target{Commit: commit}}
+	_, err = runnertest.Measure(t, context.Background(), pool, r, target, 1)
 	require.NoError(t, err)
 	require.NoError(t, os.RemoveAll(filepath.Join(box.Workdir, "slots", "0")))
 
 	// The pool holds the tree built, but it is gone: it is built again.
-	runs, err := measureIn(t, context.Background(), pool, r, target, 1)
+	runs, err := runnertest.Measure(t, context.Background(), pool, r, target, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	assert.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
 	assert.Equal(t, []string{"build", "engine"}, logSteps(runs[0]))
-}
-
-func TestCapLog(t *testing.T) {
-	out, truncated := capLog([]byte("short"), 100)
-	assert.Equal(t, "short", out)
-	assert.False(t, truncated)
-
-	long := strings.Repeat("a", 50) + strings.Repeat("é", 100) + strings.Repeat("z", 50)
-	out, truncated = capLog([]byte(long), 101)
-	assert.True(t, truncated)
-	assert.True(t, strings.HasPrefix(out, strings.Repeat("a", 50)))
-	assert.True(t, strings.HasSuffix(out, strings.Repeat("z", 50)))
-	assert.Contains(t, out, "[perfbot: 200 bytes of log omitted]")
 }
 
 // A timeout is the machine's bad moment as often as the revision's fault:
@@ -407,27 +380,27 @@ func TestCapLog(t *testing.T) {
 func TestMeasureRetriesTimeouts(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
-		script      FakeCommit
+		script      runnertest.FakeCommit
 		retries     int
 		wantStatus  []record.Status
 		wantInvoked int // benchmark invocations
 		wantLogs    []string
 	}{
-		{name: "one timeout, then a sample", script: FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 1},
+		{name: "one timeout, then a sample", script: runnertest.FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 1},
 			wantStatus: []record.Status{record.StatusOK}, wantInvoked: 2, wantLogs: []string{"compile", "engine (timed out)", "engine"}},
-		{name: "always times out", script: FakeCommit{TimesOut: true},
+		{name: "always times out", script: runnertest.FakeCommit{TimesOut: true},
 			wantStatus: []record.Status{record.StatusBenchFailed}, wantInvoked: 2, wantLogs: []string{"compile", "engine (timed out)", "engine"}},
-		{name: "as many retries as configured", script: FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 2}, retries: 2,
+		{name: "as many retries as configured", script: runnertest.FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 2}, retries: 2,
 			wantStatus: []record.Status{record.StatusOK}, wantInvoked: 3, wantLogs: []string{"compile", "engine (timed out)", "engine (timed out)", "engine"}},
-		{name: "no retries", script: FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 1}, retries: -1,
+		{name: "no retries", script: runnertest.FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 1}, retries: -1,
 			wantStatus: []record.Status{record.StatusBenchFailed}, wantInvoked: 1, wantLogs: []string{"compile", "engine"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			host := &Fake{Commits: map[string]FakeCommit{"c1": tc.script}}
-			pool, err := NewPool(host)
+			host := &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{"c1": tc.script}}
+			pool, err := runner.NewPool(host)
 			require.NoError(t, err)
-			r := &Runner{Spec: testSpec, TimeoutRetries: tc.retries}
-			runs, err := measureIn(t, context.Background(), pool, r, Source{Target: record.Target{Commit: "c1"}}, 1)
+			r := &runner.Runner{Spec: testSpec, TimeoutRetries: tc.retries}
+			runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: "c1"}}, 1)
 			require.NoError(t, err)
 			var statuses []record.Status
 			for _, run := range runs {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner/internal/proc"
 	"github.com/perfbot/perfbot/secret"
 )
 
@@ -27,6 +28,49 @@ type ServerHost interface {
 	// returns while it runs; its output is kept within logCap bytes. An
 	// error is the host's (a *record.InfraError) or ctx's.
 	StartServer(ctx context.Context, slot int, cmd Command, logCap int) (Server, error)
+}
+
+// ServerJobHost is a Host whose commands run on machines perfbot does not
+// reach (a cluster's nodes), which runs a benchmark step and its server
+// together, as one job on one machine: the server starts first, the host
+// polls its ready URL there, runs the step there once it answers 200, and
+// ends the server with the job. A timed-out step that runs again gets a
+// server of its own.
+type ServerJobHost interface {
+	// ExecWithServer runs srv and then cmd in slot, as one job. A server
+	// that exits or is not ready in time is a ServerResult.Failed and
+	// cmd does not run; an error is the host's (a *record.InfraError) or
+	// ctx's.
+	ExecWithServer(ctx context.Context, slot int, cmd Command, srv ServerCommand) (Result, ServerResult, error)
+}
+
+// ServerCommand is a benchmark's server as a ServerJobHost runs it.
+type ServerCommand struct {
+	// Command is the server's script, directory and environment; its
+	// Timeout and EnvFile are not used.
+	Command
+	// ReadyURL is polled on the job's machine until it answers 200, for
+	// StartTimeout at most.
+	ReadyURL     string
+	StartTimeout time.Duration
+	// Grace is how long the server has after SIGTERM before its group is
+	// killed.
+	Grace time.Duration
+	// LogCap bounds the server's output kept.
+	LogCap int
+}
+
+// ServerResult is what a ServerJobHost's server did.
+type ServerResult struct {
+	// Output, Truncated and ExitCode are the server's, as it was stopped.
+	Result
+	// Ready is the time from the start of the job to the server's first
+	// 200.
+	Ready time.Duration
+	// Failed says why the step did not run: the server exited before its
+	// ready URL answered 200, or was not ready in time (naming the last
+	// answer); empty when the server was ready.
+	Failed string
 }
 
 // Server is a started server.
@@ -72,17 +116,9 @@ func (m *measurement) startServer(ctx context.Context, p *pending, s record.Benc
 	sh, ok := m.lease.Host().(ServerHost)
 	if !ok {
 		return nil, "", &record.InfraError{Host: m.lease.Host().Name(), Op: "start the server of benchmark " + s.Name,
-			Err: errors.New("this host cannot run benchmark servers (only a local host can)")}
+			Err: errors.New("this host cannot run benchmark servers (a local host runs them beside the step, a Slurm host in the step's job)")}
 	}
-	env := maps.Clone(spec.Env)
-	if env == nil {
-		env = map[string]string{}
-	}
-	maps.Copy(env, m.target.Env)
-	env[EnvCommit] = m.target.Commit
-	env[EnvTarget] = m.targetKey
-	env[EnvPhase] = PhaseBench
-	env[EnvStep] = s.Name + " (server)"
+	env := m.serverEnv(s)
 	logCap := m.serverLogCap(spec)
 	m.log.Debug("server", "step", s.Name, "ready_url", spec.ReadyURL)
 	started := time.Now()
@@ -119,6 +155,76 @@ func (m *measurement) startServer(ctx context.Context, p *pending, s record.Benc
 		msg += "; its log ends: " + tail
 	}
 	return nil, msg, nil
+}
+
+// serverEnv is the environment of benchmark step s's server: its own
+// variables, the target's, and the Runner's.
+func (m *measurement) serverEnv(s record.BenchStep) map[string]string {
+	env := maps.Clone(s.Server.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, m.target.Env)
+	env[EnvCommit] = m.target.Commit
+	env[EnvTarget] = m.targetKey
+	env[EnvPhase] = PhaseBench
+	env[EnvStep] = s.Name + " (server)"
+	return env
+}
+
+// errServerNotReady ends a step whose server, run in the step's job, was
+// not ready: the step did not run.
+var errServerNotReady = errors.New("the server was not ready")
+
+// execInJob runs benchmark step s for p on a ServerJobHost, with its server
+// in the same job, again while the step times out; it adds the server's
+// log and facts to p as stopServer does. msg says why the server failed
+// when it did.
+func (m *measurement) execInJob(ctx context.Context, p *pending, s record.BenchStep, h ServerJobHost) (res Result, msg string, err error) {
+	spec := s.Server
+	srv := ServerCommand{
+		Command:      Command{Dir: m.ws.Dir, Script: spec.Run, Env: m.serverEnv(s), Scratch: m.ws.Scratch},
+		ReadyURL:     spec.ReadyURL,
+		StartTimeout: spec.StartTimeout,
+		Grace:        m.r.ServerGrace,
+		LogCap:       m.serverLogCap(spec),
+	}
+	if srv.StartTimeout <= 0 {
+		srv.StartTimeout = DefaultServerStartTimeout
+	}
+	if srv.Grace <= 0 {
+		srv.Grace = ServerStopGrace
+	}
+	var sr ServerResult
+	run := func(ctx context.Context, cmd Command) (Result, error) {
+		res, got, err := h.ExecWithServer(ctx, m.lease.Slot(), cmd, srv)
+		sr = got
+		p.inCommands += got.Ready
+		if err == nil && got.Failed != "" {
+			err = errServerNotReady
+		}
+		return res, err
+	}
+	m.log.Debug("server in the step's job", "step", s.Name, "ready_url", spec.ReadyURL)
+	res, err = m.execRetryingOn(ctx, p, PhaseBench, s.Step, m.target.Env, run)
+	if sr.Output != nil || sr.Failed != "" {
+		declared := maps.Clone(spec.Env)
+		if declared == nil {
+			declared = map[string]string{}
+		}
+		maps.Copy(declared, m.target.Env)
+		m.addEnv(p, record.Step{Name: s.Name + " (server)", Env: spec.Env}, declared, m.target.Env)
+		m.addServerLog(p, s, sr.Result, spec)
+	}
+	if errors.Is(err, errServerNotReady) {
+		msg = fmt.Sprintf("server of benchmark %q %s", s.Name, sr.Failed)
+		if tail := logTail(sr.Output, 5); tail != "" {
+			msg += "; its log ends: " + tail
+		}
+		return res, msg, nil
+	}
+	m.log.Debug("server stopped", "step", s.Name, "exit", sr.ExitCode, "ready_after", sr.Ready)
+	return res, "", err
 }
 
 // serverLogCap is the size of a server's log kept with a run.
@@ -184,7 +290,18 @@ func (m *measurement) stopServer(p *pending, s record.BenchStep, rs *runningServ
 		grace = ServerStopGrace
 	}
 	res := rs.srv.Stop(grace)
-	out, truncated := capLog(res.Output, m.serverLogCap(rs.spec))
+	m.addServerLog(p, s, res, rs.spec)
+	if err := portFree(rs.spec.ReadyURL, portFreeWait); err != nil {
+		return res, &record.InfraError{Host: m.lease.Host().Name(), Op: "stop the server of benchmark " + s.Name, Err: err}
+	}
+	m.log.Debug("server stopped", "step", s.Name, "exit", res.ExitCode, "ready_after", rs.ready)
+	return res, nil
+}
+
+// addServerLog adds the log of step s's server to p, and what the log
+// says of NCCL and the server to p's fingerprint.
+func (m *measurement) addServerLog(p *pending, s record.BenchStep, res Result, spec *record.Server) {
+	out, truncated := capLog(res.Output, m.serverLogCap(spec))
 	out = secret.Scrub(out, m.r.Secrets)
 	p.Logs = append(p.Logs, record.Log{Step: s.Name + " (server)", Output: out, Truncated: truncated || res.Truncated, ExitCode: res.ExitCode})
 	for k, v := range serverFacts(res.Output) {
@@ -192,11 +309,6 @@ func (m *measurement) stopServer(p *pending, s record.BenchStep, rs *runningServ
 			p.Fingerprint.Env[k] = v
 		}
 	}
-	if err := portFree(rs.spec.ReadyURL, portFreeWait); err != nil {
-		return res, &record.InfraError{Host: m.lease.Host().Name(), Op: "stop the server of benchmark " + s.Name, Err: err}
-	}
-	m.log.Debug("server stopped", "step", s.Name, "exit", res.ExitCode, "ready_after", rs.ready)
-	return res, nil
 }
 
 // portFree checks that nothing listens on the host and port of rawURL any
@@ -245,7 +357,7 @@ func logTail(out []byte, n int) string {
 		}
 	}
 	lines = lines[max(0, len(lines)-n):]
-	return clip(strings.ToValidUTF8(strings.Join(lines, " | "), "\uFFFD"), 600)
+	return proc.Clip(strings.ToValidUTF8(strings.Join(lines, " | "), "\uFFFD"), 600)
 }
 
 // NCCL's startup lines, as NCCL_DEBUG=INFO prints them.

@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -20,6 +20,9 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/internal/proc"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // serverEnv makes the test binary a benchmark's server:
@@ -75,7 +78,7 @@ func serverSpec(t *testing.T, addr, mode, pidfile, script string, timeout time.D
 			Step:   record.Step{Name: "load", Run: script, Timeout: timeout},
 			Format: "gobench",
 			Server: &record.Server{
-				Run:          shellQuote(bin) + " -test.run=^TestServerHelper$",
+				Run:          proc.ShellQuote(bin) + " -test.run=^TestServerHelper$",
 				Env:          map[string]string{serverEnv: addr + " " + mode + " " + pidfile, "NCCL_DEBUG": "INFO"},
 				ReadyURL:     "http://" + addr + "/health",
 				StartTimeout: 20 * time.Second,
@@ -92,7 +95,7 @@ func serverGone(t *testing.T, pidfile, addr string) {
 	require.NoError(t, err, "the server started")
 	pid, err := strconv.Atoi(string(data))
 	require.NoError(t, err)
-	assert.False(t, alive(t, pid), "the server's process is gone")
+	assert.False(t, proc.Alive(pid), "the server's process is gone")
 	l, err := net.Listen("tcp", addr)
 	if assert.NoError(t, err, "the server's port is free") {
 		l.Close()
@@ -126,7 +129,7 @@ func TestBenchServer(t *testing.T) {
 			workdir := t.TempDir()
 			repo, err := gitops.Open(ctx, src, workdir)
 			require.NoError(t, err)
-			pool, err := NewPool(&Local{Repo: repo, Workdir: workdir, Trees: 1})
+			pool, err := runner.NewPool(&runner.Local{Repo: repo, Workdir: workdir, Trees: 1})
 			require.NoError(t, err)
 			addr, pidfile := freeAddr(t), filepath.Join(t.TempDir(), "pid")
 			timeout := tt.timeout
@@ -137,8 +140,8 @@ func TestBenchServer(t *testing.T) {
 			if tt.start > 0 {
 				spec.Benchmarks[0].Server.StartTimeout = tt.start
 			}
-			r := &Runner{Spec: spec, TimeoutRetries: -1, ServerGrace: 200 * time.Millisecond}
-			runs, err := measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: commits[0], Env: map[string]string{"NCCL_PROTO": "LL"}}}, 1)
+			r := &runner.Runner{Spec: spec, TimeoutRetries: -1, ServerGrace: 200 * time.Millisecond}
+			runs, err := runnertest.Measure(t, ctx, pool, r, runner.Source{Target: record.Target{Commit: commits[0], Env: map[string]string{"NCCL_PROTO": "LL"}}}, 1)
 			require.NoError(t, err)
 			require.Len(t, runs, 1)
 			run := runs[0]
@@ -177,11 +180,11 @@ func TestBenchServerCancelled(t *testing.T) {
 	workdir := t.TempDir()
 	repo, err := gitops.Open(ctx, src, workdir)
 	require.NoError(t, err)
-	pool, err := NewPool(&Local{Repo: repo, Workdir: workdir, Trees: 1})
+	pool, err := runner.NewPool(&runner.Local{Repo: repo, Workdir: workdir, Trees: 1})
 	require.NoError(t, err)
 	addr, pidfile := freeAddr(t), filepath.Join(t.TempDir(), "pid")
 	started := filepath.Join(t.TempDir(), "started")
-	spec := serverSpec(t, addr, "noterm", pidfile, "touch "+shellQuote(started)+"; sleep 30", time.Minute)
+	spec := serverSpec(t, addr, "noterm", pidfile, "touch "+proc.ShellQuote(started)+"; sleep 30", time.Minute)
 	go func() {
 		for {
 			if _, err := os.Stat(started); err == nil {
@@ -191,7 +194,7 @@ func TestBenchServerCancelled(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	runs, err := measureIn(t, ctx, pool, &Runner{Spec: spec, ServerGrace: 100 * time.Millisecond}, Source{Target: record.Target{Commit: commits[0]}}, 1)
+	runs, err := runnertest.Measure(t, ctx, pool, &runner.Runner{Spec: spec, ServerGrace: 100 * time.Millisecond}, runner.Source{Target: record.Target{Commit: commits[0]}}, 1)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, runs)
 	serverGone(t, pidfile, addr)
@@ -199,37 +202,16 @@ func TestBenchServerCancelled(t *testing.T) {
 
 // A host that cannot run servers says so.
 func TestBenchServerOnAHostWithoutServers(t *testing.T) {
-	host := &Fake{Commits: map[string]FakeCommit{"c1": {Outputs: []string{goBench(1, 1)}}}}
+	host := &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{"c1": {Outputs: []string{goBench(1, 1)}}}}
 	spec := record.Spec{
 		Benchmarks: []record.BenchStep{{Step: record.Step{Name: "engine", Run: "x"}, Format: "gobench",
 			Server: &record.Server{Run: "serve", ReadyURL: "http://127.0.0.1:1/"}}},
 		Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher}},
 	}
-	pool, err := NewPool(host)
+	pool, err := runner.NewPool(host)
 	require.NoError(t, err)
-	_, err = measureIn(t, context.Background(), pool, &Runner{Spec: spec}, Source{Target: record.Target{Commit: "c1"}}, 1)
+	_, err = runnertest.Measure(t, context.Background(), pool, &runner.Runner{Spec: spec}, runner.Source{Target: record.Target{Commit: "c1"}}, 1)
 	var infra *record.InfraError
 	require.ErrorAs(t, err, &infra)
 	assert.Contains(t, err.Error(), "cannot run benchmark servers")
-}
-
-func TestServerFacts(t *testing.T) {
-	log := `[2026-01-01 TP0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>
-node1:123:123 [0] NCCL INFO NCCL version 2.27.3+cuda12.9
-node1:123:456 [0] NCCL INFO NCCL_IB_HCA set by environment to mlx5_0
-node1:123:456 [0] NCCL INFO Using network IB
-node1:123:456 [0] NCCL INFO comm 0x55d5 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 18000 commId 0x1 - Init COMPLETE
-INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.11.0
-Uvicorn running on http://127.0.0.1:30000
-`
-	assert.Equal(t, map[string]string{
-		"server.nccl_version": "2.27.3+cuda12.9", "server.nccl_net": "IB", "NCCL_IB_HCA": "mlx5_0", "server.nccl_nranks": "8",
-		"server.vllm_version": "0.11.0",
-	}, serverFacts([]byte(log)))
-	assert.Empty(t, serverFacts([]byte("no collective library here\n")))
-}
-
-func TestLogTail(t *testing.T) {
-	assert.Equal(t, "c | d", logTail([]byte("a\nb\n\nc\n  d  \n\n"), 2))
-	assert.Equal(t, "", logTail(nil, 3))
 }

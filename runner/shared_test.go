@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -12,19 +12,9 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
-
-// counterSpec benchmarks what the tree holds: commit k of a numbered
-// repository reports k tok/s, read from its counter.txt while the
-// benchmark runs.
-var counterSpec = record.Spec{
-	Build: []record.Step{{Name: "build", Run: "true", Timeout: time.Minute}},
-	Benchmarks: []record.BenchStep{{
-		Step:   record.Step{Name: "engine", Run: `sleep 0.05; echo "BenchmarkVerifyStep 1 $(cat counter.txt) tok/s"`, Timeout: time.Minute},
-		Format: "gobench",
-	}},
-	Metrics: []record.Metric{{Name: "verify_tok_s", Benchmark: "engine", Select: "BenchmarkVerifyStep", Unit: "tok/s", Better: record.Higher, Primary: true}},
-}
 
 // Two perfbot processes (two clones opened on one workdir, two pools)
 // measure different commits at once: every sample stored as ok is the
@@ -44,14 +34,14 @@ func TestTwoProcessesShareAWorkdir(t *testing.T) {
 	for _, p := range procs {
 		repo, err := gitops.Open(ctx, src, workdir)
 		require.NoError(t, err)
-		pool, err := NewPool(&Local{Repo: repo, Workdir: workdir, Trees: 1})
+		pool, err := runner.NewPool(&runner.Local{Repo: repo, Workdir: workdir, Trees: 1})
 		require.NoError(t, err)
-		r := &Runner{Spec: counterSpec}
+		r := &runner.Runner{Spec: runnertest.CounterSpec}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for range 4 {
-				runs, err := measureIn(t, ctx, pool, r, Source{Target: record.Target{Commit: p.commit}}, 2)
+				runs, err := runnertest.Measure(t, ctx, pool, r, runner.Source{Target: record.Target{Commit: p.commit}}, 2)
 				p.runs = append(p.runs, runs...)
 				if err != nil {
 					p.err = err
@@ -81,16 +71,16 @@ func TestMeasureTreeChangedUnderTheRun(t *testing.T) {
 	workdir := t.TempDir()
 	repo, err := gitops.Open(ctx, src, workdir)
 	require.NoError(t, err)
-	pool, err := NewPool(&Local{Repo: repo, Workdir: workdir})
+	pool, err := runner.NewPool(&runner.Local{Repo: repo, Workdir: workdir})
 	require.NoError(t, err)
-	spec := counterSpec
-	spec.Benchmarks = []record.BenchStep{counterSpec.Benchmarks[0]}
-	spec.Benchmarks[0].Run = "git checkout -q --detach " + commits[0] + "; " + counterSpec.Benchmarks[0].Run
-	runs, err := measureIn(t, ctx, pool, &Runner{Spec: spec}, Source{Target: record.Target{Commit: commits[1]}}, 2)
+	spec := runnertest.CounterSpec
+	spec.Benchmarks = []record.BenchStep{runnertest.CounterSpec.Benchmarks[0]}
+	spec.Benchmarks[0].Run = "git checkout -q --detach " + commits[0] + "; " + runnertest.CounterSpec.Benchmarks[0].Run
+	runs, err := runnertest.Measure(t, ctx, pool, &runner.Runner{Spec: spec}, runner.Source{Target: record.Target{Commit: commits[1]}}, 2)
 
 	var infra *record.InfraError
 	require.ErrorAs(t, err, &infra)
-	assert.ErrorIs(t, err, ErrTreeChanged)
+	assert.ErrorIs(t, err, runner.ErrTreeChanged)
 	require.Len(t, runs, 1)
 	assert.Equal(t, record.StatusInfraError, runs[0].Status)
 	assert.Contains(t, runs[0].Error, "HEAD is "+commits[0][:10])
@@ -106,11 +96,11 @@ func TestMeasureRebuildsATreeAnotherProcessChanged(t *testing.T) {
 	workdir := t.TempDir()
 	repo, err := gitops.Open(ctx, src, workdir)
 	require.NoError(t, err)
-	pool, err := NewPool(&Local{Repo: repo, Workdir: workdir, Trees: 1})
+	pool, err := runner.NewPool(&runner.Local{Repo: repo, Workdir: workdir, Trees: 1})
 	require.NoError(t, err)
-	r := &Runner{Spec: counterSpec}
-	target := Source{Target: record.Target{Commit: commits[1]}}
-	_, err = measureIn(t, ctx, pool, r, target, 1)
+	r := &runner.Runner{Spec: runnertest.CounterSpec}
+	target := runner.Source{Target: record.Target{Commit: commits[1]}}
+	_, err = runnertest.Measure(t, ctx, pool, r, target, 1)
 	require.NoError(t, err)
 
 	other, err := gitops.Open(ctx, src, workdir)
@@ -118,7 +108,7 @@ func TestMeasureRebuildsATreeAnotherProcessChanged(t *testing.T) {
 	_, err = other.Checkout(ctx, 0, commits[0])
 	require.NoError(t, err)
 
-	runs, err := measureIn(t, ctx, pool, r, target, 1)
+	runs, err := runnertest.Measure(t, ctx, pool, r, target, 1)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	assert.Equal(t, []string{"build", "engine"}, logSteps(runs[0]), "built again")
@@ -139,7 +129,7 @@ func TestLeaseOfATreeAnotherProcessHolds(t *testing.T) {
 	require.NoError(t, err)
 	defer held.Release()
 
-	pool, err := NewPool(&Local{HostName: "box", Repo: repo, Workdir: workdir, Trees: 1, LockWait: 50 * time.Millisecond})
+	pool, err := runner.NewPool(&runner.Local{HostName: "box", Repo: repo, Workdir: workdir, Trees: 1, LockWait: 50 * time.Millisecond})
 	require.NoError(t, err)
 	_, err = pool.Acquire(ctx, record.Target{Commit: commits[0]})
 	var infra *record.InfraError

@@ -16,6 +16,7 @@
 package secret
 
 import (
+	"net"
 	"net/url"
 	"regexp"
 	"sort"
@@ -186,4 +187,15 @@ func maskQueryParam(m string) string {
 		return m[:1] + name + "=" + Mask
 	}
 	return m
+}
+
+// IsLoopback reports whether host (a URL's host name, without its port)
+// names this machine: localhost or a loopback address. It is the only host
+// a secret may be sent to over plain http.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -111,3 +111,26 @@ func TestFromEnv(t *testing.T) {
 	got := FromEnv([]string{"HF_TOKEN=" + hf, "PATH=/usr/bin", "DB_PASSWORD=hunter2hunter2", "GH_TOKEN=", "USE_AUTH=1", "broken"})
 	assert.ElementsMatch(t, []string{hf, "hunter2hunter2"}, got)
 }
+
+func TestIsLoopback(t *testing.T) {
+	tests := []struct {
+		name string
+		host string
+		want bool
+	}{
+		{name: "localhost", host: "localhost", want: true},
+		{name: "localhost in capitals", host: "LocalHost", want: true},
+		{name: "IPv4 loopback", host: "127.0.0.1", want: true},
+		{name: "elsewhere in 127/8", host: "127.1.2.3", want: true},
+		{name: "IPv6 loopback", host: "::1", want: true},
+		{name: "a LAN address", host: "192.168.1.10"},
+		{name: "a host name", host: "ghe.example"},
+		{name: "a name that starts like localhost", host: "localhost.example"},
+		{name: "empty", host: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, IsLoopback(tt.host))
+		})
+	}
+}

@@ -106,7 +106,7 @@ func fill1M(b *testing.B, path string) time.Time {
 	}
 	for c := 0; c < runs/10+1; c += 1 {
 		if c%1000 == 0 || c > runs/10-200 {
-			if err := db.PutCommit(store.Commit{Hash: fmt.Sprintf("%040x", c), Subject: fmt.Sprintf("engine: change %d", c)}); err != nil {
+			if err := db.PutCommit(record.Commit{Hash: fmt.Sprintf("%040x", c), Subject: fmt.Sprintf("engine: change %d", c)}); err != nil {
 				b.Fatal(err)
 			}
 		}

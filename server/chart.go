@@ -128,15 +128,11 @@ func renderChart(ms service.MetricSeries, l linker) template.HTML {
 			`<title>finding %s: %s %+.1f%% at %s (%s)</title></a>`,
 			esc(string(m.Triage)), esc(l.Finding(m.Finding)), esc(m.Finding),
 			mx, my-markSize, markSize, markSize, -markSize, markSize, -markSize, -markSize,
-			esc(shortFinding(m.Finding)), esc(string(m.Direction)), m.DeltaPct, record.ShortHash(m.Culprit), esc(string(m.Triage)))
+			esc(record.ShortFindingID(m.Finding)), esc(string(m.Direction)), m.DeltaPct, record.ShortHash(m.Culprit), esc(string(m.Triage)))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
-
-// shortFinding abbreviates a finding's id as every view does
-// (record.ShortFindingID): the id people type.
-func shortFinding(id string) string { return record.ShortFindingID(id) }
 
 // valueRange is the span of values the chart shows: the nights' values
 // with room around them for their intervals, but not all of a wide

@@ -112,8 +112,8 @@ func populated(t testing.TB) *service.Bot {
 
 func fillFixture(t testing.TB, db *store.DB) {
 	for i := 0; i < fixtureNights; i++ {
-		require.NoError(t, db.PutCommit(store.Commit{Hash: fixtureCommit(i), Subject: fixtureSubject(i), Author: "Ada Lovelace",
-			Time: fixtureT0.Add(time.Duration(i)*24*time.Hour - 6*time.Hour), Parents: parents(i)}))
+		require.NoError(t, db.PutCommit(record.Commit{Hash: fixtureCommit(i), Subject: fixtureSubject(i), Author: "Ada Lovelace",
+			Date: fixtureT0.Add(time.Duration(i)*24*time.Hour - 6*time.Hour), Parents: parents(i)}))
 	}
 	state := record.NightlyState{Reference: fixtureCommit(0), Levels: map[string]float64{"verify_tok_s": 1000, "verify_ms": 12}}
 	// The alerts the nightly cycles raised on the two changes, as its
@@ -171,16 +171,16 @@ func fillFixture(t testing.TB, db *store.DB) {
 
 	regression := record.Finding{Created: fixtureT0.Add(16 * 24 * time.Hour), Repo: "/srv/infer.git", Outcome: record.OutcomeCulprit,
 		Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Regression, Confidence: 0.997, State: record.StateFiled,
-		Good:       record.End{Commit: record.Commit{Hash: fixtureCommit(14), Subject: fixtureSubject(14)}, N: 6, Median: 1000, Lo: 994, Hi: 1006},
-		Bad:        record.End{Commit: record.Commit{Hash: fixtureCommit(15), Subject: fixtureSubject(15)}, N: 6, Median: 920, Lo: 915, Hi: 926},
-		Culprits:   []record.Culprit{{Commit: record.Commit{Hash: fixtureCommit(15), Subject: fixtureSubject(15)}, Confidence: 0.997, DeltaPct: -8.0, CILoPct: -8.9, CIHiPct: -7.1}},
+		Good:       record.End{Commit: record.Commit{Hash: fixtureCommit(14), Subject: fixtureSubject(14)}, N: 6, Median: 1000, Interval: record.Interval{Lo: 994, Hi: 1006}},
+		Bad:        record.End{Commit: record.Commit{Hash: fixtureCommit(15), Subject: fixtureSubject(15)}, N: 6, Median: 920, Interval: record.Interval{Lo: 915, Hi: 926}},
+		Culprits:   []record.Culprit{{Commit: record.Commit{Hash: fixtureCommit(15), Subject: fixtureSubject(15)}, Confidence: 0.997, Effect: record.Effect{Pct: -8.0, Interval: record.Interval{Lo: -8.9, Hi: -7.1}}}},
 		Components: []string{"communicator"}, Issue: 42, IssueURL: "https://github.com/acme/infer/issues/42"}
 	regression.ID = regression.Fingerprint()
 	improvement := record.Finding{Created: fixtureT0.Add(25 * 24 * time.Hour), Repo: "/srv/infer.git", Outcome: record.OutcomeCulprit,
 		Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Improvement, Confidence: 0.99, State: record.StateKept,
-		Good:       record.End{Commit: record.Commit{Hash: fixtureCommit(23), Subject: fixtureSubject(23)}, N: 6, Median: 920, Lo: 914, Hi: 925},
-		Bad:        record.End{Commit: record.Commit{Hash: fixtureCommit(24), Subject: fixtureSubject(24)}, N: 6, Median: 1012, Lo: 1005, Hi: 1018},
-		Culprits:   []record.Culprit{{Commit: record.Commit{Hash: fixtureCommit(24), Subject: fixtureSubject(24)}, Confidence: 0.99, DeltaPct: 10.0, CILoPct: 9.1, CIHiPct: 10.9}},
+		Good:       record.End{Commit: record.Commit{Hash: fixtureCommit(23), Subject: fixtureSubject(23)}, N: 6, Median: 920, Interval: record.Interval{Lo: 914, Hi: 925}},
+		Bad:        record.End{Commit: record.Commit{Hash: fixtureCommit(24), Subject: fixtureSubject(24)}, N: 6, Median: 1012, Interval: record.Interval{Lo: 1005, Hi: 1018}},
+		Culprits:   []record.Culprit{{Commit: record.Commit{Hash: fixtureCommit(24), Subject: fixtureSubject(24)}, Confidence: 0.99, Effect: record.Effect{Pct: 10.0, Interval: record.Interval{Lo: 9.1, Hi: 10.9}}}},
 		Components: []string{"attention"},
 		Triage:     &record.TriageNote{State: record.TriageAcknowledged, Note: "intended: the fused kernel", Time: fixtureT0.Add(26 * 24 * time.Hour)}}
 	improvement.ID = improvement.Fingerprint()

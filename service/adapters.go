@@ -10,6 +10,7 @@ import (
 	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/store"
 )
 
 // commitOracle measures plain commits for the commit bisection and its
@@ -27,22 +28,18 @@ type commitOracle struct {
 var _ bisect.HostOracle = commitOracle{}
 
 func (c commitOracle) Samples(ctx context.Context, commit string, n int) ([]bisect.Run, error) {
-	t := record.Target{Commit: commit}
-	if err := c.o.Ensure(ctx, t, n); err != nil {
-		return nil, hostGone(err)
-	}
-	return c.runs(t)
+	return c.SamplesOn(ctx, commit, "", n)
 }
 
-// SamplesOn measures on host until host holds n runs of the commit, and
-// returns the runs of every host: the search compares a host's runs with
-// the ends' runs on that host.
+// SamplesOn measures on host (any, when host is "") until host holds n
+// runs of the commit, and returns the runs of every host: the search
+// compares a host's runs with the ends' runs on that host.
 func (c commitOracle) SamplesOn(ctx context.Context, commit, host string, n int) ([]bisect.Run, error) {
-	t := record.Target{Commit: commit}
-	if err := c.o.EnsureOn(ctx, t, host, n); err != nil {
+	entry, err := c.o.Recorded(ctx, record.Target{Commit: commit}, host, n)
+	if err != nil {
 		return nil, hostGone(err)
 	}
-	return c.runs(t)
+	return c.runs(entry)
 }
 
 // hostGone marks the error of a host that left the pool (or of a pool
@@ -61,13 +58,9 @@ func (e *hostGoneError) Error() string        { return e.err.Error() }
 func (e *hostGoneError) Unwrap() error        { return e.err }
 func (e *hostGoneError) Is(target error) bool { return target == bisect.ErrHostGone }
 
-// runs returns the recorded runs of t with the metric, each with its
-// place in time and the host that ran it.
-func (c commitOracle) runs(t record.Target) ([]bisect.Run, error) {
-	entry, err := c.o.store.Cached(c.o.spec, t.Key())
-	if err != nil {
-		return nil, err
-	}
+// runs returns the recorded runs of entry with the metric, each with its
+// place in time and the host (and a cluster's node) that ran it.
+func (c commitOracle) runs(entry store.CacheEntry) ([]bisect.Run, error) {
 	var runs []bisect.Run
 	for _, r := range entry.OK {
 		v, ok := r.Values[c.metric]
@@ -78,7 +71,7 @@ func (c commitOracle) runs(t record.Target) ([]bisect.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		runs = append(runs, bisect.Run{Value: v, Seq: r.ID, At: r.Started, Host: host})
+		runs = append(runs, bisect.Run{Value: v, Seq: r.ID, At: r.Started, Host: host, Node: r.Node})
 	}
 	return runs, nil
 }

@@ -30,8 +30,8 @@ type AlertRequest struct {
 
 // AlertReport is what an alert job concluded.
 type AlertReport struct {
-	Request AlertRequest  `json:"request"`
-	Bisect  *BisectReport `json:"bisect"`
+	Request AlertRequest `json:"request"`
+	Bisect  *Bisection   `json:"bisect"`
 	// Findings are the ids of the findings stored; Issues the issues
 	// filed or commented on for them.
 	Findings []string `json:"findings"`
@@ -41,8 +41,8 @@ type AlertReport struct {
 // Alert acts on one detected change: it bisects the range between the
 // nights the change may lie on (the bisection measures both ends again,
 // interleaved, so a false alarm costs runs and ends not_reproduced, never
-// an issue), continues every regression culprit into its hunks, stores
-// the findings and files the regressions. It is a job: after a restart it
+// an issue), continues the confirmed culprits of a regression into their
+// hunks, stores the findings and files the regressions. It is a job: after a restart it
 // resumes from its recorded runs.
 func (b *Bot) Alert(ctx context.Context, req AlertRequest) (*AlertReport, error) {
 	if req.Good == "" || req.Bad == "" {
@@ -72,32 +72,17 @@ func (b *Bot) alert(ctx context.Context, req AlertRequest) (*AlertReport, error)
 	// The ends are measured against what the nights showed: ends that
 	// exclude half of it refute the alert (not_reproduced) without the
 	// hundreds of runs that excluding bisect.min_effect would take.
-	rep, err := b.Bisect(ctx, BisectRequest{Good: good, Bad: bad, Metric: req.Metric, Direction: req.Direction, Expected: math.Abs(req.DeltaPct) / 100})
+	// Only a regression is filed, so only its culprits' hunks are worth
+	// their runs.
+	rep, err := b.Bisect(ctx, BisectRequest{Good: good, Bad: bad, Metric: req.Metric, Direction: req.Direction,
+		Hunks: req.Direction == record.Regression, Expected: math.Abs(req.DeltaPct) / 100})
 	if err != nil {
 		return nil, err
 	}
 	if err := b.recordOutcome(req, rep.Verdict); err != nil {
 		return nil, fmt.Errorf("alert: record its outcome: %w", err)
 	}
-	for _, c := range rep.Culprits {
-		if c.Direction != record.Regression || !c.Confirmed {
-			rep.Hunks = append(rep.Hunks, nil)
-			continue
-		}
-		hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: req.Metric, Known: knownEffect(c)})
-		var ie *InputError
-		switch {
-		case errors.As(err, &ie):
-			// The culprit's own effect is too small to split: keep the
-			// culprit, say why its hunks are missing.
-			b.progressf("alert: no hunks for %s: %v", record.ShortHash(c.Commit), err)
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("hunks of %s not localized: %v", record.ShortHash(c.Commit), err))
-		case err != nil:
-			return nil, fmt.Errorf("hunks of culprit %s: %w", record.ShortHash(c.Commit), err)
-		}
-		rep.Hunks = append(rep.Hunks, hr)
-	}
-	findings, err := b.Findings(ctx, rep)
+	findings, err := b.StoreFindings(ctx, rep)
 	if err != nil {
 		return nil, err
 	}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/perfbot/perfbot/bisect"
-	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/stats"
 )
 
 // BisectRequest is a manual or scheduled bisection.
@@ -19,7 +18,8 @@ type BisectRequest struct {
 	Metric string
 	// Direction is regression (default), improvement or any.
 	Direction record.Direction
-	// Hunks continues from each culprit into its hunks.
+	// Hunks continues from each confirmed culprit into its hunks
+	// (searchHunks).
 	Hunks bool
 	// MinEffect overrides bisect.min_effect (a fraction) when positive:
 	// a scan of a long history uses the detection threshold.
@@ -33,65 +33,36 @@ type BisectRequest struct {
 	Scan int
 }
 
-// BisectReport is the outcome of a bisection as `perfbot bisect` prints it.
-type BisectReport struct {
-	Verdict    record.Outcome   `json:"verdict"`
-	Metric     string           `json:"metric"`
-	Unit       string           `json:"unit"`
-	Direction  record.Direction `json:"direction"`
-	Good       EndReport        `json:"good"`
-	Bad        EndReport        `json:"bad"`
-	Culprits   []CulpritReport  `json:"culprits"`
-	Candidates []CommitRef      `json:"candidates"`
-	Skipped    []CommitRef      `json:"skipped"`
-	// SkippedInfra are the commits of Skipped whose runs failed on the
-	// infrastructure more than two times in three: not judged.
-	SkippedInfra []CommitRef   `json:"skipped_infra,omitempty"`
-	Probes       []ProbeReport `json:"probes"`
-	Warnings     []string      `json:"warnings,omitempty"`
-	Runs         int           `json:"runs"`
-	Samples      int           `json:"samples"`
-	Builds       int           `json:"builds"`
-	WallSeconds  float64       `json:"wall_seconds"`
-	JobID        string        `json:"job_id"`
-	// Hunks holds the hunk search of each culprit when asked for.
-	Hunks []*HunksReport `json:"hunks,omitempty"`
-	// Findings are the ids of the findings stored for this bisection.
+// Bisection is what a bisection job found: the search's result, the
+// commits it names, the hunk search of each confirmed culprit when the
+// request asked for them, and what it cost. StoreFindings makes it into
+// findings; `perfbot bisect` prints it.
+type Bisection struct {
+	Metric string `json:"metric"`
+	Unit   string `json:"unit"`
+	// Result is bisect.Locate's, with the job's own warnings added: a
+	// probe that met a GPU in another state, a culprit whose hunks could
+	// not be searched.
+	bisect.Result
+	// Commits are the commits of the searched chain that Result names
+	// (its ends, probes, culprits and their parents, candidates and
+	// skipped commits), in chain order.
+	Commits []record.Commit `json:"commits"`
+	// Hunks are the hunk searches of the culprits, by the culprit's hash.
+	Hunks map[string]*HunksReport `json:"hunks,omitempty"`
+	record.Cost
+	JobID string `json:"job_id"`
+	// Findings are the ids of the findings stored for it.
 	Findings []string `json:"findings,omitempty"`
-
-	chain []gitops.Commit
 }
 
-// EndReport is one end of the range as measured.
-type EndReport struct {
-	Commit  string     `json:"commit"`
-	Subject string     `json:"subject"`
-	N       int        `json:"n"`
-	Median  float64    `json:"median"`
-	CI      [2]float64 `json:"ci"`
-}
-
-// CulpritReport is one culprit commit.
-type CulpritReport struct {
-	Commit     string           `json:"commit"`
-	Subject    string           `json:"subject"`
-	Author     string           `json:"author"`
-	Confidence float64          `json:"confidence"`
-	DeltaPct   float64          `json:"delta_pct"`
-	CIPct      [2]float64       `json:"ci_pct"`
-	Direction  record.Direction `json:"direction"`
-	// Confirmed reports whether interleaved runs of the culprit and its
-	// parent show the change (bisect.Confirm); Confirmation says what they
-	// showed (or why there are none).
-	Confirmed    bool   `json:"confirmed"`
-	Confirmation string `json:"confirmation,omitempty"`
-	// Confirm is the confirmation's figures: its runs and interval.
-	Confirm *record.Confirmation `json:"confirm,omitempty"`
-	// ParentRuns and CulpritRuns summarize the runs of the parent and of
-	// the culprit that the effect is estimated from: the evidence's
-	// summary table shows them.
-	ParentRuns  EndReport `json:"parent_runs"`
-	CulpritRuns EndReport `json:"culprit_runs"`
+// Commit is the commit with the hash among those b names; one that knows
+// only its hash if b does not name it.
+func (b *Bisection) Commit(hash string) record.Commit {
+	if i := slices.IndexFunc(b.Commits, func(c record.Commit) bool { return c.Hash == hash }); i >= 0 {
+		return b.Commits[i]
+	}
+	return record.Commit{Hash: hash}
 }
 
 // bisectState is what a bisection job persists while it runs and reads back
@@ -99,34 +70,21 @@ type CulpritReport struct {
 // command after a crash does not confirm a culprit again. The probes are
 // in the store (every run) and in the job's trace (every line).
 type bisectState struct {
-	Confirmations map[string]bisect.Confirmation `json:"confirmations,omitempty"`
-}
-
-// CommitRef names a commit.
-type CommitRef struct {
-	Commit  string `json:"commit"`
-	Subject string `json:"subject"`
-}
-
-// ProbeReport is one measured commit.
-type ProbeReport struct {
-	Commit  string  `json:"commit"`
-	Subject string  `json:"subject"`
-	Index   int     `json:"index"`
-	N       int     `json:"n"`
-	Median  float64 `json:"median"`
-	Status  string  `json:"status"`
-	Side    string  `json:"side,omitempty"`
+	// Confirmations is stored under a name of its own since a
+	// confirmation's effect became one record.Effect: the state an older
+	// perfbot saved is not read, and its culprits are confirmed again
+	// rather than taken with no effect.
+	Confirmations map[string]bisect.Confirmation `json:"culprit_confirmations,omitempty"`
 }
 
 // Bisect resolves the range, runs the noise-aware bisection through the
 // Oracle (bisect.Locate: the search, the confirmation of every culprit, the
 // search again where one is not confirmed) and, when asked, the hunk search
-// of every culprit. It is a job: every measurement is recorded as it
-// happens, the confirmations are persisted as they are made, the same
-// request after a crash re-runs nothing that was recorded, and after the
-// job finished it returns the stored report.
-func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, error) {
+// of every confirmed culprit. It is a job: every measurement is recorded
+// as it happens, the confirmations are persisted as they are made, the
+// same request after a crash re-runs nothing that was recorded, and after
+// the job finished it returns the stored bisection.
+func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*Bisection, error) {
 	metric, err := b.metric(req.Metric)
 	if err != nil {
 		return nil, err
@@ -149,9 +107,7 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 	if len(chain) < 2 {
 		return nil, &InputError{Err: fmt.Errorf("bisect: %s and %s are the same commit", req.Good, req.Bad)}
 	}
-	hashes := make([]string, len(chain))
-	for i, c := range chain {
-		hashes[i] = c.Hash
+	for _, c := range chain {
 		if err := b.putCommit(c); err != nil {
 			return nil, err
 		}
@@ -163,18 +119,13 @@ func (b *Bot) Bisect(ctx context.Context, req BisectRequest) (*BisectReport, err
 	if req.Expected > 0 {
 		params["expected"] = req.Expected
 	}
-	rep, err := runJob(b, record.JobBisect, params, func(jb *Bot, load, save func(any)) (*BisectReport, error) {
-		return jb.bisect(ctx, req, metric, chain, hashes, load, save)
+	return runJob(b, record.JobBisect, params, func(jb *Bot, load, save func(any)) (*Bisection, error) {
+		return jb.bisect(ctx, req, metric, chain, load, save)
 	})
-	if err != nil {
-		return nil, err
-	}
-	rep.chain = chain // not part of the stored report
-	return rep, nil
 }
 
 // bisect is the body of the bisection job.
-func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metric, chain []gitops.Commit, hashes []string, load, save func(any)) (*BisectReport, error) {
+func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metric, chain []record.Commit, load, save func(any)) (*Bisection, error) {
 	meter := b.startMeter()
 	good, bad := chain[0], chain[len(chain)-1]
 	b.progressf("bisect %s..%s (%d commits) on %s, direction %s, job %s", good.Short(), bad.Short(), len(chain)-1, metric.Name, req.Direction, b.job.rec.ID)
@@ -188,7 +139,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 		Confidence:  b.Config.Bisect.Confidence,
 		MinEffect:   b.Config.Bisect.MinEffect,
 		MaxRuns:     b.Config.Bisect.MaxRuns,
-		Better:      record.Better(metric.Better),
+		Better:      metric.Better,
 		Direction:   req.Direction,
 		Hosts:       b.Oracle.Hosts(),
 		InitialRuns: b.Config.Bisect.Repeats,
@@ -209,82 +160,83 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 	opts.OnSearchAgain = func(attempt, unconfirmed int) {
 		b.progressf("%d culprit(s) not confirmed by interleaved runs; searching the range again with them (attempt %d of %d)", unconfirmed, attempt, bisect.DefaultAttempts)
 	}
+	hashes := make([]string, len(chain))
+	for i, c := range chain {
+		hashes[i] = c.Hash
+	}
 	res, err := bisect.Locate(ctx, hashes, commitOracle{o: b.Oracle, metric: metric.Name}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("bisect %s..%s: %w", good.Short(), bad.Short(), err)
 	}
-	res.Warnings = append(res.Warnings, b.gpuStateWarnings(res)...)
-	rep := b.bisectReport(res, chain, metric)
-	rep.JobID = b.job.rec.ID
+	bis := &Bisection{Metric: metric.Name, Unit: metric.Unit, Result: *res, Commits: named(chain, res), JobID: b.job.rec.ID}
+	gpu, err := b.gpuStateWarnings(res)
+	if err != nil {
+		return nil, err
+	}
+	bis.Warnings = append(bis.Warnings, gpu...)
 	if req.Hunks {
-		for _, c := range rep.Culprits {
-			hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name, Direction: c.Direction, Known: knownEffect(c)})
-			if errors.Is(err, minimize.ErrEndsAlike) || errors.Is(err, minimize.ErrNotWorse) {
-				// The culprit stands; only its hunks could not be told
-				// apart (a host too noisy for the search between them).
-				b.progressf("%v", err)
-				rep.Warnings = append(rep.Warnings, fmt.Sprintf("The hunks of %s were not searched: %v.", record.ShortHash(c.Commit), err))
-				rep.Hunks = append(rep.Hunks, nil)
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			rep.Hunks = append(rep.Hunks, hr)
+		if bis.Hunks, err = b.searchHunks(ctx, bis); err != nil {
+			return nil, err
 		}
 	}
-	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
-	return rep, nil
+	bis.Cost = meter.read()
+	return bis, nil
 }
 
-func (b *Bot) bisectReport(res *bisect.Result, chain []gitops.Commit, metric record.Metric) *BisectReport {
-	byHash := map[string]gitops.Commit{}
-	for _, c := range chain {
-		byHash[c.Hash] = c
-	}
-	ref := func(h string) CommitRef { return CommitRef{Commit: h, Subject: byHash[h].Subject} }
-	end := func(e bisect.EndSummary) EndReport {
-		return EndReport{Commit: e.Commit, Subject: byHash[e.Commit].Subject, N: e.N, Median: e.Median, CI: [2]float64{e.Lo, e.Hi}}
-	}
-	rep := &BisectReport{
-		Verdict: res.Verdict, Metric: metric.Name, Unit: metric.Unit, Direction: res.Direction,
-		Good: end(res.Good), Bad: end(res.Bad), Samples: res.Samples, Warnings: record.WarningStrings(res.Warnings),
-		Culprits: []CulpritReport{}, Candidates: []CommitRef{}, Skipped: []CommitRef{}, Probes: []ProbeReport{},
-		chain: chain,
+// named returns the commits of chain that res names, in chain order: its
+// ends, probes, culprits and their parents, candidates and skipped commits.
+func named(chain []record.Commit, res *bisect.Result) []record.Commit {
+	names := map[string]bool{res.Good.Commit: true, res.Bad.Commit: true}
+	for _, p := range res.Probes {
+		names[p.Commit] = true
 	}
 	for _, c := range res.Culprits {
-		bc := byHash[c.Commit]
-		cr := CulpritReport{
-			Commit: c.Commit, Subject: bc.Subject, Author: bc.Author, Confidence: c.Confidence,
-			DeltaPct: c.DeltaPct, CIPct: [2]float64{c.CILoPct, c.CIHiPct}, Direction: c.Direction,
-			ParentRuns: end(c.Parent), CulpritRuns: end(c.Self),
+		names[c.Commit] = true
+		if c.Index > 0 {
+			names[chain[c.Index-1].Hash] = true
 		}
-		if c.Confirmation != nil {
-			cr.Confirmed, cr.Confirmation = c.Confirmation.Confirmed, c.Confirmation.String()
-			cr.Confirm = confirmationOf(*c.Confirmation)
-		}
-		rep.Culprits = append(rep.Culprits, cr)
 	}
-	for _, h := range res.Candidates {
-		rep.Candidates = append(rep.Candidates, ref(h))
+	for _, h := range slices.Concat(res.Candidates, res.Skipped) {
+		names[h] = true
 	}
-	for _, h := range res.Skipped {
-		rep.Skipped = append(rep.Skipped, ref(h))
-	}
-	for _, h := range res.SkippedInfra {
-		rep.SkippedInfra = append(rep.SkippedInfra, ref(h))
-	}
-	for _, p := range res.Probes {
-		rep.Probes = append(rep.Probes, ProbeReport{Commit: p.Commit, Subject: byHash[p.Commit].Subject, Index: p.Index, N: p.N, Median: p.Median, Status: p.Status, Side: p.Side})
-	}
-	return rep
+	return slices.DeleteFunc(slices.Clone(chain), func(c record.Commit) bool { return !names[c.Hash] })
 }
 
-// summarize summarizes the stored values of metric for t.
-func (b *Bot) summarize(t record.Target, metric string) (stats.Summary, []float64, error) {
-	vals, err := b.Store.Values(b.Oracle.SpecHash(), t.Key(), metric)
-	if err != nil {
-		return stats.Summary{}, nil, err
+// searchHunks searches the hunks of each confirmed culprit of bis, in the
+// culprit's own direction and from the effect the bisection measured: the
+// one place where a bisection continues into hunks, for `perfbot bisect
+// --hunks` and an alert's job alike. A culprit that is not confirmed is
+// not searched: it is reported, never filed. A culprit whose hunks cannot
+// be searched (an *InputError: its effect too small to split, a diff
+// without hunks) stands, with a warning that says why; any other error
+// stops the job.
+func (b *Bot) searchHunks(ctx context.Context, bis *Bisection) (map[string]*HunksReport, error) {
+	hunks := map[string]*HunksReport{}
+	for _, c := range bis.Culprits {
+		known := knownEffect(c)
+		if known == nil {
+			continue
+		}
+		hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: bis.Metric, Direction: c.Direction, Known: known})
+		var ie *InputError
+		switch {
+		case errors.As(err, &ie):
+			b.progressf("the hunks of %s were not searched: %v", record.ShortHash(c.Commit), err)
+			bis.Warnings = append(bis.Warnings, record.Warning{Kind: record.WarnHunksNotSearched, Commit: c.Commit, Text: err.Error()})
+		case err != nil:
+			return nil, fmt.Errorf("hunks of culprit %s: %w", record.ShortHash(c.Commit), err)
+		default:
+			hunks[c.Commit] = hr
+		}
 	}
-	return stats.Summarize(vals, 0.95), vals, nil
+	return hunks, nil
+}
+
+// knownEffect is the effect a confirmed culprit's bisection measured, for
+// HunksRequest.Known; nil when it is not confirmed.
+func knownEffect(c bisect.Culprit) *minimize.Effect {
+	if c.Confirmation == nil || !c.Confirmation.Confirmed {
+		return nil
+	}
+	return &minimize.Effect{Effect: c.Effect, N: min(c.Parent.N, c.Self.N)}
 }

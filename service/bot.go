@@ -21,6 +21,7 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/ssh"
 	"github.com/perfbot/perfbot/secret"
 	"github.com/perfbot/perfbot/store"
 )
@@ -111,10 +112,12 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 // Close closes the store.
 func (b *Bot) Close() error { return b.Store.Close() }
 
-// newHosts returns the configured hosts. Local hosts check their trees
-// out of repo, the one clone, each taking its own worktree numbers; a kind
-// that cannot measure yet is a configuration mistake named with its host.
-// log hears of a tree that another perfbot process holds.
+// newHosts returns the configured hosts, each kind from its package:
+// local hosts (runner.Local) check their trees out of repo, the one clone,
+// each taking its own worktree numbers; ssh hosts (runner/ssh) and slurm
+// hosts (runner/slurm) keep theirs in their own workdirs. A kind that
+// cannot measure is a configuration mistake named with its host. log hears
+// of a tree that another perfbot process holds.
 func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner.Host, error) {
 	specs := cfg.Hosts
 	if len(specs) == 0 {
@@ -123,29 +126,27 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 	var hosts []runner.Host
 	firstTree := 0
 	for _, h := range specs {
-		if h.Kind == config.HostSSH {
+		switch h.Kind {
+		case config.HostSSH:
 			hosts = append(hosts, newSSHHost(h, repo, log))
-			continue
-		}
-		if h.Kind == config.HostSlurm { // its own clone, on the shared workdir
+		case config.HostSlurm: // its own clone, on the shared workdir
 			s, err := newSlurm(cfg, h, repo, log)
 			if err != nil {
 				return nil, err
 			}
 			hosts = append(hosts, s)
-			continue
+		case "", config.HostLocal:
+			if h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir) {
+				return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
+			}
+			l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Slots: h.Slots, Trees: h.Trees, Logger: log,
+				Withheld: perfbotSecrets(cfg)}
+			lay := l.Layout()
+			firstTree += lay.Slots * lay.Trees
+			hosts = append(hosts, l)
+		default:
+			return nil, &InputError{Err: fmt.Errorf("host %s: kind %q is not supported: local, ssh and slurm hosts measure", h.Name, h.Kind)}
 		}
-		switch {
-		case h.Kind != "" && h.Kind != config.HostLocal:
-			return nil, &InputError{Err: fmt.Errorf("host %s: kind %q is not supported yet: only local and ssh hosts measure so far", h.Name, h.Kind)}
-		case h.Workdir != "" && filepath.Clean(h.Workdir) != filepath.Clean(cfg.Workdir):
-			return nil, &InputError{Err: fmt.Errorf("host %s: a local host keeps its trees in the workdir %s; a workdir of its own (%s) is not supported yet", h.Name, cfg.Workdir, h.Workdir)}
-		}
-		l := &runner.Local{HostName: h.Name, Repo: repo, Workdir: cfg.Workdir, FirstTree: firstTree, Slots: h.Slots, Trees: h.Trees, Logger: log,
-			Withheld: perfbotSecrets(cfg)}
-		lay := l.Layout()
-		firstTree += lay.Slots * lay.Trees
-		hosts = append(hosts, l)
 	}
 	return hosts, nil
 }
@@ -153,8 +154,8 @@ func newHosts(cfg *config.Config, repo *gitops.Repo, log *slog.Logger) ([]runner
 // newSSHHost is the runner for a configured ssh host: its trees live in
 // its own workdir on the host, so it shares no tree numbers with the
 // local hosts.
-func newSSHHost(h config.Host, repo *gitops.Repo, log *slog.Logger) *runner.SSH {
-	return &runner.SSH{HostName: h.Name, Address: h.Address, User: h.User, KeyFile: h.KeyFile,
+func newSSHHost(h config.Host, repo *gitops.Repo, log *slog.Logger) *ssh.Host {
+	return &ssh.Host{HostName: h.Name, Address: h.Address, User: h.User, KeyFile: h.KeyFile,
 		KnownHosts: h.KnownHosts, InsecureIgnoreHostKey: h.InsecureIgnoreHostKey,
 		Workdir: h.Workdir, Repo: repo, Slots: h.Slots, Trees: h.Trees, Logger: log}
 }
@@ -203,16 +204,16 @@ func (b *Bot) now() time.Time {
 }
 
 // resolve resolves rev and records the commit's metadata in the store.
-func (b *Bot) resolve(ctx context.Context, rev string) (gitops.Commit, error) {
+func (b *Bot) resolve(ctx context.Context, rev string) (record.Commit, error) {
 	c, err := b.Repo.Resolve(ctx, rev)
 	if err != nil {
-		return gitops.Commit{}, &InputError{Err: err}
+		return record.Commit{}, &InputError{Err: err}
 	}
 	return c, b.putCommit(c)
 }
 
-func (b *Bot) putCommit(c gitops.Commit) error {
-	return b.Store.PutCommit(store.Commit{Hash: c.Hash, Subject: c.Subject, Author: c.Author, Email: c.Email, Time: c.Time, Parents: c.Parents})
+func (b *Bot) putCommit(c record.Commit) error {
+	return b.Store.PutCommit(c)
 }
 
 // metric returns the configured metric by name ("" is the primary); an
@@ -238,12 +239,13 @@ func (b *Bot) startMeter() meter {
 	return meter{b: b, start: b.now(), runs0: runs, builds0: builds}
 }
 
-func (m meter) read() (runs, builds int, wallSeconds float64) {
+// read is what was measured since the meter started.
+func (m meter) read() record.Cost {
 	if m.b == nil { // not started: the queue's record of a job
-		return 0, 0, 0
+		return record.Cost{}
 	}
 	r, bu := m.b.Oracle.Counts()
-	return r - m.runs0, bu - m.builds0, m.b.now().Sub(m.start).Seconds()
+	return record.Cost{Runs: r - m.runs0, Builds: bu - m.builds0, WallSeconds: m.b.now().Sub(m.start).Seconds()}
 }
 
 // InputError marks an error caused by the user's input (a revision that

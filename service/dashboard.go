@@ -197,7 +197,7 @@ func (b *Bot) metricSeries(m record.Metric, nights []record.Night, alerts map[st
 		c := f.Culprits[0]
 		if i := firstNightWith(nights, c.Commit.Hash); i >= 0 {
 			ms.Marks = append(ms.Marks, FindingMark{Night: nights[i].Seq, Finding: f.ID, Culprit: c.Commit.Hash, Direction: f.Direction,
-				DeltaPct: c.DeltaPct, Triage: f.TriageState()})
+				DeltaPct: c.Effect.Pct, Triage: f.TriageState()})
 		}
 	}
 	return ms
@@ -240,7 +240,7 @@ func (b *Bot) JobSummaries(ctx context.Context) ([]JobSummary, error) {
 
 // CommitView is one commit with what perfbot measured of it.
 type CommitView struct {
-	Commit store.Commit `json:"commit"`
+	Commit record.Commit `json:"commit"`
 	// Metrics summarizes each configured metric over the commit's ok
 	// runs (of the commit as it is, without hunks or overrides).
 	Metrics []CommitMetric `json:"metrics"`
@@ -379,7 +379,8 @@ func (b *Bot) Compare(ctx context.Context, a, bRev string) (*Comparison, error) 
 		mb := vb.Metrics[i]
 		d := MetricDelta{Metric: ma.Metric, Unit: ma.Unit, Better: ma.Better, A: ma.Median, B: mb.Median, Verdict: "unknown"}
 		if ma.N > 0 && mb.N > 0 {
-			d.DeltaPct, d.LoPct, d.HiPct = stats.Delta(ma.Values, mb.Values, 0.95)
+			e := stats.Delta(ma.Values, mb.Values, 0.95)
+			d.DeltaPct, d.LoPct, d.HiPct = e.Pct, e.Lo, e.Hi
 			d.Verdict = verdict(d, record.Better(ma.Better))
 		}
 		cmp.Metrics = append(cmp.Metrics, d)

@@ -17,14 +17,48 @@ import (
 // are kept, which are the ones the comparisons rest on.
 const maxRawRuns = 200
 
-// rawRuns returns the recorded ok runs of t with a value of metric, oldest
+// runsOf reads the stored runs of commit under the oracle's spec, newest
+// first: the one read of an end from which all its evidence is taken.
+func (b *Bot) runsOf(commit string) ([]record.Run, error) {
+	runs, err := b.Store.Runs(store.RunFilter{TargetKey: record.Target{Commit: commit}.Key(), SpecHash: b.Oracle.SpecHash()})
+	if err != nil {
+		return nil, fmt.Errorf("runs of %s: %w", record.ShortHash(commit), err)
+	}
+	return runs, nil
+}
+
+// endRuns reads the stored runs of a finding's two ends, one read each.
+func (b *Bot) endRuns(good, bad string) (goodRuns, badRuns []record.Run, err error) {
+	if goodRuns, err = b.runsOf(good); err != nil {
+		return nil, nil, err
+	}
+	badRuns, err = b.runsOf(bad)
+	return goodRuns, badRuns, err
+}
+
+// addEvidence fills in what f shows of the machines its two ends ran on,
+// from their runs (newest first): the environment and how it differs, the
+// GPU and NCCL state and how it differs, and the speculative breakdown.
+func (b *Bot) addEvidence(f *record.Finding, good, bad []record.Run) {
+	f.EnvGood, f.EnvDiffs = envEvidence(good, bad)
+	f.GoodState, f.BadState, f.StateDiffs = stateEvidence(good, bad)
+	f.Speculative = b.specEvidence(f, good, bad)
+}
+
+// endOf is the evidence's summary of one end: the search's summary of the
+// runs its comparisons counted, and the raw values of every stored run of
+// it (newest first), oldest first.
+func endOf(c record.Commit, s bisect.EndSummary, runs []record.Run, metric string) record.End {
+	e := record.End{Commit: c, N: s.N, Median: s.Median, Interval: s.Interval}
+	e.Runs, e.CPUAffinity = rawRuns(runs, metric)
+	return e
+}
+
+// rawRuns returns the ok runs among runs with a value of metric, oldest
 // first, each with the host's load before it, and the CPU affinity of the
 // last of them ("" when the host did not record it).
-func (b *Bot) rawRuns(t record.Target, metric string) ([]record.RunValue, string) {
-	runs, err := b.Store.Runs(store.RunFilter{TargetKey: t.Key(), SpecHash: b.Oracle.SpecHash()})
-	if err != nil {
-		return nil, ""
-	}
+func rawRuns(runs []record.Run, metric string) ([]record.RunValue, string) {
+	runs = slices.Clone(runs)
 	slices.SortStableFunc(runs, func(a, b record.Run) int { return a.Started.Compare(b.Started) })
 	var out []record.RunValue
 	affinity := ""
@@ -42,10 +76,49 @@ func (b *Bot) rawRuns(t record.Target, metric string) ([]record.RunValue, string
 	return out, affinity
 }
 
-// confirmationOf is the record of a bisection's confirmation.
-func confirmationOf(c bisect.Confirmation) *record.Confirmation {
-	return &record.Confirmation{Confirmed: c.Confirmed, Pairs: c.Pairs, Fresh: c.Fresh,
-		DeltaPct: c.DeltaPct, LoPct: c.CILoPct, HiPct: c.CIHiPct, Text: c.String()}
+// envEvidence returns the environment the good end's last run saw and the
+// variables that differ at the bad end's last run.
+func envEvidence(good, bad []record.Run) (map[string]string, []record.EnvDiff) {
+	if len(good) == 0 || len(bad) == 0 {
+		var ge record.Fingerprint
+		if len(good) > 0 {
+			ge = good[0].Fingerprint
+		}
+		return ge.Env, nil
+	}
+	ge, be := good[0].Fingerprint, bad[0].Fingerprint
+	var diffs []record.EnvDiff
+	for _, k := range unionKeys(ge.Env, be.Env) {
+		if ge.Env[k] != be.Env[k] {
+			diffs = append(diffs, record.EnvDiff{Name: k, Good: ge.Env[k], Bad: be.Env[k]})
+		}
+	}
+	for _, d := range []struct{ name, g, b string }{
+		{"host", ge.Host, be.Host}, {"cpu", ge.CPUModel, be.CPUModel}, {"go", ge.GoVersion, be.GoVersion}, {"kernel", ge.Kernel, be.Kernel},
+	} {
+		if d.g != d.b {
+			diffs = append(diffs, record.EnvDiff{Name: "(" + d.name + ")", Good: d.g, Bad: d.b})
+		}
+	}
+	slices.SortFunc(diffs, func(a, b record.EnvDiff) int { return strings.Compare(a.Name, b.Name) })
+	env := maps.Clone(ge.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["(host)"], env["(cpu)"], env["(go)"] = ge.Host, fmt.Sprintf("%s × %d", ge.CPUModel, ge.CPUs), ge.GoVersion
+	return env, diffs
+}
+
+// lastLog is the output of every step of the last of runs (newest first).
+func lastLog(runs []record.Run) string {
+	if len(runs) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	for _, l := range runs[0].Logs {
+		fmt.Fprintf(&sb, "$ %s (exit %d)\n%s\n", l.Step, l.ExitCode, l.Output)
+	}
+	return sb.String()
 }
 
 // steps are the configured build and benchmark steps as plain shell

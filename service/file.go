@@ -107,7 +107,7 @@ func (b *Bot) filer() (*report.Filer, error) {
 	cfg := b.Config
 	return &report.Filer{
 		Tracker:           tracker,
-		Index:             issueIndex{b.Store},
+		Index:             b.Store,
 		Labels:            cfg.GitHub.Labels,
 		PublishConfidence: cfg.Report.PublishConfidence,
 		Reopen:            cfg.Report.Reopen,
@@ -160,16 +160,8 @@ func (b *Bot) tracker() (report.Tracker, error) {
 	return t, nil
 }
 
-// issueIndex lets the Filer read the store's issue records. It writes
-// none: File records a new issue together with its finding, in one
-// transaction (store.PutFindingIssue). Should perfbot die between the
-// two, the fingerprint marker in the issue leads the next filing to it.
-type issueIndex struct{ db *store.DB }
-
-var _ report.IssueIndex = issueIndex{}
-
-func (x issueIndex) IssueFor(fingerprint string) (int, bool, error) {
-	return x.db.IssueFor(fingerprint)
-}
-
-func (issueIndex) SetIssue(string, int) error { return nil }
+// The Filer reads the store's issue records; File records a new issue
+// together with its finding, in one transaction (store.PutFindingIssue).
+// Should perfbot die between the two, the fingerprint marker in the issue
+// leads the next filing to it.
+var _ report.IssueIndex = (*store.DB)(nil)

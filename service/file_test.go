@@ -74,15 +74,15 @@ func (w *records) comments(t *testing.T) int {
 }
 
 // culpritFinding is a confirmed regression at the commit with the
-// confidence, as Bot.Findings stores it before filing.
+// confidence, as Bot.StoreFindings stores it before filing.
 func culpritFinding(commit string, confidence float64) record.Finding {
-	c := record.Commit{Hash: commit, Subject: "communicator: prefer symmetric memory allreduce", Author: "Mei Lin", Date: time.Date(2026, 11, 20, 14, 0, 0, 0, time.UTC), Parents: 1}
+	c := record.Commit{Hash: commit, Subject: "communicator: prefer symmetric memory allreduce", Author: "Mei Lin", Date: time.Date(2026, 11, 20, 14, 0, 0, 0, time.UTC)}
 	f := record.Finding{
 		Created: time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC), Repo: "/srv/infer",
 		Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Regression,
-		Good:       record.End{Commit: record.Commit{Hash: strings.Repeat("a", 40)}, N: 10, Median: 100, Lo: 99, Hi: 101},
-		Bad:        record.End{Commit: c, N: 10, Median: 92, Lo: 91, Hi: 93},
-		Culprits:   []record.Culprit{{Commit: c, Confidence: confidence, DeltaPct: -8, CILoPct: -9, CIHiPct: -7}},
+		Good:       record.End{Commit: record.Commit{Hash: strings.Repeat("a", 40)}, N: 10, Median: 100, Interval: record.Interval{Lo: 99, Hi: 101}},
+		Bad:        record.End{Commit: c, N: 10, Median: 92, Interval: record.Interval{Lo: 91, Hi: 93}},
+		Culprits:   []record.Culprit{{Commit: c, Confidence: confidence, Effect: record.Effect{Pct: -8, Interval: record.Interval{Lo: -9, Hi: -7}}}},
 		Components: []string{"communicator"},
 		Confidence: confidence,
 		State:      record.StateKept,

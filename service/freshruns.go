@@ -2,29 +2,22 @@ package service
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/perfbot/perfbot/record"
 )
 
 // FreshRuns runs n more benchmark invocations of t, whatever the store
 // holds already, and returns the values of those runs by metric. A target
-// that does not build gives an error wrapping bisect.ErrBroken. The
-// confirmation of a culprit and the testbed's own checks use it: they need
-// runs taken now, side by side, not the ones a search took earlier.
+// that does not build gives an error wrapping record.ErrBroken. A night's
+// runs and the testbed's own checks use it: they need runs taken now, side
+// by side, not the ones a search took earlier.
 func (b *Bot) FreshRuns(ctx context.Context, t record.Target, n int) (map[string][]float64, error) {
-	return b.freshRuns(ctx, t, n)
-}
-
-func (b *Bot) freshRuns(ctx context.Context, t record.Target, n int) (map[string][]float64, error) {
-	spec := b.Oracle.SpecHash()
-	before, err := b.Store.Cached(spec, t.Key())
+	before, err := b.Store.Cached(b.Oracle.SpecHash(), t.Key())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read cache of %s: %w", t.Short(), err)
 	}
-	if err := b.Oracle.Ensure(ctx, t, len(before.OK)+n); err != nil {
-		return nil, err
-	}
-	after, err := b.Store.Cached(spec, t.Key())
+	after, err := b.Oracle.Recorded(ctx, t, "", len(before.OK)+n)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
-	"github.com/perfbot/perfbot/store"
 )
 
 // GPUClockTolerance is how far apart, as a fraction, the median SM (or
@@ -21,13 +20,9 @@ import (
 // throttles drops by a quarter (1980 to 1410 MHz on an H200).
 const GPUClockTolerance = 0.10
 
-// okRuns returns the ok runs of t under the oracle's spec, newest first.
-func (b *Bot) okRuns(t record.Target) []record.Run {
-	runs, err := b.Store.Runs(store.RunFilter{TargetKey: t.Key(), SpecHash: b.Oracle.SpecHash()})
-	if err != nil {
-		return nil
-	}
-	return slices.DeleteFunc(runs, func(r record.Run) bool { return r.Status != record.StatusOK })
+// okRuns returns the ok runs among runs, in their order.
+func okRuns(runs []record.Run) []record.Run {
+	return slices.DeleteFunc(slices.Clone(runs), func(r record.Run) bool { return r.Status != record.StatusOK })
 }
 
 // gpuKey names one GPU of one benchmark step.
@@ -100,12 +95,12 @@ func combineGPU(sts []record.GPUState) record.GPUState {
 	return c
 }
 
-// machineState is what a finding shows of the runs of one end: the last
-// run's fingerprint without its environment (which EnvGood and EnvDiffs
-// show), the GPU states combined over every ok run. Nil when the end has
-// no run with any GPU or NCCL state.
-func (b *Bot) machineState(t record.Target) *record.Fingerprint {
-	runs := b.okRuns(t)
+// machineState is what a finding shows of the runs of one end (newest
+// first): the last ok run's fingerprint without its environment (which
+// EnvGood and EnvDiffs show), the GPU states combined over every ok run.
+// Nil when the end has no run with any GPU or NCCL state.
+func machineState(runs []record.Run) *record.Fingerprint {
+	runs = okRuns(runs)
 	if len(runs) == 0 {
 		return nil
 	}
@@ -118,10 +113,10 @@ func (b *Bot) machineState(t record.Target) *record.Fingerprint {
 	return &fp
 }
 
-// stateEvidence returns the GPU and NCCL state of the two ends and how
-// they differ.
-func (b *Bot) stateEvidence(good, bad record.Target) (gs, bs *record.Fingerprint, diffs []record.StateDiff) {
-	gs, bs = b.machineState(good), b.machineState(bad)
+// stateEvidence returns the GPU and NCCL state of the two ends, from their
+// runs, and how they differ.
+func stateEvidence(good, bad []record.Run) (gs, bs *record.Fingerprint, diffs []record.StateDiff) {
+	gs, bs = machineState(good), machineState(bad)
 	if gs == nil || bs == nil {
 		return gs, bs, nil
 	}
@@ -263,11 +258,21 @@ func unionKeys[V any](a, b map[string]V) []string {
 // The ends, measured most, are the reference; a probe that matches
 // either end is not flagged (the ends may differ from each other when the
 // machine, not the code, changed: the finding shows that).
-func (b *Bot) gpuStateWarnings(res *bisect.Result) []record.Warning {
-	good := combineGPUState(b.okRuns(record.Target{Commit: res.Good.Commit}))
-	bad := combineGPUState(b.okRuns(record.Target{Commit: res.Bad.Commit}))
+func (b *Bot) gpuStateWarnings(res *bisect.Result) ([]record.Warning, error) {
+	state := func(commit string) ([]record.GPUState, error) {
+		runs, err := b.runsOf(commit)
+		return combineGPUState(okRuns(runs)), err
+	}
+	good, err := state(res.Good.Commit)
+	if err != nil {
+		return nil, err
+	}
+	bad, err := state(res.Bad.Commit)
+	if err != nil {
+		return nil, err
+	}
 	if len(good) == 0 && len(bad) == 0 {
-		return nil
+		return nil, nil
 	}
 	ends := map[gpuKey][]record.GPUState{}
 	for _, st := range append(slices.Clone(good), bad...) {
@@ -279,14 +284,18 @@ func (b *Bot) gpuStateWarnings(res *bisect.Result) []record.Warning {
 		if p.Commit == res.Good.Commit || p.Commit == res.Bad.Commit || p.Status != bisect.StatusOK {
 			continue
 		}
-		for _, st := range combineGPUState(b.okRuns(record.Target{Commit: p.Commit})) {
+		states, err := state(p.Commit)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range states {
 			if w, ok := probeGPUWarning(p.Commit, st, ends[gpuKey{st.Step, st.Index}]); ok {
 				ws = append(ws, w)
 				break // one warning a probe: its first GPU that differs
 			}
 		}
 	}
-	return ws
+	return ws, nil
 }
 
 // probeGPUWarning compares one GPU of a probe with the same GPU at the

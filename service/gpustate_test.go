@@ -64,11 +64,11 @@ func TestBisectWarnsOfAProbeInAnotherGPUState(t *testing.T) {
 		}
 		probes++
 		want := "probe " + record.ShortHash(p.Commit) + " met GPU 0 at 1410 MHz (HW slowdown) against 1980 MHz at the ends (-28.8%): its values may be the machine's, not the code's"
-		assert.Contains(t, rep.Warnings, want)
+		assert.Contains(t, record.WarningStrings(rep.Warnings), want)
 	}
 	require.Positive(t, probes)
 	gpuWarnings := 0
-	for _, w := range rep.Warnings {
+	for _, w := range record.WarningStrings(rep.Warnings) {
 		if strings.Contains(w, "met GPU") {
 			gpuWarnings++
 		}
@@ -84,11 +84,11 @@ func TestFindingShowsTheEndsGPUStates(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rep.Culprits, 1)
 	require.Equal(t, h.commits[15], rep.Culprits[0].Commit)
-	for _, w := range rep.Warnings {
+	for _, w := range record.WarningStrings(rep.Warnings) {
 		assert.NotContains(t, w, "met GPU", "every probe matches one end")
 	}
 
-	fs, err := b.Findings(ctx, rep)
+	fs, err := b.StoreFindings(ctx, rep)
 	require.NoError(t, err)
 	require.Len(t, fs, 1)
 	f := fs[0]

@@ -75,7 +75,7 @@ func (b *Bot) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error)
 			return nil, err
 		}
 		c := commits[r.Commit]
-		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: c.Subject, CommitDate: c.Time,
+		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: c.Subject, CommitDate: c.Date,
 			Benchmark: selects[r.Metric], Time: r.Time, Host: r.Host, Status: r.Status, RunID: r.RunID}
 		if q.Fingerprints {
 			row.Fingerprint = j.fingerprint(r.RunID)

@@ -20,8 +20,8 @@ func seedHistory(t *testing.T, db *store.DB) ([]string, time.Time) {
 	t.Helper()
 	t0 := time.Date(2026, 11, 20, 2, 0, 0, 0, time.UTC)
 	hashes := []string{strings.Repeat("1", 40), strings.Repeat("2", 40), strings.Repeat("3", 40)}
-	require.NoError(t, db.PutCommit(store.Commit{Hash: hashes[0], Subject: "engine: baseline"}))
-	require.NoError(t, db.PutCommit(store.Commit{Hash: hashes[1], Subject: "communicator: symmetric memory first"}))
+	require.NoError(t, db.PutCommit(record.Commit{Hash: hashes[0], Subject: "engine: baseline"}))
+	require.NoError(t, db.PutCommit(record.Commit{Hash: hashes[1], Subject: "communicator: symmetric memory first"}))
 	for i, v := range []map[string]float64{
 		{"verify_tok_s": 100, "decode_tok_s": 50},
 		{"verify_tok_s": 90},

@@ -13,21 +13,22 @@ import (
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 	"github.com/perfbot/perfbot/store"
 )
 
 // chainHost scripts a fake host named name over the commits c00 … c(n−1):
 // commit i runs at level(i) tok/s times the host's speed, with 1% noise.
-func chainHost(name string, n int, level func(int) float64, speed float64, seed int64) *runner.Fake {
+func chainHost(name string, n int, level func(int) float64, speed float64, seed int64) *runnertest.Fake {
 	rng := rand.New(rand.NewSource(seed))
-	host := &runner.Fake{HostName: name, Commits: map[string]runner.FakeCommit{}}
+	host := &runnertest.Fake{HostName: name, Commits: map[string]runnertest.FakeCommit{}}
 	for i := range n {
 		var outs []string
 		for range 80 {
 			v := level(i) * speed * (1 + 0.01*rng.NormFloat64())
 			outs = append(outs, fmt.Sprintf("BenchmarkVerifyStep-2 1 1000 ns/op %.3f tok/s\n", v))
 		}
-		host.Commits[chainCommit(i)] = runner.FakeCommit{Outputs: outs}
+		host.Commits[chainCommit(i)] = runnertest.FakeCommit{Outputs: outs}
 	}
 	return host
 }
@@ -59,7 +60,7 @@ func TestBisectProbesRunAtOnce(t *testing.T) {
 	t.Run("four hosts of one slot", func(t *testing.T) {
 		hold := make(chan struct{})
 		var hosts []runner.Host
-		var fakes []*runner.Fake
+		var fakes []*runnertest.Fake
 		for j := range 4 {
 			f := chainHost(fmt.Sprintf("gpu%d", j), n, level, 1, int64(j))
 			f.Hold = hold
@@ -116,7 +117,7 @@ func TestBisectProbesRunAtOnce(t *testing.T) {
 			slots[c.Slot] = true
 		}
 		assert.Len(t, slots, 4, "every slot measured")
-		assertRunsNameTheirHost(t, db, o, []*runner.Fake{f})
+		assertRunsNameTheirHost(t, db, o, []*runnertest.Fake{f})
 	})
 }
 
@@ -130,11 +131,11 @@ func TestBisectHostsOfDifferentSpeeds(t *testing.T) {
 	o, db := newTestOracle(t, oracleSpec, fast, slow)
 	res, err := bisect.Locate(context.Background(), chainOf(n), commitOracle{o: o, metric: "verify_tok_s"}, bisect.Options{Hosts: o.Hosts()})
 	require.NoError(t, err)
-	require.Equal(t, []string{chainCommit(15)}, culprits(res), "warnings %v", res.Warnings)
+	require.Equal(t, []string{chainCommit(15)}, culprits(res), "warnings %v", record.WarningStrings(res.Warnings))
 	require.NotNil(t, res.Culprits[0].Confirmation)
 	assert.True(t, res.Culprits[0].Confirmation.Confirmed, res.Culprits[0].Confirmation.String())
-	assert.InDelta(t, -5, res.Culprits[0].DeltaPct, 1.5, "the effect is measured on one host")
-	assertRunsNameTheirHost(t, db, o, []*runner.Fake{fast, slow})
+	assert.InDelta(t, -5, res.Culprits[0].Effect.Pct, 1.5, "the effect is measured on one host")
+	assertRunsNameTheirHost(t, db, o, []*runnertest.Fake{fast, slow})
 }
 
 func TestOracleEnsureOn(t *testing.T) {
@@ -165,13 +166,13 @@ func TestOracleEnsureOn(t *testing.T) {
 
 	err := o.EnsureOn(context.Background(), target, "nosuch", 1)
 	assert.ErrorContains(t, err, `no host named "nosuch"`)
-	assertRunsNameTheirHost(t, db, o, []*runner.Fake{a, b})
+	assertRunsNameTheirHost(t, db, o, []*runnertest.Fake{a, b})
 }
 
 // assertRunsNameTheirHost checks that every recorded run names the host
 // that ran it: each host's benchmark runs of a commit are the store's runs
 // of that commit that name it.
-func assertRunsNameTheirHost(t *testing.T, db *store.DB, o *Oracle, fakes []*runner.Fake) {
+func assertRunsNameTheirHost(t *testing.T, db *store.DB, o *Oracle, fakes []*runnertest.Fake) {
 	t.Helper()
 	runs, err := db.Runs(store.RunFilter{SpecHash: o.SpecHash()})
 	require.NoError(t, err)

@@ -184,8 +184,8 @@ func TestHunkSearchOverCraftedRepositories(t *testing.T) {
 				require.Equal(t, tt.c.want, found)
 				require.Contains(t, rep.Hunks[0].Diff, "SLOW")
 			}
-			require.Less(t, rep.Effect.Applied.CIPct[1], 0.0, "applying the set alone slows down")
-			require.Greater(t, rep.Effect.Reverted.CIPct[0], 0.0, "reverting it alone recovers")
+			require.Less(t, rep.Applied.Hi, 0.0, "applying the set alone slows down")
+			require.Greater(t, rep.Reverted.Lo, 0.0, "reverting it alone recovers")
 			require.Empty(t, rep.Warnings)
 			t.Logf("%s: %d configurations, %d runs, %d builds", tt.name, rep.Configurations, rep.Runs, rep.Builds)
 		})
@@ -214,8 +214,8 @@ func TestHunkSearchOfAnImprovement(t *testing.T) {
 	require.Len(t, rep.Hunks, 1, "tests %+v", rep.Tests)
 	require.Equal(t, "comm/f2.txt", rep.Hunks[0].File)
 	require.Contains(t, rep.Hunks[0].Diff, "FAST")
-	require.Greater(t, rep.Effect.Applied.CIPct[0], 0.0, "applying the hunk alone speeds up")
-	require.Less(t, rep.Effect.Reverted.CIPct[1], 0.0, "reverting it alone slows down")
+	require.Greater(t, rep.Applied.Lo, 0.0, "applying the hunk alone speeds up")
+	require.Less(t, rep.Reverted.Hi, 0.0, "reverting it alone slows down")
 }
 
 // A regression's hunk search on an improvement says it is none, and names
@@ -235,22 +235,22 @@ func TestHunkSearchOfTheWrongDirection(t *testing.T) {
 // the effect (perfbot hunks on its own), the ends are measured.
 func TestHunkSearchOfOneHunk(t *testing.T) {
 	bot, culprit := craftedBot(t, crafted{parent: map[string]string{"comm/f.txt": "a\n"}, culprit: map[string]string{"comm/f.txt": "a SLOW\n"}, slow: "grep -q SLOW comm/f.txt"})
-	known := &DeltaReport{DeltaPct: -10, CIPct: [2]float64{-12, -8}, N: 9}
+	known := &minimize.Effect{Effect: record.Effect{Pct: -10, Interval: record.Interval{Lo: -12, Hi: -8}}, N: 9}
 	rep, err := bot.Hunks(context.Background(), HunksRequest{Rev: culprit, Known: known})
 	require.NoError(t, err)
 	require.Zero(t, rep.Runs, "nothing measured")
 	require.Len(t, rep.Hunks, 1)
 	require.Equal(t, "comm/f.txt", rep.Hunks[0].File)
 	require.Equal(t, "communicator", rep.Hunks[0].Component)
-	require.Equal(t, *known, rep.Effect.Applied)
+	require.Equal(t, *known, rep.Applied)
 	// Undoing −10% is +11.1%; the interval turns around.
-	require.InDelta(t, 11.11, rep.Effect.Reverted.DeltaPct, 0.01)
-	require.InDelta(t, 100*(1/0.92-1), rep.Effect.Reverted.CIPct[0], 1e-9)
-	require.InDelta(t, 100*(1/0.88-1), rep.Effect.Reverted.CIPct[1], 1e-9)
+	require.InDelta(t, 11.11, rep.Reverted.Pct, 0.01)
+	require.InDelta(t, 100*(1/0.92-1), rep.Reverted.Lo, 1e-9)
+	require.InDelta(t, 100*(1/0.88-1), rep.Reverted.Hi, 1e-9)
 
 	rep, err = bot.Hunks(context.Background(), HunksRequest{Rev: culprit})
 	require.NoError(t, err)
 	require.Positive(t, rep.Runs, "measured without a known effect")
 	require.Len(t, rep.Hunks, 1)
-	require.Less(t, rep.Effect.Applied.CIPct[1], 0.0)
+	require.Less(t, rep.Applied.Hi, 0.0)
 }

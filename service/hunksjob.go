@@ -31,7 +31,7 @@ type HunksRequest struct {
 	// (its culprit against the parent). A change of one hunk is then
 	// named without a run: applying that hunk to the parent is the commit
 	// itself, so the commit's effect is the hunk's. Nil measures.
-	Known *DeltaReport
+	Known *minimize.Effect
 }
 
 // HunksReport is the outcome of a hunk search as `perfbot hunks` prints it.
@@ -43,60 +43,27 @@ type HunksReport struct {
 	// Direction is the kind of change whose hunks were searched.
 	Direction  record.Direction `json:"direction"`
 	TotalHunks int              `json:"total_hunks"`
-	Hunks      []HunkReport     `json:"hunks"`
-	Effect     EffectReport     `json:"effect"`
-	Tests      []TestReport     `json:"tests"`
-	Unresolved [][]string       `json:"unresolved"`
+	// Hunks are the minimal set, by file.
+	Hunks []record.Hunk `json:"hunks"`
+	// Applied and Reverted are the effect of the minimal set applied
+	// alone to the base and reverted alone from the change.
+	Applied  minimize.Effect `json:"applied"`
+	Reverted minimize.Effect `json:"reverted"`
+	Tests    []minimize.Test `json:"tests"`
+	// Unresolved are the configurations that did not apply or build, or
+	// stayed undecided.
+	Unresolved [][]string `json:"unresolved"`
 	// Configurations counts the distinct configurations measured, the two
 	// ends included.
-	Configurations int      `json:"configurations"`
-	Runs           int      `json:"runs"`
-	Builds         int      `json:"builds"`
-	WallSeconds    float64  `json:"wall_seconds"`
-	Warnings       []string `json:"warnings,omitempty"`
+	Configurations int `json:"configurations"`
+	record.Cost
+	Warnings []record.Warning `json:"warnings,omitempty"`
 	// Undecided are hunks of the minimal set whose effect could not be
 	// measured; they are not among Hunks.
 	Undecided []string `json:"undecided,omitempty"`
 	// NoRuntimeChange says why no hunk of the change can change the
 	// benchmark (it touches documentation only); nothing was measured.
 	NoRuntimeChange string `json:"no_runtime_change,omitempty"`
-}
-
-// HunkReport is one hunk of the minimal set.
-type HunkReport struct {
-	ID        string `json:"id"`
-	File      string `json:"file"`
-	Component string `json:"component"`
-	Function  string `json:"function"`
-	OldStart  int    `json:"old_start"`
-	OldLines  int    `json:"old_lines"`
-	NewStart  int    `json:"new_start"`
-	NewLines  int    `json:"new_lines"`
-	Diff      string `json:"diff"`
-}
-
-// EffectReport is the effect of the minimal set applied alone to the base
-// and reverted alone from the change.
-type EffectReport struct {
-	Applied  DeltaReport `json:"applied"`
-	Reverted DeltaReport `json:"reverted"`
-}
-
-// DeltaReport is a relative change with its 95% confidence interval.
-type DeltaReport struct {
-	DeltaPct float64    `json:"delta_pct"`
-	CIPct    [2]float64 `json:"ci_pct"`
-	N        int        `json:"n"`
-}
-
-// TestReport is one measured configuration.
-type TestReport struct {
-	Set     []string `json:"set"`
-	Side    string   `json:"side"`
-	N       int      `json:"n"`
-	Median  float64  `json:"median"`
-	PBad    float64  `json:"p_bad"`
-	Outcome string   `json:"outcome"`
 }
 
 // Hunks searches the hunks of a commit (or of the working copy's
@@ -164,17 +131,18 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		return nil, &InputError{Err: fmt.Errorf("hunks %s: the change has no hunks", rep.Change)}
 	}
 	if why := b.docsOnly(patch); why != "" {
-		rep.NoRuntimeChange, rep.Hunks, rep.Tests, rep.Unresolved = why, []HunkReport{}, []TestReport{}, [][]string{}
+		rep.NoRuntimeChange, rep.Hunks, rep.Tests, rep.Unresolved = why, []record.Hunk{}, []minimize.Test{}, [][]string{}
 		b.progressf("hunks of %s: %s", record.ShortHash(rep.Change), why)
-		rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+		rep.Cost = meter.read()
 		return rep, nil
 	}
 	if len(all) == 1 && req.Known != nil && !req.Worktree {
 		b.progressf("hunks of %s: one hunk, the whole change: its effect is the commit's, measured by the bisection", record.ShortHash(rep.Change))
-		rep.Hunks = []HunkReport{b.hunkReport(all[0])}
-		rep.Effect = EffectReport{Applied: *req.Known, Reverted: reverted(*req.Known)}
-		rep.Tests, rep.Unresolved = []TestReport{}, [][]string{}
-		rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+		rep.Hunks = []record.Hunk{b.hunkOf(all[0])}
+		rep.Applied = *req.Known
+		rep.Reverted = minimize.Effect{Effect: req.Known.Inverse(), N: req.Known.N}
+		rep.Tests, rep.Unresolved = []minimize.Test{}, [][]string{}
+		rep.Cost = meter.read()
 		return rep, nil
 	}
 	params := map[string]any{"base": patch.Base, "change": rep.Change, "patch": patch.ID, "metric": metric.Name, "spec": b.Oracle.SpecHash()}
@@ -204,19 +172,9 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 			groups = append(groups, g)
 		}
 	}
-	o := newHunkOracle(b.Oracle, metric.Name, patch, full)
-	iso, err := minimize.Isolate(ctx, o, minimize.Options{
-		Groups:      groups,
-		Deps:        patch.Dependencies(),
-		Confidence:  0.999,
-		Better:      searchedWorse(record.Better(metric.Better), rep.Direction),
-		InitialRuns: max(b.Config.Bisect.Repeats, 8),
-		MaxRuns:     b.Config.Bisect.MaxHunkRuns,
-		MinEffect:   b.Config.Bisect.MinEffect,
-		Logger:      b.Logger,
-		OnTest:      b.testProgress,
-		OnStep:      b.stepProgress,
-	})
+	opts := b.setSearch(searchedWorse(metric.Better, rep.Direction))
+	opts.Groups, opts.Deps = groups, patch.Dependencies()
+	iso, err := minimize.Isolate(ctx, newHunkOracle(b.Oracle, metric.Name, patch, full), opts)
 	if err != nil {
 		switch {
 		case errors.Is(err, minimize.ErrEndsAlike):
@@ -231,11 +189,11 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 		byID[h.ID] = h
 	}
 	for _, id := range iso.Minimal {
-		rep.Hunks = append(rep.Hunks, b.hunkReport(byID[id]))
+		rep.Hunks = append(rep.Hunks, b.hunkOf(byID[id]))
 	}
 	sort.Slice(rep.Hunks, func(i, j int) bool { return rep.Hunks[i].File < rep.Hunks[j].File })
-	rep.Effect = effectOf(iso)
-	rep.Warnings = record.WarningStrings(iso.Warnings)
+	rep.Applied, rep.Reverted = iso.Applied, iso.Reverted
+	rep.Warnings = iso.Warnings
 	rep.Undecided = iso.Undecided
 	rep.Tests = testsOf(iso)
 	rep.Unresolved = iso.Unresolved
@@ -243,32 +201,33 @@ func (b *Bot) hunks(ctx context.Context, meter meter, metric record.Metric, patc
 		rep.Unresolved = [][]string{}
 	}
 	rep.Configurations = iso.Configurations
-	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+	rep.Cost = meter.read()
 	return rep, nil
 }
 
-// hunkReport is hunk h as a report names it.
-func (b *Bot) hunkReport(h *gitops.Hunk) HunkReport {
-	return HunkReport{
+// hunkOf is the record of hunk h, with the configured component of its
+// file.
+func (b *Bot) hunkOf(h *gitops.Hunk) record.Hunk {
+	return record.Hunk{
 		ID: h.ID, File: h.File, Component: b.Config.Components.Match(h.File), Function: h.Function,
 		OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Diff: h.Text,
 	}
 }
 
-// reverted is the effect of undoing a change of effect d: the parent
-// measured against the change, (1+d)⁻¹−1, its interval turned around.
-func reverted(d DeltaReport) DeltaReport {
-	inv := func(pct float64) float64 { return 100 * (1/(1+pct/100) - 1) }
-	return DeltaReport{DeltaPct: inv(d.DeltaPct), CIPct: [2]float64{inv(d.CIPct[1]), inv(d.CIPct[0])}, N: d.N}
-}
-
-// knownEffect is the effect a confirmed culprit's bisection measured, for
-// HunksRequest.Known; nil when it is not confirmed.
-func knownEffect(c CulpritReport) *DeltaReport {
-	if !c.Confirmed {
-		return nil
+// setSearch is the one set of options of every hunk and environment
+// search (bisect.hunk_confidence, bisect.hunk_repeats, max_hunk_runs and
+// min_effect), for a metric whose worse direction is better's opposite.
+func (b *Bot) setSearch(better record.Better) minimize.Options {
+	return minimize.Options{
+		Confidence:  b.Config.Bisect.HunkConfidence,
+		Better:      better,
+		InitialRuns: b.Config.Bisect.HunkRepeats,
+		MaxRuns:     b.Config.Bisect.MaxHunkRuns,
+		MinEffect:   b.Config.Bisect.MinEffect,
+		Logger:      b.Logger,
+		OnTest:      b.testProgress,
+		OnStep:      b.stepProgress,
 	}
-	return &DeltaReport{DeltaPct: c.DeltaPct, CIPct: c.CIPct, N: min(c.ParentRuns.N, c.CulpritRuns.N)}
 }
 
 // searchedWorse is the direction minimize.Isolate is to treat as worse
@@ -297,19 +256,18 @@ type EnvBisectRequest struct {
 
 // EnvBisectReport is the outcome of `perfbot envbisect`.
 type EnvBisectReport struct {
-	Commit      string            `json:"commit"`
-	Metric      string            `json:"metric"`
-	Differing   []string          `json:"differing"`
-	Minimal     []string          `json:"minimal"`
-	Good        map[string]string `json:"good"`
-	Bad         map[string]string `json:"bad"`
-	Effect      EffectReport      `json:"effect"`
-	Tests       []TestReport      `json:"tests"`
-	Unresolved  [][]string        `json:"unresolved"`
-	Runs        int               `json:"runs"`
-	Builds      int               `json:"builds"`
-	WallSeconds float64           `json:"wall_seconds"`
-	Warnings    []string          `json:"warnings,omitempty"`
+	Commit     string            `json:"commit"`
+	Metric     string            `json:"metric"`
+	Differing  []string          `json:"differing"`
+	Minimal    []string          `json:"minimal"`
+	Good       map[string]string `json:"good"`
+	Bad        map[string]string `json:"bad"`
+	Applied    minimize.Effect   `json:"applied"`
+	Reverted   minimize.Effect   `json:"reverted"`
+	Tests      []minimize.Test   `json:"tests"`
+	Unresolved [][]string        `json:"unresolved"`
+	record.Cost
+	Warnings []record.Warning `json:"warnings,omitempty"`
 }
 
 // EnvBisect finds the smallest set of environment variables whose values
@@ -343,20 +301,12 @@ func (b *Bot) EnvBisect(ctx context.Context, req EnvBisectRequest) (*EnvBisectRe
 }
 
 // envBisect is the body of the environment search job.
-func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, c gitops.Commit, names []string, good, bad map[string]string) (*EnvBisectReport, error) {
+func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, c record.Commit, names []string, good, bad map[string]string) (*EnvBisectReport, error) {
 	b.progressf("envbisect at %s: %d variables differ: %s", c.Short(), len(names), strings.Join(names, " "))
 	o := &envOracle{o: b.Oracle, metric: metric.Name, commit: c.Hash, good: good, bad: bad}
-	iso, err := minimize.Isolate(ctx, o, minimize.Options{
-		Groups:      []minimize.Group{{Name: "env", Elements: names}},
-		Confidence:  0.999,
-		Better:      record.Better(metric.Better),
-		InitialRuns: max(b.Config.Bisect.Repeats, 8),
-		MaxRuns:     b.Config.Bisect.MaxHunkRuns,
-		MinEffect:   b.Config.Bisect.MinEffect,
-		Logger:      b.Logger,
-		OnTest:      b.testProgress,
-		OnStep:      b.stepProgress,
-	})
+	opts := b.setSearch(metric.Better)
+	opts.Groups = []minimize.Group{{Name: "env", Elements: names}}
+	iso, err := minimize.Isolate(ctx, o, opts)
 	if err != nil {
 		switch {
 		case errors.Is(err, minimize.ErrEndsAlike):
@@ -367,26 +317,17 @@ func (b *Bot) envBisect(ctx context.Context, meter meter, metric record.Metric, 
 		return nil, fmt.Errorf("envbisect %s: %w", c.Short(), err)
 	}
 	rep := &EnvBisectReport{Commit: c.Hash, Metric: metric.Name, Differing: names, Minimal: iso.Minimal, Good: good, Bad: bad,
-		Unresolved: iso.Unresolved, Warnings: record.WarningStrings(iso.Warnings)}
-	rep.Effect = effectOf(iso)
-	rep.Tests = testsOf(iso)
-	rep.Runs, rep.Builds, rep.WallSeconds = meter.read()
+		Applied: iso.Applied, Reverted: iso.Reverted, Tests: testsOf(iso), Unresolved: iso.Unresolved, Warnings: iso.Warnings}
+	rep.Cost = meter.read()
 	return rep, nil
 }
 
-func effectOf(iso *minimize.Isolation) EffectReport {
-	delta := func(m minimize.Effect) DeltaReport {
-		return DeltaReport{DeltaPct: m.DeltaPct, CIPct: [2]float64{m.CILoPct, m.CIHiPct}, N: m.N}
+// testsOf is the search's tests, an empty list when it had none.
+func testsOf(iso *minimize.Isolation) []minimize.Test {
+	if iso.Tests == nil {
+		return []minimize.Test{}
 	}
-	return EffectReport{Applied: delta(iso.Applied), Reverted: delta(iso.Reverted)}
-}
-
-func testsOf(iso *minimize.Isolation) []TestReport {
-	out := []TestReport{}
-	for _, t := range iso.Tests {
-		out = append(out, TestReport{Set: t.Set, Side: t.Side, N: t.N, Median: t.Median, PBad: t.PBad, Outcome: t.Outcome})
-	}
-	return out
+	return iso.Tests
 }
 
 // ReadEnvFile reads NAME=VALUE lines; blank lines and # comments are

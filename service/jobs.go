@@ -90,7 +90,7 @@ type jobRun struct {
 	// prior is what the job's earlier attempts cost; meter counts this
 	// attempt. Their sum is persisted with every line of the job's trace,
 	// so that an attempt cut short still leaves its cost behind.
-	prior store.JobCost
+	prior record.Cost
 	meter meter
 
 	mu  sync.Mutex // guards rec: a child job's lines persist its parents
@@ -98,15 +98,15 @@ type jobRun struct {
 }
 
 // cost is what the job has cost so far, over all its attempts.
-func (j *jobRun) cost() store.JobCost {
-	runs, builds, wall := j.meter.read()
-	return j.prior.Plus(store.JobCost{Runs: runs, Builds: builds, WallSeconds: wall})
+func (j *jobRun) cost() record.Cost {
+	return j.prior.Plus(j.meter.read())
 }
 
-// costed is a report that carries its job's cost: runJob adds the cost of
-// the job's earlier attempts to what the attempt that finished measured.
+// costed is a report that carries its job's cost (it embeds record.Cost):
+// runJob adds the cost of the job's earlier attempts to what the attempt
+// that finished measured.
 type costed interface {
-	addCost(store.JobCost)
+	Add(record.Cost)
 }
 
 // runJob runs fn as the job of kind identified by params (the job's id is a
@@ -131,8 +131,12 @@ func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, loa
 		return nil, fmt.Errorf("read job %s: %w", id, err)
 	}
 	if found && rec.Status == record.JobDone && len(rec.Result) > 0 {
+		// A report an older perfbot wrote in another layout has fields
+		// this one does not know: it is not taken for this one's.
 		var rep R
-		if err := json.Unmarshal(rec.Result, &rep); err == nil {
+		dec := json.NewDecoder(bytes.NewReader(rec.Result))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rep); err == nil {
 			b.progressf("job %s finished %s; its report stands and nothing is measured again", id, rec.Updated.Format(time.RFC3339))
 			return &rep, nil
 		}
@@ -206,8 +210,8 @@ func runJob[R any](b *Bot, kind record.JobKind, params any, fn func(jb *Bot, loa
 		put(record.JobFailed, nil, nil)
 		return nil, err
 	}
-	if c, ok := any(rep).(costed); ok && jb.job.prior != (store.JobCost{}) {
-		c.addCost(jb.job.prior)
+	if c, ok := any(rep).(costed); ok && jb.job.prior != (record.Cost{}) {
+		c.Add(jb.job.prior)
 		jb.progressf("job %s: %d runs, %d builds and %.0fs over all its attempts", id, jb.job.cost().Runs, jb.job.cost().Builds, jb.job.cost().WallSeconds)
 	}
 	put(record.JobDone, nil, rep)
@@ -272,24 +276,8 @@ func (b *Bot) Job(ctx context.Context, id string) (JobView, error) {
 	return JobView{Job: j, Trace: tr}, nil
 }
 
-func (r *BisectReport) addCost(c store.JobCost) {
-	r.Runs, r.Builds, r.WallSeconds = r.Runs+c.Runs, r.Builds+c.Builds, r.WallSeconds+c.WallSeconds
-}
-
-func (r *HunksReport) addCost(c store.JobCost) {
-	r.Runs, r.Builds, r.WallSeconds = r.Runs+c.Runs, r.Builds+c.Builds, r.WallSeconds+c.WallSeconds
-}
-
-func (r *EnvBisectReport) addCost(c store.JobCost) {
-	r.Runs, r.Builds, r.WallSeconds = r.Runs+c.Runs, r.Builds+c.Builds, r.WallSeconds+c.WallSeconds
-}
-
-func (r *NightReport) addCost(c store.JobCost) {
-	r.Runs, r.Builds, r.Wall = r.Runs+c.Runs, r.Builds+c.Builds, r.Wall+c.WallSeconds
-}
-
 var (
-	_ costed = (*BisectReport)(nil)
+	_ costed = (*Bisection)(nil)
 	_ costed = (*HunksReport)(nil)
 	_ costed = (*EnvBisectReport)(nil)
 	_ costed = (*NightReport)(nil)

@@ -49,7 +49,7 @@ func TestRunJobTable(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			rep := got.(*BisectReport)
+			rep := got.(*Bisection)
 			require.Equal(t, record.OutcomeCulprit, rep.Verdict)
 			require.Equal(t, h.commits[5], rep.Culprits[0].Commit)
 		})
@@ -73,7 +73,7 @@ func TestJobRecordAndTrace(t *testing.T) {
 	assert.Equal(t, record.JobBisect, j.Kind)
 	assert.Equal(t, record.JobDone, j.Status)
 	assert.True(t, j.Created.Equal(t0) && j.Updated.Equal(t0), "the job's times come from the Bot's clock")
-	var stored BisectReport
+	var stored Bisection
 	require.NoError(t, json.Unmarshal(j.Result, &stored))
 	assert.Equal(t, rep.Culprits, stored.Culprits, "the job keeps its report")
 
@@ -122,6 +122,6 @@ func TestBisectResumesWithItsConfirmations(t *testing.T) {
 	again, err := b.Bisect(ctx, BisectRequest{Good: h.commits[0], Bad: "main"})
 	require.NoError(t, err)
 	require.Len(t, again.Culprits, 1)
-	assert.True(t, again.Culprits[0].Confirmed)
-	assert.Equal(t, c.String(), again.Culprits[0].Confirmation, "the confirmation is the one read back, not taken again")
+	require.NotNil(t, again.Culprits[0].Confirmation)
+	assert.Equal(t, c, *again.Culprits[0].Confirmation, "the confirmation is the one read back, not taken again")
 }

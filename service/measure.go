@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/bench"
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
@@ -53,7 +52,7 @@ func (b *Bot) Measure(ctx context.Context, revs []string, repeats int) ([]Measur
 		t := record.Target{Commit: c.Hash}
 		b.progressf("measure %s %s (%d runs)", c.Short(), c.Subject, repeats)
 		if err := b.measureRuns(ctx, t, c.Short(), repeats); err != nil {
-			if !errors.Is(err, bisect.ErrBroken) {
+			if !errors.Is(err, record.ErrBroken) {
 				return nil, err
 			}
 			m.Error = err.Error()

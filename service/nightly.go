@@ -10,10 +10,8 @@ import (
 
 	"github.com/perfbot/perfbot/internal/num"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/detect"
-	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
@@ -29,10 +27,8 @@ type NightReport struct {
 	Missing []string `json:"missing,omitempty"`
 	// Speculation is the finding of a night on which speculative
 	// decoding was slower than plain decoding.
-	Speculation string  `json:"speculation,omitempty"`
-	Runs        int     `json:"runs"`
-	Builds      int     `json:"builds"`
-	Wall        float64 `json:"wall_seconds"`
+	Speculation string `json:"speculation,omitempty"`
+	record.Cost
 }
 
 // AlertNote is one alert of a night and its fate: the job enqueued for it
@@ -149,7 +145,7 @@ func (b *Bot) Nightly(ctx context.Context) (*NightReport, error) {
 	if rep.Speculation, err = b.speculationFinding(ctx, series); err != nil {
 		return nil, err
 	}
-	rep.Runs, rep.Builds, rep.Wall = meter.read()
+	rep.Cost = meter.read()
 	return rep, nil
 }
 
@@ -162,7 +158,7 @@ func orFirst(short string) string {
 
 // newCommits returns the commits of chain after the newest night whose tip
 // is on it, and whether the last night's tip has left the branch.
-func newCommits(nights []record.Night, chain []gitops.Commit, onChain map[string]int) (fresh []string, rewritten bool) {
+func newCommits(nights []record.Night, chain []record.Commit, onChain map[string]int) (fresh []string, rewritten bool) {
 	from := -1
 	for i := len(nights) - 1; i >= 0; i-- {
 		if at, ok := onChain[nights[i].Tip]; ok {
@@ -222,7 +218,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 	for i := 0; i < repeats; i++ {
 		if interleave {
 			v, err := b.nightRun(ctx, "reference", ref, i, repeats)
-			if errors.Is(err, bisect.ErrBroken) {
+			if errors.Is(err, record.ErrBroken) {
 				// The reference no longer builds (a toolchain change): the tip
 				// becomes the reference at tonight's level, and the sampled
 				// commits have nothing to be scaled by.
@@ -245,7 +241,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			}
 			t := record.Target{Commit: s.Commit}
 			v, err := b.nightRun(ctx, "sampled", t, i, repeats)
-			if errors.Is(err, bisect.ErrBroken) {
+			if errors.Is(err, record.ErrBroken) {
 				s.Status, s.Error = b.lastStatus(t), err.Error()
 				b.progressf("nightly: sampled commit %s does not measure: %v", t.Short(), err)
 				continue
@@ -256,7 +252,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			appendValues(s.vals, v)
 		}
 		v, err := b.nightRun(ctx, "tip", tip, i, repeats)
-		if errors.Is(err, bisect.ErrBroken) {
+		if errors.Is(err, record.ErrBroken) {
 			night.Status, night.Error = b.lastStatus(tip), err.Error()
 			b.progressf("nightly: tip %s does not measure: %v", tip.Short(), err)
 			night.Sampled = b.nightCommits(sampled, refVals, state.Levels, past)
@@ -299,7 +295,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 // nightRun takes one fresh run of t, the role's run i (from 0) of
 // repeats, and prints its line: a night's runs are never silent.
 func (b *Bot) nightRun(ctx context.Context, role string, t record.Target, i, repeats int) (map[string][]float64, error) {
-	v, err := b.freshRuns(ctx, t, 1)
+	v, err := b.FreshRuns(ctx, t, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -689,7 +685,7 @@ func (b *Bot) missingFinding(ctx context.Context, m record.Metric, nights []reco
 		if err != nil {
 			return record.Commit{Hash: h}
 		}
-		return b.reportCommit(c)
+		return c
 	}
 	f := &record.Finding{
 		Created: b.now(), Repo: b.Config.Repo.URL, Metric: m.Name, Unit: m.Unit,
@@ -698,9 +694,7 @@ func (b *Bot) missingFinding(ctx context.Context, m record.Metric, nights []reco
 		Bad:        record.End{Commit: commit(nights[since].Tip)},
 		Candidates: []record.Commit{commit(nights[since].Tip)},
 	}
-	if b.Config.GitHub.Repo != "" {
-		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"
-	}
+	f.CommitURL = b.Config.GitHub.CommitURL()
 	if since > 0 {
 		f.Good = record.End{Commit: commit(nights[since-1].Tip)}
 	}

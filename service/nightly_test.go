@@ -15,7 +15,7 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -26,7 +26,7 @@ type nights struct {
 	t       *testing.T
 	repo    *gitopstest.Builder
 	commits []string
-	host    *runner.Fake
+	host    *runnertest.Fake
 	cfg     *config.Config
 	now     time.Time
 
@@ -58,13 +58,13 @@ func newNightsDetecting(t *testing.T, n int, level func(i int) float64, broken f
 	commits := repo.Numbered(n)
 	h := &nights{t: t, repo: repo, commits: commits, speed: 1, cv: 0.01, rng: rand.New(rand.NewSource(7)),
 		now: time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)}
-	h.host = &runner.Fake{Commits: map[string]runner.FakeCommit{}, Trees: 4}
+	h.host = &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{}, Trees: 4}
 	for i, c := range commits {
 		if broken != nil && broken(i) {
-			h.host.Commits[c] = runner.FakeCommit{BuildFails: true}
+			h.host.Commits[c] = runnertest.FakeCommit{BuildFails: true}
 			continue
 		}
-		h.host.Commits[c] = runner.FakeCommit{Output: func(int) string {
+		h.host.Commits[c] = runnertest.FakeCommit{Output: func(int) string {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			v := level(i) * h.speed * (1 + h.cv*h.rng.NormFloat64())
@@ -331,7 +331,7 @@ func TestNightlyFollowsAForcePushedBranch(t *testing.T) {
 		if c != rewritten[0] {
 			v = 910
 		}
-		h.host.Commits[c] = runner.FakeCommit{Output: func(int) string {
+		h.host.Commits[c] = runnertest.FakeCommit{Output: func(int) string {
 			return fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", v*(1+0.005*h.rng.NormFloat64()))
 		}}
 	}
@@ -390,7 +390,7 @@ func TestNightlyBestOfABimodalHost(t *testing.T) {
 	h := newNights(t, 25, level, nil)
 	h.cfg.Detect.Estimator = config.EstimatorBest
 	for i, c := range h.commits {
-		h.host.Commits[c] = runner.FakeCommit{Output: func(int) string {
+		h.host.Commits[c] = runnertest.FakeCommit{Output: func(int) string {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			v := level(i) * (1 + 0.01*h.rng.NormFloat64())
@@ -494,7 +494,7 @@ func TestNightlyRefutedAlertLeavesTheSeries(t *testing.T) {
 		return 1000
 	}, nil)
 	slow := h.host.Commits[h.commits[outlier]].Output
-	h.host.Commits[h.commits[outlier]] = runner.FakeCommit{Output: func(n int) string {
+	h.host.Commits[h.commits[outlier]] = runnertest.FakeCommit{Output: func(n int) string {
 		out := slow(n)
 		if n < 5 { // its night's runs only
 			var v float64
@@ -576,7 +576,7 @@ func TestNightlyConfirmNights(t *testing.T) {
 			}, nil)
 			if tc.outlier >= 0 {
 				fast := h.host.Commits[h.commits[tc.outlier]].Output
-				h.host.Commits[h.commits[tc.outlier]] = runner.FakeCommit{Output: func(n int) string {
+				h.host.Commits[h.commits[tc.outlier]] = runnertest.FakeCommit{Output: func(n int) string {
 					var v float64
 					out := fast(n)
 					fmt.Sscanf(strings.Fields(out)[4], "%g", &v)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
@@ -145,26 +144,26 @@ func (o *Oracle) Counts() (runs, builds int) {
 
 // Values returns every recorded value of metric for t, measuring until
 // there are at least n ok runs. A target that fails to build or to
-// benchmark is broken: the error wraps bisect.ErrBroken and the failure is
+// benchmark is broken: the error wraps record.ErrBroken and the failure is
 // recorded, so it is never built again for the same spec.
 func (o *Oracle) Values(ctx context.Context, t record.Target, metric string, n int) ([]float64, error) {
-	if err := o.Ensure(ctx, t, n); err != nil {
-		return nil, err
-	}
-	return o.store.Values(o.spec, t.Key(), metric)
+	entry, err := o.Recorded(ctx, t, "", n)
+	return entry.Values(metric), err
 }
 
 // Ensure makes sure t has at least n ok runs recorded, measuring the
 // missing ones wherever the pool has a slot.
 func (o *Oracle) Ensure(ctx context.Context, t record.Target, n int) error {
-	return o.ensure(ctx, t, "", n, nil)
+	_, err := o.ensure(ctx, t, "", n, nil)
+	return err
 }
 
 // EnsureEach is Ensure that calls each after every run it records, from
 // the goroutine that called it: a caller that measures many runs at once
 // can say so run by run.
 func (o *Oracle) EnsureEach(ctx context.Context, t record.Target, n int, each func(record.Run)) error {
-	return o.ensure(ctx, t, "", n, each)
+	_, err := o.ensure(ctx, t, "", n, each)
+	return err
 }
 
 // EnsureOn makes sure host has at least n ok runs of t recorded,
@@ -174,6 +173,14 @@ func (o *Oracle) EnsureOn(ctx context.Context, t record.Target, host string, n i
 	if host == "" {
 		return fmt.Errorf("measure %s: no host named", t.Short())
 	}
+	_, err := o.ensure(ctx, t, host, n, nil)
+	return err
+}
+
+// Recorded is Ensure, or EnsureOn when host is named, that returns t's
+// recorded runs as the store's cache holds them: read once, when nothing
+// was missing, or once more after the missing runs were recorded.
+func (o *Oracle) Recorded(ctx context.Context, t record.Target, host string, n int) (store.CacheEntry, error) {
 	return o.ensure(ctx, t, host, n, nil)
 }
 
@@ -183,49 +190,55 @@ func (o *Oracle) EnsureOn(ctx context.Context, t record.Target, host string, n i
 // while another host is in the pool: the other hosts carry on, and the
 // failing one leaves the pool after its failures in a row. A named host's
 // failure, and the last host's, is the caller's.
-func (o *Oracle) ensure(ctx context.Context, t record.Target, host string, n int, each func(record.Run)) error {
+func (o *Oracle) ensure(ctx context.Context, t record.Target, host string, n int, each func(record.Run)) (store.CacheEntry, error) {
 	lock := o.targetLock(t.Key() + "\x00" + host)
 	lock.Lock()
 	defer lock.Unlock()
 	for {
-		err := o.ensureOnce(ctx, t, host, n, each)
+		entry, err := o.ensureOnce(ctx, t, host, n, each)
 		var ie *record.InfraError
 		if host != "" || !errors.Is(err, runner.ErrHostDown) || ctx.Err() != nil ||
 			!errors.As(err, &ie) || !o.pool.HasOther(ie.Host) {
-			return err
+			return entry, err
 		}
 		o.log.Info("host failed; measuring on another lease", "target", t.Short(), "err", err)
 	}
 }
 
-// ensureOnce measures what t lacks of n ok runs on one lease. The caller
-// holds the target's lock.
-func (o *Oracle) ensureOnce(ctx context.Context, t record.Target, host string, n int, each func(record.Run)) error {
+// ensureOnce measures what t lacks of n ok runs on one lease and returns
+// t's cache entry with them. The caller holds the target's lock.
+func (o *Oracle) ensureOnce(ctx context.Context, t record.Target, host string, n int, each func(record.Run)) (store.CacheEntry, error) {
 	key := t.Key()
 	entry, err := o.store.Cached(o.spec, key)
 	if err != nil {
-		return fmt.Errorf("read cache of %s: %w", t.Short(), err)
+		return entry, fmt.Errorf("read cache of %s: %w", t.Short(), err)
 	}
 	if len(entry.Failed) > 0 && len(entry.OK) == 0 {
-		return o.brokenError(t, entry.Failed[len(entry.Failed)-1].ID)
+		return entry, o.brokenError(t, entry.Failed[len(entry.Failed)-1].ID)
 	}
 	have := len(entry.OK)
 	if host != "" {
 		if have, err = o.runsOn(entry, host); err != nil {
-			return err
+			return entry, err
 		}
 	}
 	missing := n - have
 	if missing <= 0 {
-		return nil
+		return entry, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return entry, err
 	}
 	if o.stopping() {
-		return ErrStopping
+		return entry, ErrStopping
 	}
-	return o.measure(ctx, t, host, missing, each)
+	if err := o.measure(ctx, t, host, missing, each); err != nil {
+		return entry, err
+	}
+	if entry, err = o.store.Cached(o.spec, key); err != nil {
+		return entry, fmt.Errorf("read cache of %s: %w", t.Short(), err)
+	}
+	return entry, nil
 }
 
 // runsOn counts the ok runs of entry that host ran.
@@ -262,10 +275,10 @@ func (o *Oracle) hostOf(r store.RunRef) (string, error) {
 func (o *Oracle) brokenError(t record.Target, runID uint64) error {
 	r, ok, err := o.store.Run(runID)
 	if err != nil || !ok {
-		return fmt.Errorf("%s: %w", t.Short(), bisect.ErrBroken)
+		return fmt.Errorf("%s: %w", t.Short(), record.ErrBroken)
 	}
 	first, _, _ := strings.Cut(r.Error, "\n")
-	return fmt.Errorf("%s: %s: %s: %w", t.Short(), r.Status, first, bisect.ErrBroken)
+	return fmt.Errorf("%s: %s: %s: %w", t.Short(), r.Status, first, record.ErrBroken)
 }
 
 func (o *Oracle) targetLock(key string) *sync.Mutex {
@@ -340,7 +353,7 @@ func (o *Oracle) source(t record.Target) (runner.Source, error) {
 func (o *Oracle) brokenFromStore(t record.Target) error {
 	entry, err := o.store.Cached(o.spec, t.Key())
 	if err != nil || len(entry.Failed) == 0 {
-		return fmt.Errorf("%s: %w", t.Short(), bisect.ErrBroken)
+		return fmt.Errorf("%s: %w", t.Short(), record.ErrBroken)
 	}
 	return o.brokenError(t, entry.Failed[len(entry.Failed)-1].ID)
 }

@@ -13,12 +13,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
+	"github.com/perfbot/perfbot/runner/ssh"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/storetest"
 )
@@ -61,16 +62,16 @@ func TestOracle(t *testing.T) {
 	a := record.Target{Commit: "aaaa"}
 	b := record.Target{Commit: "bbbb"}
 	withHunks := record.Target{Commit: "aaaa", Patch: "p1", Hunks: []string{"h1"}}
-	ok := runner.FakeCommit{Outputs: []string{fakeOutput}}
+	ok := runnertest.FakeCommit{Outputs: []string{fakeOutput}}
 	tests := []struct {
 		name string
-		host *runner.Fake
-		run  func(t *testing.T, o *Oracle, db *store.DB, host *runner.Fake)
+		host *runnertest.Fake
+		run  func(t *testing.T, o *Oracle, db *store.DB, host *runnertest.Fake)
 	}{
 		{
 			name: "the store is read first and only the missing runs run",
-			host: &runner.Fake{Default: &ok},
-			run: func(t *testing.T, o *Oracle, db *store.DB, host *runner.Fake) {
+			host: &runnertest.Fake{Default: &ok},
+			run: func(t *testing.T, o *Oracle, db *store.DB, host *runnertest.Fake) {
 				ctx := context.Background()
 				require.NoError(t, o.Ensure(ctx, a, 3))
 				require.NoError(t, o.Ensure(ctx, a, 3))
@@ -86,8 +87,8 @@ func TestOracle(t *testing.T) {
 		},
 		{
 			name: "alternating targets keep their builds",
-			host: &runner.Fake{Default: &ok},
-			run: func(t *testing.T, o *Oracle, db *store.DB, host *runner.Fake) {
+			host: &runnertest.Fake{Default: &ok},
+			run: func(t *testing.T, o *Oracle, db *store.DB, host *runnertest.Fake) {
 				ctx := context.Background()
 				for n := 1; n <= 3; n++ {
 					require.NoError(t, o.Ensure(ctx, a, n))
@@ -100,11 +101,11 @@ func TestOracle(t *testing.T) {
 		},
 		{
 			name: "a broken build is recorded and never built again",
-			host: &runner.Fake{Default: &runner.FakeCommit{BuildFails: true}},
-			run: func(t *testing.T, o *Oracle, db *store.DB, host *runner.Fake) {
+			host: &runnertest.Fake{Default: &runnertest.FakeCommit{BuildFails: true}},
+			run: func(t *testing.T, o *Oracle, db *store.DB, host *runnertest.Fake) {
 				for range 2 {
 					err := o.Ensure(context.Background(), a, 3)
-					require.ErrorIs(t, err, bisect.ErrBroken)
+					require.ErrorIs(t, err, record.ErrBroken)
 					assert.ErrorContains(t, err, "build_failed")
 					assert.False(t, record.IsInfra(err))
 				}
@@ -114,12 +115,12 @@ func TestOracle(t *testing.T) {
 		},
 		{
 			name: "hunks that do not apply are a broken configuration",
-			host: &runner.Fake{Default: &runner.FakeCommit{ApplyFails: true}},
-			run: func(t *testing.T, o *Oracle, db *store.DB, host *runner.Fake) {
+			host: &runnertest.Fake{Default: &runnertest.FakeCommit{ApplyFails: true}},
+			run: func(t *testing.T, o *Oracle, db *store.DB, host *runnertest.Fake) {
 				o.AddPatch(&gitops.Patch{ID: "p1", Base: "aaaa"})
 				for range 2 {
 					err := o.Ensure(context.Background(), withHunks, 1)
-					require.ErrorIs(t, err, bisect.ErrBroken)
+					require.ErrorIs(t, err, record.ErrBroken)
 					assert.False(t, record.IsInfra(err))
 				}
 				assert.Empty(t, host.Calls(), "nothing is built from a tree that did not materialize")
@@ -128,33 +129,33 @@ func TestOracle(t *testing.T) {
 		},
 		{
 			name: "hunks of an unknown patch are the caller's mistake",
-			host: &runner.Fake{Default: &ok},
-			run: func(t *testing.T, o *Oracle, db *store.DB, host *runner.Fake) {
+			host: &runnertest.Fake{Default: &ok},
+			run: func(t *testing.T, o *Oracle, db *store.DB, host *runnertest.Fake) {
 				err := o.Ensure(context.Background(), withHunks, 1)
 				require.ErrorContains(t, err, "unknown patch p1")
 				assert.False(t, record.IsInfra(err))
-				assert.NotErrorIs(t, err, bisect.ErrBroken)
+				assert.NotErrorIs(t, err, record.ErrBroken)
 				assert.Empty(t, host.Materialized())
 			},
 		},
 		{
 			name: "an infrastructure failure is returned, recorded and tried again later",
-			host: &runner.Fake{HostName: "gpu1", Default: &runner.FakeCommit{InfraErr: errors.New("connection reset")}},
-			run: func(t *testing.T, o *Oracle, db *store.DB, host *runner.Fake) {
+			host: &runnertest.Fake{HostName: "gpu1", Default: &runnertest.FakeCommit{InfraErr: errors.New("connection reset")}},
+			run: func(t *testing.T, o *Oracle, db *store.DB, host *runnertest.Fake) {
 				for range 2 {
 					err := o.Ensure(context.Background(), a, 2)
 					var infra *record.InfraError
 					require.ErrorAs(t, err, &infra)
 					assert.Equal(t, "gpu1", infra.Host)
-					assert.NotErrorIs(t, err, bisect.ErrBroken)
+					assert.NotErrorIs(t, err, record.ErrBroken)
 				}
 				assert.Equal(t, []record.Status{record.StatusInfraError, record.StatusInfraError}, statuses(t, o, db, a))
 			},
 		},
 		{
 			name: "a request waiting for a lease ends with its ctx",
-			host: &runner.Fake{Default: &ok, Hold: make(chan struct{})},
-			run: func(t *testing.T, o *Oracle, db *store.DB, host *runner.Fake) {
+			host: &runnertest.Fake{Default: &ok, Hold: make(chan struct{})},
+			run: func(t *testing.T, o *Oracle, db *store.DB, host *runnertest.Fake) {
 				ctx, cancel := context.WithCancel(context.Background())
 				first := make(chan error, 1)
 				go func() { first <- o.Ensure(ctx, a, 1) }()
@@ -170,8 +171,8 @@ func TestOracle(t *testing.T) {
 		},
 		{
 			name: "two targets run at once on two slots",
-			host: &runner.Fake{Slots: 2, Default: &ok, Hold: make(chan struct{})},
-			run: func(t *testing.T, o *Oracle, db *store.DB, host *runner.Fake) {
+			host: &runnertest.Fake{Slots: 2, Default: &ok, Hold: make(chan struct{})},
+			run: func(t *testing.T, o *Oracle, db *store.DB, host *runnertest.Fake) {
 				assert.Equal(t, 2, o.Parallel())
 				errs := make(chan error, 2)
 				for _, target := range []record.Target{a, b} {
@@ -198,7 +199,7 @@ func TestOracle(t *testing.T) {
 }
 
 func TestOracleParallelIsThePoolSize(t *testing.T) {
-	o, _ := newTestOracle(t, oracleSpec, &runner.Fake{HostName: "a", Slots: 3}, &runner.Fake{HostName: "b"})
+	o, _ := newTestOracle(t, oracleSpec, &runnertest.Fake{HostName: "a", Slots: 3}, &runnertest.Fake{HostName: "b"})
 	assert.Equal(t, 4, o.Parallel())
 }
 
@@ -308,7 +309,7 @@ func TestNewHosts(t *testing.T) {
 				case *runner.Local:
 					first = append(first, h.FirstTree)
 					assert.Equal(t, workdir, h.Workdir)
-				case *runner.SSH:
+				case *ssh.Host:
 					// Its trees are numbered in its own workdir, on the host.
 					first = append(first, 0)
 					assert.Equal(t, "/data/perfbot", h.Workdir)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -19,7 +20,7 @@ import (
 // goes down, as a machine that loses its network in the middle of a job;
 // up brings it back.
 type downAfter struct {
-	*runner.Fake
+	*runnertest.Fake
 	mu   sync.Mutex
 	left int // benchmark runs it still answers; negative: all
 }
@@ -45,7 +46,7 @@ func (d *downAfter) up() {
 }
 
 // benchCalls counts the benchmark invocations a fake answered.
-func benchCalls(f *runner.Fake) int {
+func benchCalls(f *runnertest.Fake) int {
 	n := 0
 	for _, c := range f.Calls() {
 		if c.Phase == runner.PhaseBench {
@@ -78,7 +79,7 @@ func TestBisectHostLeavesThePool(t *testing.T) {
 	h := newHistory(t, 30, stepAt(17, 0.08), nil)
 	good := h.host
 	good.HostName = "a"
-	bad := &runner.Fake{HostName: "b", Commits: good.Commits}
+	bad := &runnertest.Fake{HostName: "b", Commits: good.Commits}
 	bad.SetDown(errors.New("dial tcp 10.0.0.6:22: connect: no route to host"))
 	b, err := Open(context.Background(), h.cfg, Options{Hosts: []runner.Host{good, bad}})
 	require.NoError(t, err)
@@ -86,7 +87,7 @@ func TestBisectHostLeavesThePool(t *testing.T) {
 
 	rep, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
 	require.NoError(t, err)
-	require.Equal(t, record.OutcomeCulprit, rep.Verdict, "warnings %q", rep.Warnings)
+	require.Equal(t, record.OutcomeCulprit, rep.Verdict, "warnings %q", record.WarningStrings(rep.Warnings))
 	assert.Equal(t, h.commits[17], rep.Culprits[0].Commit)
 	assert.Empty(t, rep.SkippedInfra, "the host's failures are no commit's")
 
@@ -127,7 +128,7 @@ func TestBisectEveryHostLeaves(t *testing.T) {
 	h := newHistory(t, 30, stepAt(17, 0.08), nil)
 	a := &downAfter{Fake: h.host, left: 6}
 	a.HostName = "a"
-	b2 := &downAfter{Fake: &runner.Fake{HostName: "b", Commits: h.host.Commits}, left: 6}
+	b2 := &downAfter{Fake: &runnertest.Fake{HostName: "b", Commits: h.host.Commits}, left: 6}
 	b, err := Open(context.Background(), h.cfg, Options{Hosts: []runner.Host{a, b2}})
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
@@ -145,7 +146,7 @@ func TestBisectEveryHostLeaves(t *testing.T) {
 	assert.Equal(t, record.JobFailed, job.Status)
 	assert.Contains(t, trace, "host a left the pool")
 	assert.Contains(t, trace, "host b left the pool")
-	first := okRuns(t, b)
+	first := countOKRuns(t, b)
 	assert.Equal(t, 12, first, "the runs made before the hosts went down are recorded")
 
 	a.up()
@@ -153,31 +154,31 @@ func TestBisectEveryHostLeaves(t *testing.T) {
 	before := benchCalls(a.Fake) + benchCalls(b2.Fake)
 	rep, err := b.Bisect(ctx, req)
 	require.NoError(t, err)
-	require.Equal(t, record.OutcomeCulprit, rep.Verdict, "warnings %q", rep.Warnings)
+	require.Equal(t, record.OutcomeCulprit, rep.Verdict, "warnings %q", record.WarningStrings(rep.Warnings))
 	assert.Equal(t, h.commits[17], rep.Culprits[0].Commit)
 	fresh := benchCalls(a.Fake) + benchCalls(b2.Fake) - before
-	assert.Equal(t, okRuns(t, b)-first, fresh, "every fresh run is recorded")
+	assert.Equal(t, countOKRuns(t, b)-first, fresh, "every fresh run is recorded")
 
 	// The same bisection uninterrupted, on hosts that answer the same
 	// values, costs more runs than the resumed one made: the resumed one
 	// started from the runs recorded before.
 	h2 := newHistory(t, 30, stepAt(17, 0.08), nil)
-	ua, ub := h2.host, &runner.Fake{HostName: "b", Commits: h2.host.Commits}
+	ua, ub := h2.host, &runnertest.Fake{HostName: "b", Commits: h2.host.Commits}
 	ua.HostName = "a"
 	u, err := Open(ctx, h2.cfg, Options{Hosts: []runner.Host{ua, ub}})
 	require.NoError(t, err)
 	t.Cleanup(func() { u.Close() })
 	whole, err := u.Bisect(ctx, BisectRequest{Good: h2.commits[0], Bad: "main"})
 	require.NoError(t, err)
-	assert.Less(t, fresh, okRuns(t, u), "runs of the resumed job, against a whole job's (%d recorded before)", first)
+	assert.Less(t, fresh, countOKRuns(t, u), "runs of the resumed job, against a whole job's (%d recorded before)", first)
 	assert.Equal(t, whole.Culprits[0].Commit, rep.Culprits[0].Commit)
 	for _, st := range b.Oracle.HostStates() {
 		assert.False(t, st.Out, "%s is back: a new job tries the hosts that left", st.Name)
 	}
 }
 
-// okRuns counts the ok runs in b's store.
-func okRuns(t *testing.T, b *Bot) int {
+// countOKRuns counts the ok runs in b's store.
+func countOKRuns(t *testing.T, b *Bot) int {
 	t.Helper()
 	runs, err := b.Store.Runs(store.RunFilter{SpecHash: b.Oracle.SpecHash()})
 	require.NoError(t, err)

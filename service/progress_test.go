@@ -21,13 +21,14 @@ import (
 	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // watch is the Progress of a test: it keeps every line with the number of
 // benchmark runs the fake host had answered when the line was printed, so
 // that a test sees any stretch of runs that went by without a line.
 type watch struct {
-	host  *runner.Fake
+	host  *runnertest.Fake
 	mu    sync.Mutex
 	part  []byte
 	lines []watchedLine
@@ -53,7 +54,7 @@ func (w *watch) Write(p []byte) (int, error) {
 }
 
 // benchRuns counts the benchmark invocations the host answered.
-func benchRuns(h *runner.Fake) int {
+func benchRuns(h *runnertest.Fake) int {
 	n := 0
 	for _, c := range h.Calls() {
 		if c.Phase == runner.PhaseBench {
@@ -99,13 +100,13 @@ func (w *watch) checkNoSilence(t *testing.T, step int, want ...string) {
 }
 
 // noisy scripts a target at level tok/s with 1% noise.
-func noisy(level float64, seed int64) runner.FakeCommit {
+func noisy(level float64, seed int64) runnertest.FakeCommit {
 	rng := rand.New(rand.NewSource(seed))
 	var outs []string
 	for range 60 {
 		outs = append(outs, fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", level*(1+0.01*rng.NormFloat64())))
 	}
-	return runner.FakeCommit{Outputs: outs}
+	return runnertest.FakeCommit{Outputs: outs}
 }
 
 // hunkRepo is a history of numbered commits, a culprit that edits two
@@ -117,7 +118,7 @@ type hunkRepo struct {
 	docs              string
 	slowFile, slowTxt string
 	cfg               *config.Config
-	host              *runner.Fake
+	host              *runnertest.Fake
 }
 
 func newHunkRepo(t *testing.T) *hunkRepo {
@@ -136,7 +137,7 @@ func newHunkRepo(t *testing.T) *hunkRepo {
 	r.docs = b.Commit("docs: the tuning guide", map[string]string{"README.md": "# engine\n\nTuning.\n", "docs/tuning.md": "# Tuning\n"})
 	r.commits = append(r.commits, r.docs)
 
-	r.host = &runner.Fake{Commits: map[string]runner.FakeCommit{}, Targets: map[string]runner.FakeCommit{}}
+	r.host = &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{}, Targets: map[string]runnertest.FakeCommit{}}
 	for i, h := range r.commits {
 		level := 1000.0
 		if i >= 3 { // the culprit and what follows it
@@ -232,9 +233,9 @@ func TestProgressInEveryPhase(t *testing.T) {
 		rep, err := b.Bisect(ctx, BisectRequest{Good: r.commits[0], Bad: r.commits[4], Hunks: true})
 		require.NoError(t, err)
 		require.Len(t, rep.Hunks, 1)
-		require.Len(t, rep.Hunks[0].Hunks, 1)
-		assert.Contains(t, rep.Hunks[0].Hunks[0].Diff, "SLOW")
-		w.checkNoSilence(t, max(b.Config.Bisect.Repeats, 8), "verify", "bisect", "confirm", "ends", "test", "decided", "effect")
+		require.Len(t, rep.Hunks[r.culprit].Hunks, 1)
+		assert.Contains(t, rep.Hunks[r.culprit].Hunks[0].Diff, "SLOW")
+		w.checkNoSilence(t, b.Config.Bisect.HunkRepeats, "verify", "bisect", "confirm", "ends", "test", "decided", "effect")
 		b.checkTraced(t, rep.JobID, w)
 	})
 	t.Run("hunks", func(t *testing.T) {
@@ -243,7 +244,7 @@ func TestProgressInEveryPhase(t *testing.T) {
 		rep, err := b.Hunks(ctx, HunksRequest{Rev: r.culprit})
 		require.NoError(t, err)
 		require.Len(t, rep.Hunks, 1)
-		w.checkNoSilence(t, max(b.Config.Bisect.Repeats, 8), "ends", "test", "decided", "effect")
+		w.checkNoSilence(t, b.Config.Bisect.HunkRepeats, "ends", "test", "decided", "effect")
 	})
 	t.Run("envbisect", func(t *testing.T) {
 		r := newHunkRepo(t)
@@ -254,7 +255,7 @@ func TestProgressInEveryPhase(t *testing.T) {
 		rep, err := b.EnvBisect(ctx, EnvBisectRequest{Rev: r.parent, GoodEnv: envFile(t, good), BadEnv: envFile(t, bad)})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"NCCL_PROTO"}, rep.Minimal)
-		w.checkNoSilence(t, max(b.Config.Bisect.Repeats, 8), "ends", "test", "decided", "effect")
+		w.checkNoSilence(t, b.Config.Bisect.HunkRepeats, "ends", "test", "decided", "effect")
 	})
 	t.Run("nightly", func(t *testing.T) {
 		h := newNights(t, 6, func(int) float64 { return 1000 }, nil)
@@ -290,7 +291,7 @@ func (b *Bot) checkTraced(t *testing.T, job string, w *watch) {
 
 // scriptEnvs scripts every mix of the good and bad environments at commit:
 // slow when slowVar takes the bad value.
-func scriptEnvs(host *runner.Fake, commit string, good, bad map[string]string, slowVar string) {
+func scriptEnvs(host *runnertest.Fake, commit string, good, bad map[string]string, slowVar string) {
 	names := minimize.EnvDiff(good, bad)
 	for mask := range 1 << len(names) {
 		var set []string
@@ -333,25 +334,24 @@ func TestHunksDocsOnlyAnsweredAtOnce(t *testing.T) {
 	assert.Contains(t, w.lines[len(w.lines)-1].text, "no hunk can change the benchmark")
 }
 
+// TestDocsOnly checks the hunk search's use of gitops.DocsOnly: the
+// configured docs component counts, and old and new paths both must be docs.
 func TestDocsOnly(t *testing.T) {
 	cfg := &config.Config{Components: config.Components{{Name: DocsComponent, Globs: []string{"site/**"}}, {Name: "comm", Globs: []string{"comm/**"}}}}
 	b := &Bot{Config: cfg}
 	for _, tc := range []struct {
-		name  string
-		paths []string
-		docs  bool
+		name     string
+		old, new string
+		docs     bool
 	}{
-		{name: "markdown and docs/", paths: []string{"README.md", "docs/guide.txt", "python/sglang/README.md"}, docs: true},
-		{name: "the configured docs component", paths: []string{"site/index.html", "LICENSE"}, docs: true},
-		{name: "a source file beside docs", paths: []string{"README.md", "comm/a.go"}},
-		{name: "a test file is no doc: the benchmark may be a test", paths: []string{"engine/verify_test.go"}},
-		{name: "a requirements text is no doc", paths: []string{"requirements.txt"}},
+		{name: "markdown", old: "README.md", new: "README.md", docs: true},
+		{name: "the configured docs component", old: "site/index.html", new: "site/index.html", docs: true},
+		{name: "a component that is not docs", old: "comm/a.go", new: "comm/a.go"},
+		{name: "a source file renamed into docs", old: "engine/a.go", new: "docs/a.go"},
+		{name: "a doc added", new: "docs/guide.md", docs: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &gitops.Patch{}
-			for _, path := range tc.paths {
-				p.Files = append(p.Files, &gitops.FileDiff{OldPath: path, NewPath: path})
-			}
+			p := &gitops.Patch{Files: []*gitops.FileDiff{{OldPath: tc.old, NewPath: tc.new}}}
 			assert.Equal(t, tc.docs, b.docsOnly(p) != "", b.docsOnly(p))
 		})
 	}
@@ -373,7 +373,7 @@ func TestSearchThatCannotSucceedStopsEarly(t *testing.T) {
 		require.ErrorAs(t, err, &ie)
 		assert.ErrorContains(t, err, "within the 2.0% worth isolating")
 		t.Logf("%d runs before the search gave up", benchRuns(r.host))
-		assert.LessOrEqual(t, benchRuns(r.host), 2*max(b.Config.Bisect.Repeats, 8)+4)
+		assert.LessOrEqual(t, benchRuns(r.host), 2*b.Config.Bisect.HunkRepeats+4)
 		w.checkNoSilence(t, 8, "ends")
 	})
 	t.Run("envbisect", func(t *testing.T) {
@@ -387,7 +387,7 @@ func TestSearchThatCannotSucceedStopsEarly(t *testing.T) {
 		require.ErrorIs(t, err, minimize.ErrEndsAlike)
 		assert.ErrorContains(t, err, "make no measurable difference")
 		t.Logf("%d runs before the search gave up", benchRuns(r.host))
-		assert.LessOrEqual(t, benchRuns(r.host), 2*max(b.Config.Bisect.Repeats, 8)+4)
+		assert.LessOrEqual(t, benchRuns(r.host), 2*b.Config.Bisect.HunkRepeats+4)
 		w.checkNoSilence(t, 8, "ends")
 	})
 }
@@ -410,10 +410,9 @@ func TestBisectKeepsItsCulpritWhenItsHunksCannotBeSearched(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rep.Culprits, 1)
 	assert.Equal(t, r.culprit, rep.Culprits[0].Commit)
-	require.Len(t, rep.Hunks, 1)
-	assert.Nil(t, rep.Hunks[0])
-	assert.Contains(t, strings.Join(rep.Warnings, "\n"), "were not searched")
-	fs, err := b.Findings(context.Background(), rep)
+	assert.Empty(t, rep.Hunks)
+	assert.Contains(t, strings.Join(record.WarningStrings(rep.Warnings), "\n"), "were not searched")
+	fs, err := b.StoreFindings(context.Background(), rep)
 	require.NoError(t, err)
 	require.Len(t, fs, 1)
 	assert.Empty(t, fs[0].Hunks())

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -93,7 +93,7 @@ func TestStoppedJobResumesFromItsRuns(t *testing.T) {
 
 func TestInfrastructureFailureIsRetriedThenFails(t *testing.T) {
 	h := newNights(t, 4, func(int) float64 { return 1000 }, nil)
-	h.host.Commits[h.commits[3]] = runner.FakeCommit{InfraErr: fmt.Errorf("host went away")}
+	h.host.Commits[h.commits[3]] = runnertest.FakeCommit{InfraErr: fmt.Errorf("host went away")}
 	b := h.open()
 	ctx := context.Background()
 	id, err := b.Enqueue(record.JobAlert, AlertRequest{Metric: "verify_tok_s", Direction: record.Regression, Good: h.commits[0], Bad: h.commits[3], Night: 2})

@@ -17,13 +17,14 @@ import (
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // history scripts a fake host over a real repository of numbered commits:
 // level(i) is the true tok/s of commit i, measured with 1% noise.
 type history struct {
 	commits []string
-	host    *runner.Fake
+	host    *runnertest.Fake
 	dir     string
 	cfg     *config.Config
 }
@@ -32,10 +33,10 @@ func newHistory(t *testing.T, n int, level func(i int) float64, broken func(i in
 	t.Helper()
 	repo, commits := gitopstest.NewRepo(t, n)
 	rng := rand.New(rand.NewSource(1))
-	host := &runner.Fake{Commits: map[string]runner.FakeCommit{}}
+	host := &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{}}
 	for i, c := range commits {
 		if broken != nil && broken(i) {
-			host.Commits[c] = runner.FakeCommit{BuildFails: true}
+			host.Commits[c] = runnertest.FakeCommit{BuildFails: true}
 			continue
 		}
 		var outs []string
@@ -43,7 +44,7 @@ func newHistory(t *testing.T, n int, level func(i int) float64, broken func(i in
 			v := level(i) * (1 + 0.01*rng.NormFloat64())
 			outs = append(outs, fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", v))
 		}
-		host.Commits[c] = runner.FakeCommit{Outputs: outs}
+		host.Commits[c] = runnertest.FakeCommit{Outputs: outs}
 	}
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`repo:
@@ -112,9 +113,11 @@ func TestBisectJob(t *testing.T) {
 				require.Len(t, rep.Culprits, 1)
 				require.Equal(t, h.commits[tt.culprit], rep.Culprits[0].Commit)
 				require.GreaterOrEqual(t, rep.Culprits[0].Confidence, 0.99)
-				require.Equal(t, fmt.Sprint(tt.culprit+1), rep.Culprits[0].Subject)
-				require.True(t, rep.Culprits[0].Confirmed, rep.Culprits[0].Confirmation)
-				require.Contains(t, rep.Culprits[0].Confirmation, "interleaved")
+				require.Equal(t, fmt.Sprint(tt.culprit+1), rep.Commit(rep.Culprits[0].Commit).Subject)
+				conf := rep.Culprits[0].Confirmation
+				require.NotNil(t, conf)
+				require.True(t, conf.Confirmed, conf.String())
+				require.Contains(t, conf.String(), "interleaved")
 			case record.OutcomeCandidates:
 				require.Len(t, rep.Candidates, tt.candidates)
 			}
@@ -130,7 +133,7 @@ func TestBisectJob(t *testing.T) {
 			require.Equal(t, rep.Runs, again.Runs, "the report keeps the job's cost")
 			require.Equal(t, rep.Culprits, again.Culprits)
 
-			fs, err := b.Findings(ctx, rep)
+			fs, err := b.StoreFindings(ctx, rep)
 			require.NoError(t, err)
 			require.NotEmpty(t, fs)
 			require.Equal(t, rep.Runs, countOK(t, b), "the evidence's runs are counted too")
@@ -161,17 +164,17 @@ func TestBisectStaleRunsDoNotCount(t *testing.T) {
 	}
 	rep, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
 	require.NoError(t, err)
-	t.Logf("verdict %s, %d runs, warnings %q", rep.Verdict, rep.Runs, rep.Warnings)
+	t.Logf("verdict %s, %d runs, warnings %q", rep.Verdict, rep.Runs, record.WarningStrings(rep.Warnings))
 	require.Equal(t, record.OutcomeNotReproduced, rep.Verdict)
 	require.Empty(t, rep.Culprits)
-	require.Contains(t, rep.Warnings, "10 recorded runs were taken at another time, with no run of another commit beside them, and were left out of the comparisons")
+	require.Contains(t, record.WarningStrings(rep.Warnings), "10 recorded runs were taken at another time, with no run of another commit beside them, and were left out of the comparisons")
 	require.InDelta(t, 100, rep.Bad.Median, 2, "the bad end's summary holds the runs that count")
 }
 
 func countOK(t *testing.T, b *Bot) int {
 	t.Helper()
 	n := 0
-	for _, c := range b.Oracle.pool.Hosts()[0].(*runner.Fake).Calls() {
+	for _, c := range b.Oracle.pool.Hosts()[0].(*runnertest.Fake).Calls() {
 		if c.Phase == runner.PhaseBench {
 			n++
 		}
@@ -198,22 +201,18 @@ func TestBisectInfraError(t *testing.T) {
 	level := func(i int) float64 { return map[bool]float64{true: 90, false: 100}[i >= 10] }
 	t.Run("culprit and parent fail: skipped, not judged", func(t *testing.T) {
 		h := newHistory(t, 20, level, nil)
-		h.host.Commits[h.commits[10]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
-		h.host.Commits[h.commits[9]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+		h.host.Commits[h.commits[10]] = runnertest.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+		h.host.Commits[h.commits[9]] = runnertest.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
 		b := h.open(t)
 		rep, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
 		require.NoError(t, err)
-		assert.Equal(t, record.OutcomeCandidates, rep.Verdict, "warnings %q", rep.Warnings)
-		var skipped []string
-		for _, c := range rep.SkippedInfra {
-			skipped = append(skipped, c.Commit)
-		}
-		assert.Equal(t, []string{h.commits[9], h.commits[10]}, skipped)
-		assert.Contains(t, strings.Join(rep.Warnings, "\n"), "skipped, not judged: their runs failed on the infrastructure")
+		assert.Equal(t, record.OutcomeCandidates, rep.Verdict, "warnings %q", record.WarningStrings(rep.Warnings))
+		assert.Equal(t, []string{h.commits[9], h.commits[10]}, rep.SkippedInfra)
+		assert.Contains(t, strings.Join(record.WarningStrings(rep.Warnings), "\n"), "skipped, not judged: their runs failed on the infrastructure")
 	})
 	t.Run("bad end fails: the job stops", func(t *testing.T) {
 		h := newHistory(t, 20, level, nil)
-		h.host.Commits[h.commits[19]] = runner.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
+		h.host.Commits[h.commits[19]] = runnertest.FakeCommit{InfraErr: fmt.Errorf("connection reset")}
 		b := h.open(t)
 		_, err := b.Bisect(context.Background(), BisectRequest{Good: h.commits[0], Bad: "main"})
 		require.True(t, record.IsInfra(err), "%v", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/internal/slurmtest"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/slurm"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -107,11 +108,11 @@ func TestNewHostsSlurm(t *testing.T) {
 	hosts, err := newHosts(cfg, nil, nil)
 	require.NoError(t, err)
 	require.Len(t, hosts, 1)
-	s, ok := hosts[0].(*runner.Slurm)
+	s, ok := hosts[0].(*slurm.Host)
 	require.True(t, ok, "%T", hosts[0])
 	assert.Equal(t, "cluster", s.Name())
 	assert.Equal(t, runner.Layout{Slots: 4, Trees: runner.DefaultTrees}, s.Layout())
-	assert.Equal(t, "/shared/perfbot", s.Workdir)
+	assert.Equal(t, "/shared/perfbot", s.Local.Workdir)
 	assert.Equal(t, "/srv/infer", s.Origin)
 	assert.Equal(t, "h200", s.Partition)
 	assert.Equal(t, "gpu:8", s.Gres)
@@ -131,6 +132,16 @@ func TestNewHostsSlurmTimeLimit(t *testing.T) {
 	var in *InputError
 	require.ErrorAs(t, err, &in)
 	assert.EqualError(t, err, "host cluster: time_limit 1h0m0s is shorter than the timeout of step serve (2h0m0s): Slurm would end its job first, every time")
+
+	// A benchmark's server starts in its step's job, which lasts the
+	// server's start timeout more.
+	cfg.Benchmarks = []record.BenchStep{{Step: record.Step{Name: "load", Timeout: 55 * time.Minute}, Server: &record.Server{Run: "serve", ReadyURL: "http://localhost:8000/health"}}}
+	_, err = newHosts(cfg, nil, nil)
+	require.ErrorAs(t, err, &in)
+	assert.EqualError(t, err, "host cluster: time_limit 1h0m0s is shorter than the timeout of step load (55m0s) plus its server's start timeout (10m0s): Slurm would end its job first, every time")
+	cfg.Benchmarks[0].Server.StartTimeout = 5 * time.Minute
+	_, err = newHosts(cfg, nil, nil)
+	require.NoError(t, err)
 }
 
 // BenchmarkSlurmBisect is the wall time of one bisection of the noise

@@ -9,7 +9,6 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/specdecode"
-	"github.com/perfbot/perfbot/store"
 )
 
 // specConfidence is the coverage of the breakdown's intervals.
@@ -151,46 +150,28 @@ func SpeculativeHistory(c *config.Config, rows []HistoryRow, limit int) ([]SpecH
 	return out, nil
 }
 
-// commitCycles are the breakdown's terms of every stored ok run of the
-// commit under the current spec.
-func (b *Bot) commitCycles(commit string) ([]specdecode.Cycle, error) {
-	runs, err := b.Store.Runs(store.RunFilter{TargetKey: record.Target{Commit: commit}.Key(), SpecHash: b.Oracle.SpecHash()})
-	if err != nil {
-		return nil, fmt.Errorf("runs of %s: %w", record.ShortHash(commit), err)
-	}
+// cyclesOf are the breakdown's terms of every ok run among runs.
+func cyclesOf(s *config.Speculative, runs []record.Run) []specdecode.Cycle {
 	var out []specdecode.Cycle
-	for _, r := range runs {
-		if r.Status != record.StatusOK {
-			continue
-		}
-		if c, ok := specCycle(b.Config.Speculative, r.Values); ok {
+	for _, r := range okRuns(runs) {
+		if c, ok := specCycle(s, r.Values); ok {
 			out = append(out, c)
 		}
 	}
-	return out, nil
+	return out
 }
 
-// specEvidence is the breakdown at the finding's two ends from their
-// stored runs and, when the finding is about the speculative throughput,
-// the change split into its terms. It is nil without a speculative
-// block, or when an end has no run that measured every term (the
-// breakdown is evidence; its absence is no error).
-func (b *Bot) specEvidence(f *record.Finding) *record.SpecAttribution {
+// specEvidence is the breakdown at the finding's two ends from their runs
+// and, when the finding is about the speculative throughput, the change
+// split into its terms. It is nil without a speculative block, or when an
+// end has no run that measured every term (the breakdown is evidence; its
+// absence is no error).
+func (b *Bot) specEvidence(f *record.Finding, good, bad []record.Run) *record.SpecAttribution {
 	s := b.Config.Speculative
 	if s == nil || f.Good.Commit.Hash == "" || f.Bad.Commit.Hash == "" {
 		return nil
 	}
-	good, err := b.commitCycles(f.Good.Commit.Hash)
-	if err != nil {
-		b.progressf("speculative breakdown: %v", err)
-		return nil
-	}
-	bad, err := b.commitCycles(f.Bad.Commit.Hash)
-	if err != nil {
-		b.progressf("speculative breakdown: %v", err)
-		return nil
-	}
-	a, err := specdecode.Attribute(good, bad, specConfidence)
+	a, err := specdecode.Attribute(cyclesOf(s, good), cyclesOf(s, bad), specConfidence)
 	if err != nil {
 		return nil
 	}
@@ -266,7 +247,7 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 		if err != nil {
 			return record.Commit{Hash: h}
 		}
-		return b.reportCommit(c)
+		return c
 	}
 	metric, err := b.Config.Metric(s.TokS)
 	if err != nil {
@@ -281,9 +262,7 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 		Bad:         specEnd(commit(tip.Tip), tip.Metrics[metric.Name].Tip),
 		Speculative: &record.SpecAttribution{Metric: metric.Name, Tokens: s.Tokens, Good: earliest, Bad: last, TimeUnit: b.specTimeUnit()},
 	}
-	if b.Config.GitHub.Repo != "" {
-		f.CommitURL = "https://github.com/" + b.Config.GitHub.Repo + "/commit/%s"
-	}
+	f.CommitURL = b.Config.GitHub.CommitURL()
 	for _, n := range nights[since:] {
 		if bd, ok := breakdown(n); !ok || !bd.Slower() {
 			continue
@@ -311,5 +290,5 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 // specEnd summarizes the tip's speculative throughput.
 func specEnd(c record.Commit, values []float64) record.End {
 	e := specdecode.Median(values, specConfidence)
-	return record.End{Commit: c, N: len(values), Median: e.Median, Lo: e.Lo, Hi: e.Hi}
+	return record.End{Commit: c, N: len(values), Median: e.Median, Interval: record.Interval{Lo: e.Lo, Hi: e.Hi}}
 }

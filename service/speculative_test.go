@@ -14,7 +14,7 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
 // specNights is a history whose engine reports the breakdown's terms as
@@ -27,11 +27,11 @@ func specNights(t *testing.T, n int, cycleOf func(i int) float64) *nights {
 	commits := repo.Numbered(n)
 	h := &nights{t: t, repo: repo, commits: commits, speed: 1, rng: rand.New(rand.NewSource(11)),
 		now: time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)}
-	h.host = &runner.Fake{Commits: map[string]runner.FakeCommit{}, Trees: 4}
+	h.host = &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{}, Trees: 4}
 	var mu sync.Mutex
 	for i, c := range commits {
 		cycle := cycleOf(i)
-		h.host.Commits[c] = runner.FakeCommit{Output: func(int) string {
+		h.host.Commits[c] = runnertest.FakeCommit{Output: func(int) string {
 			mu.Lock()
 			defer mu.Unlock()
 			noise := func() float64 { return 1 + 0.01*h.rng.NormFloat64() }

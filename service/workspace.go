@@ -16,7 +16,7 @@ import (
 // repository, no host, no Oracle. That is enough for the read models
 // (History, ListFindings, Finding) and for filing (File, RetryUnfiled),
 // which a reader may want while the repository is unreachable; the jobs
-// (Measure, Bisect, Hunks, EnvBisect, Findings) need a Bot from Open.
+// (Measure, Bisect, Hunks, EnvBisect, StoreFindings) need a Bot from Open.
 // Close releases the store.
 func OpenRecords(cfg *config.Config, opts Options) (*Bot, error) {
 	opts.defaults()

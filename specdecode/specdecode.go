@@ -185,7 +185,8 @@ func term(name string, good, bad []float64, g, b float64, effect func(float64) f
 	if g == 0 && b == 0 {
 		return t
 	}
-	pct, lo, hi := stats.Delta(good, bad, confidence)
+	d := stats.Delta(good, bad, confidence)
+	pct, lo, hi := d.Pct, d.Lo, d.Hi
 	if isFinite(pct) {
 		t.ChangePct = pct
 	}

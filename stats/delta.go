@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/aclements/go-moremath/stats"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // exactUMax bounds the sample sizes for which Delta uses the exact
@@ -13,7 +15,7 @@ import (
 const exactUMax = 30
 
 // Delta estimates the change of bad relative to good, in percent (−10
-// means bad is 10% lower), with a confidence interval [loPct, hiPct].
+// means bad is 10% lower), with a confidence interval, in percent too.
 //
 // The change is estimated in log space, so that it is a ratio: −50% and
 // +100% are the same size of change, and samples with different spreads
@@ -29,16 +31,16 @@ const exactUMax = 30
 // non-positive values give NaN. When the samples are too small for an
 // interval at this confidence (fewer than 4+4 values at 0.95), the bounds
 // are −100 and +Inf: "no bound".
-func Delta(good, bad []float64, confidence float64) (pct, loPct, hiPct float64) {
-	nan := math.NaN()
+func Delta(good, bad []float64, confidence float64) record.Effect {
+	nan := record.Effect{Pct: math.NaN(), Interval: record.Interval{Lo: math.NaN(), Hi: math.NaN()}}
 	if len(good) == 0 || len(bad) == 0 || !(confidence > 0 && confidence < 1) {
-		return nan, nan, nan
+		return nan
 	}
 	diffs := make([]float64, 0, len(good)*len(bad))
 	for _, g := range good {
 		for _, b := range bad {
 			if !(g > 0 && b > 0) {
-				return nan, nan, nan
+				return nan
 			}
 			diffs = append(diffs, math.Log(b)-math.Log(g))
 		}
@@ -49,7 +51,7 @@ func Delta(good, bad []float64, confidence float64) (pct, loPct, hiPct float64) 
 	if k := mosesRank(len(good), len(bad), confidence); k >= 1 {
 		lo, hi = diffs[k-1], diffs[len(diffs)-k]
 	}
-	return percent(shift), percent(lo), percent(hi)
+	return record.Effect{Pct: percent(shift), Interval: record.Interval{Lo: percent(lo), Hi: percent(hi)}}
 }
 
 // mosesRank returns the largest k such that the interval between the k-th

@@ -12,8 +12,7 @@ func Example() {
 	bad := []float64{701, 699, 705, 702, 698, 700}
 	s := stats.Summarize(bad, 0.95)
 	fmt.Printf("bad: median %.1f, %.0f%% CI [%.0f, %.0f]\n", s.Median, 100*s.Confidence, s.Lo, s.Hi)
-	pct, lo, hi := stats.Delta(good, bad, 0.95)
-	fmt.Printf("change: %+.1f%% [%+.1f%%, %+.1f%%]\n", pct, lo, hi)
+	fmt.Printf("change: %s\n", stats.Delta(good, bad, 0.95))
 	p, _ := stats.Compare(good, bad)
 	fmt.Printf("p=%.3f\n", p)
 	// Output:

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // noisy returns n values around 1000 with relative Gaussian noise cv and a
@@ -33,14 +35,14 @@ func TestSummarize(t *testing.T) {
 		warn       []string
 	}{
 		{name: "ten values, order statistics 2 and 9", values: []float64{7, 3, 10, 1, 5, 9, 2, 8, 6, 4}, confidence: 0.95,
-			want: Summary{N: 10, Median: 5.5, Lo: 2, Hi: 9, Confidence: 1 - 2*11.0/1024}},
+			want: Summary{N: 10, Median: 5.5, Interval: record.Interval{Lo: 2, Hi: 9}, Confidence: 1 - 2*11.0/1024}},
 		{name: "three values fall back to min and max", values: []float64{812, 790, 805}, confidence: 0.95,
-			want: Summary{N: 3, Median: 805, Lo: 790, Hi: 812, Confidence: 0.75},
+			want: Summary{N: 3, Median: 805, Interval: record.Interval{Lo: 790, Hi: 812}, Confidence: 0.75},
 			warn: []string{"need >= 6 samples for confidence interval at level 0.95", "covers the median with probability 0.750"}},
 		{name: "one value", values: []float64{42}, confidence: 0.99,
-			want: Summary{N: 1, Median: 42, Lo: 42, Hi: 42, Confidence: 0}, warn: []string{"need >= 8 samples", "probability 0.000"}},
+			want: Summary{N: 1, Median: 42, Interval: record.Interval{Lo: 42, Hi: 42}, Confidence: 0}, warn: []string{"need >= 8 samples", "probability 0.000"}},
 		{name: "confidence out of range", values: []float64{7, 3, 10, 1, 5, 9, 2, 8, 6, 4}, confidence: 95,
-			want: Summary{N: 10, Median: 5.5, Lo: 2, Hi: 9, Confidence: 1 - 2*11.0/1024}, warn: []string{"confidence 95 is not in (0, 1)"}},
+			want: Summary{N: 10, Median: 5.5, Interval: record.Interval{Lo: 2, Hi: 9}, Confidence: 1 - 2*11.0/1024}, warn: []string{"confidence 95 is not in (0, 1)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +115,8 @@ func TestDelta(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pct, lo, hi := Delta(tc.good, tc.bad, 0.95)
+			e := Delta(tc.good, tc.bad, 0.95)
+			pct, lo, hi := e.Pct, e.Lo, e.Hi
 			assert.InDelta(t, tc.want, pct, 1e-9)
 			if tc.finite {
 				assert.LessOrEqual(t, lo, pct)
@@ -130,8 +133,8 @@ func TestDelta(t *testing.T) {
 		"empty good": {nil, good}, "zero value": {good, {0, 1, 2}}, "negative": {{-1, 2}, good},
 	} {
 		t.Run(name, func(t *testing.T) {
-			pct, lo, hi := Delta(in[0], in[1], 0.95)
-			assert.True(t, math.IsNaN(pct) && math.IsNaN(lo) && math.IsNaN(hi))
+			e := Delta(in[0], in[1], 0.95)
+			assert.True(t, math.IsNaN(e.Pct) && math.IsNaN(e.Lo) && math.IsNaN(e.Hi))
 		})
 	}
 }
@@ -167,8 +170,7 @@ func TestDeltaCoverage(t *testing.T) {
 			a = append(a, 1000*math.Exp(0.03*rng.NormFloat64()))
 			b = append(b, 950*math.Exp(0.03*rng.NormFloat64()))
 		}
-		_, lo, hi := Delta(a, b, 0.95)
-		if lo <= -5 && -5 <= hi {
+		if Delta(a, b, 0.95).Contains(-5) {
 			covered++
 		}
 	}

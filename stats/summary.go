@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"golang.org/x/perf/benchmath"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // Summary describes one sample: its median and a distribution-free
@@ -13,8 +15,8 @@ import (
 type Summary struct {
 	N      int
 	Median float64
-	// Lo and Hi bound the median with probability Confidence.
-	Lo, Hi float64
+	// Interval bounds the median with probability Confidence.
+	record.Interval
 	// Confidence is the coverage of [Lo, Hi]: that of the order
 	// statistics chosen, at least the confidence asked for (0.969 for 6
 	// values at 0.95). When too few values allow that level, [Lo, Hi] is
@@ -40,12 +42,12 @@ func Summarize(values []float64, confidence float64) Summary {
 		confidence = 0.95
 	}
 	if len(values) == 0 {
-		return Summary{Median: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: confidence,
+		return Summary{Median: math.NaN(), Interval: record.Interval{Lo: math.NaN(), Hi: math.NaN()}, Confidence: confidence,
 			Warnings: append(warnings, "no values")}
 	}
 	sample := newSample(values)
 	sum := benchmath.AssumeNothing.Summary(sample, confidence)
-	s := Summary{N: len(values), Median: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: sum.Confidence}
+	s := Summary{N: len(values), Median: sum.Center, Interval: record.Interval{Lo: sum.Lo, Hi: sum.Hi}, Confidence: sum.Confidence}
 	s.Warnings = append(warnings, errorStrings(sample.Warnings)...)
 	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
 		// sample.Values is sorted by NewSample.

@@ -3,29 +3,20 @@ package store
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/record"
 )
 
-// Commit is what the store remembers of a commit of the watched repository,
-// so that evidence can name it without opening the repository.
-type Commit struct {
-	Hash    string    `json:"hash"`
-	Subject string    `json:"subject"`
-	Author  string    `json:"author"`
-	Email   string    `json:"email,omitempty"`
-	Time    time.Time `json:"time"`
-	Parents []string  `json:"parents,omitempty"`
-}
-
-// PutCommit records c, replacing what was known of the same hash.
-func (db *DB) PutCommit(c Commit) error {
+// PutCommit records c, replacing what was known of the same hash, so that
+// evidence can name a commit without opening the repository.
+func (db *DB) PutCommit(c record.Commit) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error { return putCommit(tx, c) })
 }
 
 // Commit returns the commit with the full hash, and false if it is unknown.
-func (db *DB) Commit(hash string) (c Commit, ok bool, err error) {
+func (db *DB) Commit(hash string) (c record.Commit, ok bool, err error) {
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		c, ok, err = getCommit(tx, hash)
 		return err
@@ -33,7 +24,7 @@ func (db *DB) Commit(hash string) (c Commit, ok bool, err error) {
 	return c, ok, err
 }
 
-func putCommit(tx *bolt.Tx, c Commit) error {
+func putCommit(tx *bolt.Tx, c record.Commit) error {
 	if c.Hash == "" {
 		return errors.New("put commit: empty hash")
 	}
@@ -43,8 +34,8 @@ func putCommit(tx *bolt.Tx, c Commit) error {
 	return nil
 }
 
-func getCommit(tx *bolt.Tx, hash string) (Commit, bool, error) {
-	var c Commit
+func getCommit(tx *bolt.Tx, hash string) (record.Commit, bool, error) {
+	var c record.Commit
 	if hash == "" {
 		return c, false, errors.New("get commit: empty hash")
 	}

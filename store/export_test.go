@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // WriteSchemaVersion sets the schema version of the closed store at path,
@@ -129,6 +130,23 @@ func WriteRawFinding(path, key, raw string, issue int, version string) error {
 			if err := tx.Bucket(bucketIssues).Put([]byte(key), []byte(fmt.Sprint(issue))); err != nil {
 				return err
 			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte(version))
+	})
+}
+
+// WriteRawCommit stores raw JSON under hash in the commits bucket, to stand
+// for a commit written by an older perfbot; the schema version is set to
+// version.
+func WriteRawCommit(path, hash, raw string, version string) error {
+	b, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return b.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketCommits).Put([]byte(hash), []byte(raw)); err != nil {
+			return err
 		}
 		return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte(version))
 	})

@@ -9,8 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // PutFinding records f under f.ID, replacing the finding with the same id;

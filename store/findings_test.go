@@ -73,12 +73,12 @@ func TestFindingRoundTrip(t *testing.T) {
 	db := storetest.Open(t)
 	f := record.Finding{
 		Created: t0, Metric: "verify_tok_s", Unit: "tok/s", Direction: "regression", Outcome: record.OutcomeCulprit,
-		Good: record.End{Commit: record.Commit{Hash: commitHash(0)}, N: 5, Median: 88.8, Lo: 88.1, Hi: 89.2},
-		Bad:  record.End{Commit: record.Commit{Hash: commitHash(9)}, N: 5, Median: 82.2, Lo: 81.9, Hi: 82.6},
+		Good: record.End{Commit: record.Commit{Hash: commitHash(0)}, N: 5, Median: 88.8, Interval: record.Interval{Lo: 88.1, Hi: 89.2}},
+		Bad:  record.End{Commit: record.Commit{Hash: commitHash(9)}, N: 5, Median: 82.2, Interval: record.Interval{Lo: 81.9, Hi: 82.6}},
 		Culprits: []record.Culprit{{
-			Commit: record.Commit{Hash: commitHash(4), Subject: "communicator: LL"}, Confidence: 0.995, DeltaPct: -7.4,
+			Commit: record.Commit{Hash: commitHash(4), Subject: "communicator: LL"}, Confidence: 0.995, Effect: record.Effect{Pct: -7.4},
 			Hunks:      []record.Hunk{{ID: "h1", File: "communicator/allreduce.go", Component: "communicator", Diff: "@@ -1 +1 @@\n-a\n+b\n"}},
-			HunkEffect: &record.Effect{AppliedPct: -7.1, RevertedPct: 7.0},
+			HunkEffect: &record.HunkEffect{Applied: record.Effect{Pct: -7.1}, Reverted: record.Effect{Pct: 7.0}},
 		}},
 		EnvDiffs: []record.EnvDiff{{Name: "NCCL_PROTO", Good: "Simple", Bad: "LL"}},
 		State:    record.StateKept,

@@ -7,8 +7,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // Job is one run of a task of the service (a bisection, a hunk search, an
@@ -36,19 +37,7 @@ type Job struct {
 	Updated time.Time `json:"updated"`
 	// Cost is what the job has measured so far, over every attempt: a
 	// job resumed after an interruption reports the whole job's cost.
-	Cost JobCost `json:"cost,omitzero"`
-}
-
-// JobCost is what a job cost: its benchmark runs, builds and wall time.
-type JobCost struct {
-	Runs        int     `json:"runs"`
-	Builds      int     `json:"builds"`
-	WallSeconds float64 `json:"wall_seconds"`
-}
-
-// Plus returns the sum of two costs.
-func (c JobCost) Plus(d JobCost) JobCost {
-	return JobCost{Runs: c.Runs + d.Runs, Builds: c.Builds + d.Builds, WallSeconds: c.WallSeconds + d.WallSeconds}
+	Cost record.Cost `json:"cost,omitzero"`
 }
 
 // PutJob records j, replacing the job with the same id.

@@ -47,6 +47,12 @@ func attachHunksV2(tx *bolt.Tx) error {
 	}
 	var moved []rekey
 	err := fb.ForEach(func(k, v []byte) error {
+		// A version 1 finding kept its commits' parents as a count and
+		// its warnings in words, which today's record reads otherwise.
+		v, _, err := findingV4(tx, v)
+		if err != nil {
+			return fmt.Errorf("finding %s: %w", k, err)
+		}
 		var f record.Finding
 		var old findingV1
 		if err := json.Unmarshal(v, &f); err != nil {
@@ -67,9 +73,12 @@ func attachHunksV2(tx *bolt.Tx) error {
 			}
 		}
 		if e := old.HunkEffect; e != nil && len(f.Culprits) == 1 {
-			f.Culprits[0].HunkEffect = &record.Effect{
-				AppliedPct: e.AppliedPct, AppliedLoPct: e.AppliedPct - e.AppliedCIPct, AppliedHiPct: e.AppliedPct + e.AppliedCIPct,
-				RevertedPct: e.RevertedPct, RevertedLoPct: e.RevertedPct - e.RevertedCIPct, RevertedHiPct: e.RevertedPct + e.RevertedCIPct,
+			halfWidth := func(pct, ci float64) record.Effect {
+				return record.Effect{Pct: pct, Interval: record.Interval{Lo: pct - ci, Hi: pct + ci}}
+			}
+			f.Culprits[0].HunkEffect = &record.HunkEffect{
+				Applied:  halfWidth(e.AppliedPct, e.AppliedCIPct),
+				Reverted: halfWidth(e.RevertedPct, e.RevertedCIPct),
 			}
 		}
 		f.ID = f.Fingerprint()

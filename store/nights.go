@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 var keyNightlyState = []byte("state")

@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/store/storetest"
-	"github.com/stretchr/testify/require"
 )
 
 func TestNights(t *testing.T) {

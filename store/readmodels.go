@@ -8,14 +8,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // FindCommit returns the commit whose full hash is rev or, failing that,
 // the only known commit whose hash starts with rev. A prefix that several
 // commits share is an error wrapping ErrAmbiguous.
-func (db *DB) FindCommit(rev string) (c Commit, ok bool, err error) {
+func (db *DB) FindCommit(rev string) (c record.Commit, ok bool, err error) {
 	if rev == "" {
 		return c, false, errors.New("find commit: empty revision")
 	}
@@ -87,8 +88,8 @@ func (db *DB) RunTotals(after uint64, totals map[RunKey]RunTotal) (map[RunKey]Ru
 
 // Commits returns the known commits among hashes, in one transaction (a
 // page of history names a few hundred commits).
-func (db *DB) Commits(hashes []string) (map[string]Commit, error) {
-	out := make(map[string]Commit, len(hashes))
+func (db *DB) Commits(hashes []string) (map[string]record.Commit, error) {
+	out := make(map[string]record.Commit, len(hashes))
 	err := db.bolt.View(func(tx *bolt.Tx) error {
 		for _, h := range hashes {
 			if _, done := out[h]; done || h == "" {

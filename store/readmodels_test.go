@@ -15,7 +15,7 @@ import (
 func TestFindCommit(t *testing.T) {
 	db := storetest.Open(t)
 	for _, h := range []string{"abc1230000", "abc4560000", "def0000000"} {
-		require.NoError(t, db.PutCommit(store.Commit{Hash: h, Subject: "subject of " + h}))
+		require.NoError(t, db.PutCommit(record.Commit{Hash: h, Subject: "subject of " + h}))
 	}
 	for _, tt := range []struct {
 		name, rev, want string
@@ -41,8 +41,8 @@ func TestFindCommit(t *testing.T) {
 
 func TestCommits(t *testing.T) {
 	db := storetest.Open(t)
-	require.NoError(t, db.PutCommit(store.Commit{Hash: "abc", Subject: "one"}))
-	require.NoError(t, db.PutCommit(store.Commit{Hash: "def", Subject: "two"}))
+	require.NoError(t, db.PutCommit(record.Commit{Hash: "abc", Subject: "one"}))
+	require.NoError(t, db.PutCommit(record.Commit{Hash: "def", Subject: "two"}))
 	got, err := db.Commits([]string{"abc", "abc", "fff", "def", ""})
 	require.NoError(t, err)
 	require.Len(t, got, 2, "unknown and empty hashes are left out")

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // runHead is what runs_by_time says about a run: enough to filter runs
@@ -26,6 +27,7 @@ type cacheRecord struct {
 	Status record.Status      `json:"status"`
 	Values map[string]float64 `json:"values,omitempty"`
 	Host   string             `json:"host,omitempty"`
+	Node   string             `json:"node,omitempty"`
 }
 
 // sampleRecord is one metric value of one ok run.
@@ -50,6 +52,10 @@ type RunRef struct {
 	// Host is the host that ran it; "" for runs cached before the cache
 	// recorded hosts (the run record has it).
 	Host string `json:"host,omitempty"`
+	// Node is the node of a cluster's host that ran it (record.Run.Node);
+	// "" on a host that is one machine, and for runs cached before the
+	// cache recorded nodes.
+	Node string `json:"node,omitempty"`
 }
 
 // CacheEntry is every attempt at one target under one spec, oldest first.
@@ -237,7 +243,7 @@ func addRun(tx *bolt.Tx, r *record.Run) (uint64, error) {
 	}
 	if r.Status != record.StatusInfraError {
 		key := indexKey(prefixKey(r.SpecHash, r.TargetKey), st)
-		if err := putJSON(tx.Bucket(bucketCache), key, cacheRecord{Status: r.Status, Values: r.Values, Host: r.Host}); err != nil {
+		if err := putJSON(tx.Bucket(bucketCache), key, cacheRecord{Status: r.Status, Values: r.Values, Host: r.Host, Node: r.Node}); err != nil {
 			return 0, fmt.Errorf("add run %d: cache: %w", id, err)
 		}
 	}
@@ -383,5 +389,5 @@ func decodeCacheRecord(k, v []byte) (RunRef, error) {
 		return RunRef{}, fmt.Errorf("decode cache entry %x: %w", k, err)
 	}
 	started, id := parseStamp(k)
-	return RunRef{ID: id, Started: started, Status: rec.Status, Values: rec.Values, Host: rec.Host}, nil
+	return RunRef{ID: id, Started: started, Status: rec.Status, Values: rec.Values, Host: rec.Host, Node: rec.Node}, nil
 }

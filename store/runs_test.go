@@ -239,12 +239,14 @@ func TestCache(t *testing.T) {
 func TestCacheEntryCarriesRunTimes(t *testing.T) {
 	db := storetest.Open(t)
 	r := newRun(1, 42*time.Second, record.StatusOK, map[string]float64{"verify_tok_s": 88, "verify_ms": 12})
+	r.Node = "gpu-a01"
 	_, err := db.AddRun(r)
 	require.NoError(t, err)
 	e, err := db.Cached(specA, r.TargetKey)
 	require.NoError(t, err)
 	require.Len(t, e.OK, 1)
-	assert.Equal(t, store.RunRef{ID: 1, Started: t0.Add(42 * time.Second), Status: record.StatusOK, Values: r.Values, Host: r.Host}, e.OK[0])
+	assert.Equal(t, store.RunRef{ID: 1, Started: t0.Add(42 * time.Second), Status: record.StatusOK, Values: r.Values, Host: r.Host, Node: "gpu-a01"}, e.OK[0],
+		"the run's node goes with it to the bisection's model of machines")
 	assert.NotEmpty(t, r.Host, "the run names its host")
 }
 

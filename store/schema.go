@@ -15,7 +15,7 @@ import (
 // JSON so that `bbolt get` shows something a person can read.
 //
 //	meta             "schema_version" → decimal version
-//	commits          hash → Commit
+//	commits          hash → record.Commit                        (a date, not a time, since version 4)
 //	runs             BE64(run id) → record.Run
 //	runs_by_time     BE64(started) BE64(id) → runHead
 //	runs_by_target   target key 0x00 BE64(started) BE64(id) → empty
@@ -24,7 +24,7 @@ import (
 //	samples/<metric> BE64(started) BE64(id) → sampleRecord   (ok runs only)
 //	jobs             job id → Job
 //	traces/<job id>  BE64(sequence) → TraceLine                (since version 2)
-//	findings         finding id → record.Finding
+//	findings         finding id → record.Finding                 (parents as hashes, warnings as values since version 4)
 //	issues           finding fingerprint → issue number
 //	nights           BE64(night seq) → record.Night              (since version 3)
 //	nightly          "state" → record.NightlyState              (since version 3)
@@ -56,7 +56,7 @@ var (
 )
 
 // SchemaVersion is the version of the layout this package reads and writes.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migration brings a store from version-1 to version. Migrations run in
 // order inside the transaction that opens the store, so a store is never
@@ -71,6 +71,7 @@ var migrations = []migration{
 	{version: 1, name: "create buckets", apply: createBucketsV1},
 	{version: 2, name: "hunks belong to their culprit; job traces", apply: migrateV2},
 	{version: 3, name: "nights of the scheduled service", apply: createBucketsV3},
+	{version: 4, name: "one commit record; warnings as values", apply: migrateV4},
 }
 
 func createBucketsV1(tx *bolt.Tx) error {

@@ -71,7 +71,7 @@ func TestOpen(t *testing.T) {
 				require.NoError(t, db.Close())
 				require.NoError(t, store.WriteSchemaVersion(path, "7"))
 			},
-			wantErr: "the file has version 7, this perfbot reads up to version 3; upgrade perfbot",
+			wantErr: "the file has version 7, this perfbot reads up to version 4; upgrade perfbot",
 			wantIs:  store.ErrNewerSchema,
 		},
 		{
@@ -160,7 +160,7 @@ func runLockChild(t *testing.T, path string) (string, int) {
 // fixture is what testdata/v1.db holds. v1Fixture (and newRun, commitHash
 // and t0 beneath it) must not change while the file stays as it is.
 type fixture struct {
-	commit  store.Commit
+	commit  record.Commit
 	runs    []*record.Run
 	job     store.Job
 	finding record.Finding
@@ -169,9 +169,9 @@ type fixture struct {
 
 func v1Fixture() fixture {
 	f := fixture{
-		commit: store.Commit{
+		commit: record.Commit{
 			Hash: commitHash(1), Subject: "communicator: use ring allreduce", Author: "A. Engineer",
-			Email: "a@example.com", Time: t0.Add(-time.Hour), Parents: []string{commitHash(0)},
+			Email: "a@example.com", Date: t0.Add(-time.Hour), Parents: []string{commitHash(0)},
 		},
 		runs: []*record.Run{
 			newRun(0, 0, record.StatusOK, map[string]float64{"verify_tok_s": 88.8, "decode_tok_s": 140}),
@@ -270,7 +270,7 @@ func TestOpenV1File(t *testing.T) {
 
 func TestCommit(t *testing.T) {
 	db := storetest.Open(t)
-	c := store.Commit{Hash: commitHash(3), Subject: "attention: new kernel", Author: "B", Time: t0, Parents: []string{commitHash(2)}}
+	c := record.Commit{Hash: commitHash(3), Subject: "attention: new kernel", Author: "B", Date: t0, Parents: []string{commitHash(2)}}
 	require.NoError(t, db.PutCommit(c))
 	c.Subject = "attention: new kernel (v2)"
 	require.NoError(t, db.PutCommit(c), "a commit can be recorded again")
@@ -278,7 +278,7 @@ func TestCommit(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		hash    string
-		want    store.Commit
+		want    record.Commit
 		wantOK  bool
 		wantErr string
 	}{
@@ -298,5 +298,5 @@ func TestCommit(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
-	require.ErrorContains(t, db.PutCommit(store.Commit{Subject: "no hash"}), "empty hash")
+	require.ErrorContains(t, db.PutCommit(record.Commit{Subject: "no hash"}), "empty hash")
 }

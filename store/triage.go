@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/perfbot/perfbot/record"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/record"
 )
 
 // TriageFunc decides a triage inside the transaction that records it: it

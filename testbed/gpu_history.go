@@ -23,16 +23,13 @@ EAGLE-style draft head, and bench/run.py, which prints Go benchmark lines.`,
 }
 
 // Effects on one H200 at the h200 size, in percent of the parent's value,
-// as measured there on 2026-12-01 with each change applied alone to a's
-// parent (bench/run.py, two invocations each, which agreed within 0.1%).
-// c is estimated: three copies per layer of an extend batch's q, k and v
-// (one kernel each) cost 2.1% there in a bisection of this history
-// (2639 against 2584 tok/s, 4 interleaved runs a side), 0.7% a kernel;
-// c now rounds the three through float32, two kernels each.
-// c, b and d come before a, while the verify step still replays its CUDA
-// graph and runs within 0.1% from one invocation to the next; after a it
-// runs eagerly, bound by kernel launches, and swings by 40% between
-// invocations. verify_ms moves against verify_tok_s.
+// each change applied alone to a's parent (bench/run.py). c's is an
+// estimate: it rounds an extend batch's q, k and v through float32, two
+// kernels each, at about 0.7% a kernel. c, b and d come before a, while
+// the verify step still replays its CUDA graph and is steady from one
+// invocation to the next; after a it runs eagerly, bound by kernel
+// launches, and swings by 40% between invocations. verify_ms moves
+// against verify_tok_s.
 var (
 	gpuEffectA = map[string]float64{VerifyTokS: -60, VerifyMs: 150, DecodeTokS: 0}
 	gpuEffectB = map[string]float64{VerifyTokS: -4.9, VerifyMs: 5.2, DecodeTokS: 0}

@@ -39,11 +39,10 @@ the verify step, plain decode and the allreduce.`,
 }
 
 // Intended effects, in percent: the averages of interleaved measurements
-// (10 runs a side, the bench binary at -test.benchtime 64x) on a shared
-// 2-core host. Verify checks the direction and that the interval excludes
-// zero, not the size. VerifyCost follows from the verify and decode
-// effects (the ratio of their step times); d's (-2.7%) is left out, too
-// small to tell from zero.
+// (10 runs a side, the bench binary at -test.benchtime 64x). Verify checks
+// the direction and that the interval excludes zero, not the size.
+// VerifyCost follows from the verify and decode effects (the ratio of
+// their step times); d's is left out, too small to tell from zero.
 var (
 	effectA  = map[string]float64{VerifyTokS: -15, DecodeTokS: -22, AllReduceGBps: -88, VerifyCost: -8.2}
 	effectB  = map[string]float64{VerifyTokS: -9, DecodeTokS: 0, AllReduceGBps: 0, VerifyCost: 9.9}

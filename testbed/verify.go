@@ -159,10 +159,10 @@ func measureChange(ctx context.Context, c Change, measure Measurer, repeats int)
 	}
 	var out []Effect
 	for _, name := range metrics {
-		pct, lo, hi := stats.Delta(parent[name], cand[name], Confidence)
+		d := stats.Delta(parent[name], cand[name], Confidence)
 		out = append(out, Effect{
 			Change: c.ID, Kind: c.Kind, Commit: c.Commit, Metric: name,
-			Intended: c.Effects[name], Measured: pct, Lo: lo, Hi: hi,
+			Intended: c.Effects[name], Measured: d.Pct, Lo: d.Lo, Hi: d.Hi,
 			Parent: parent[name], Candidate: cand[name],
 		})
 	}

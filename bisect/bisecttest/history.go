@@ -279,7 +279,7 @@ func (o *Oracle) samples(ctx context.Context, commit, host string, speed float64
 	o.keepTree(i, host, o.built[built{i, host}])
 	o.built[built{i, host}] = true
 	if o.h.IsBroken(i) {
-		return nil, fmt.Errorf("build %s: %w", commit, bisect.ErrBroken)
+		return nil, fmt.Errorf("build %s: %w", commit, record.ErrBroken)
 	}
 	r := o.stream(i, host)
 	level := math.Log(o.h.Level(i))

@@ -39,7 +39,7 @@ func TestHistoryOracle(t *testing.T) {
 	assert.Equal(t, 1, o.Builds())
 
 	_, err = o.Samples(ctx, "c0006", 1)
-	assert.ErrorIs(t, err, bisect.ErrBroken)
+	assert.ErrorIs(t, err, record.ErrBroken)
 	_, err = o.Samples(ctx, "c0008", 1)
 	assert.ErrorIs(t, err, bisecttest.ErrInfra)
 	_, err = o.Samples(ctx, "c0099", 1)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/minimize"
+	"github.com/perfbot/perfbot/record"
 )
 
 // SetWorld is a seeded, noisy minimize.Oracle over a set of elements (hunks
@@ -89,7 +89,7 @@ func (w *SetWorld) Samples(ctx context.Context, set []string, n int) ([]float64,
 		w.recorded[key] = nil
 	}
 	if w.Broken != nil && w.Broken(members) {
-		return nil, fmt.Errorf("build %v: %w", set, bisect.ErrBroken)
+		return nil, fmt.Errorf("build %v: %w", set, record.ErrBroken)
 	}
 	level := w.base()
 	if w.Effect != nil {

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/bisect/bisecttest"
+	"github.com/perfbot/perfbot/record"
 )
 
 func TestSetWorldRecordsAndCounts(t *testing.T) {
@@ -54,7 +54,7 @@ func TestSetWorldBrokenAndBadInput(t *testing.T) {
 	w := bisecttest.NeedsDependency(4, 1, 3, math.Log(0.95), 0.02, 1)
 
 	_, err := w.Samples(ctx, []string{"h01"}, 2)
-	assert.ErrorIs(t, err, bisect.ErrBroken)
+	assert.ErrorIs(t, err, record.ErrBroken)
 	xs, err := w.Samples(ctx, []string{"h01", "h03"}, 2)
 	require.NoError(t, err)
 	assert.Len(t, xs, 2)

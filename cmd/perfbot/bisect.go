@@ -59,12 +59,12 @@ stderr. The exit status is 0 whatever the verdict, unless
 				if fileIssue {
 					return usagef("--file-issue: perfbot serve holds the store; its alert jobs file issues, a bisection submitted to it does not")
 				}
-				var rep service.BisectReport
+				var rep service.Bisection
 				if err := r.run(ctx, record.JobBisect, req, g.stderr, &rep); err != nil {
 					return err
 				}
 				if asJSON {
-					err = writeJSON(g.stdout, &rep)
+					err = writeJSON(g.stdout, bisectJSON(&rep))
 				} else {
 					err = printBisect(g.stdout, &rep)
 				}
@@ -85,7 +85,7 @@ stderr. The exit status is 0 whatever the verdict, unless
 			if err != nil {
 				return err
 			}
-			findings, err := bot.Findings(ctx, rep)
+			findings, err := bot.StoreFindings(ctx, rep)
 			if err != nil {
 				return err
 			}
@@ -96,7 +96,7 @@ stderr. The exit status is 0 whatever the verdict, unless
 			// The report is printed whether or not filing worked: the
 			// bisection is done and its findings are stored unfiled.
 			if asJSON {
-				err = writeJSON(g.stdout, rep)
+				err = writeJSON(g.stdout, bisectJSON(rep))
 			} else {
 				err = printBisect(g.stdout, rep)
 			}
@@ -123,13 +123,13 @@ var errCulprit = errors.New("a confirmed regression was found (--fail-on-culprit
 
 // failOn returns errCulprit when on is set and rep names a confirmed
 // culprit of a regression.
-func failOn(on bool, rep *service.BisectReport) error {
+func failOn(on bool, rep *service.Bisection) error {
 	if !on {
 		return nil
 	}
 	for _, c := range rep.Culprits {
-		if c.Confirmed && c.Direction == record.Regression {
-			return fmt.Errorf("culprit %s: %w", short(c.Commit), errCulprit)
+		if c.Confirmation != nil && c.Confirmation.Confirmed && c.Direction == record.Regression {
+			return fmt.Errorf("culprit %s: %w", record.ShortHash(c.Commit), errCulprit)
 		}
 	}
 	return nil
@@ -137,34 +137,38 @@ func failOn(on bool, rep *service.BisectReport) error {
 
 // printBisect prints the verdict, the probes, each culprit with its
 // confirmation, the hunks of each culprit searched, and what it cost.
-func printBisect(w io.Writer, rep *service.BisectReport) error {
+func printBisect(w io.Writer, rep *service.Bisection) error {
 	fmt.Fprintf(w, "%s on %s (%s): good %s median %s (n=%d)  bad %s median %s (n=%d)\n\n",
-		rep.Verdict, rep.Metric, rep.Direction, short(rep.Good.Commit), num.Format(rep.Good.Median), rep.Good.N, short(rep.Bad.Commit), num.Format(rep.Bad.Median), rep.Bad.N)
+		rep.Verdict, rep.Metric, rep.Direction, record.ShortHash(rep.Good.Commit), num.Format(rep.Good.Median), rep.Good.N, record.ShortHash(rep.Bad.Commit), num.Format(rep.Bad.Median), rep.Bad.N)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tCOMMIT\tN\tMEDIAN\tSTATUS\tSIDE\tSUBJECT")
 	for _, p := range rep.Probes {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", p.Index, short(p.Commit), p.N, num.Format(p.Median), p.Status, p.Side, p.Subject)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", p.Index, record.ShortHash(p.Commit), p.N, num.Format(p.Median), p.Status, p.Side, rep.Commit(p.Commit).Subject)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	for _, c := range rep.Culprits {
-		fmt.Fprintf(w, "culprit %s %+.1f%% [%+.1f%%, %+.1f%%] confidence %.3f (%s) — %s by %s\n",
-			short(c.Commit), c.DeltaPct, c.CIPct[0], c.CIPct[1], c.Confidence, c.Direction, c.Subject, c.Author)
-		verdict := "confirmed"
-		if !c.Confirmed {
-			verdict = "NOT confirmed"
+		commit := rep.Commit(c.Commit)
+		fmt.Fprintf(w, "culprit %s %s confidence %.3f (%s) — %s by %s\n",
+			commit.Short(), c.Effect, c.Confidence, c.Direction, commit.Subject, commit.Author)
+		switch conf := c.Confirmation; {
+		case conf == nil:
+			fmt.Fprintf(w, "  NOT confirmed: no interleaved runs were taken\n")
+		case conf.Confirmed:
+			fmt.Fprintf(w, "  confirmed: %s\n", conf)
+		default:
+			fmt.Fprintf(w, "  NOT confirmed: %s\n", conf)
 		}
-		fmt.Fprintf(w, "  %s: %s\n", verdict, c.Confirmation)
 	}
 	if len(rep.Candidates) > 0 {
 		var names []string
 		for _, c := range rep.Candidates {
-			names = append(names, short(c.Commit))
+			names = append(names, record.ShortHash(c))
 		}
 		fmt.Fprintf(w, "candidates (among commits that do not build): %s\n", strings.Join(names, " "))
 	}
-	for _, h := range rep.Hunks {
-		if h != nil {
+	for _, c := range rep.Culprits {
+		if h := rep.Hunks[c.Commit]; h != nil {
 			printHunks(w, h)
 		}
 	}

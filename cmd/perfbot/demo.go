@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/demo"
+	"github.com/perfbot/perfbot/record"
 )
 
 func demoCmd(g *globals) *cobra.Command {
@@ -75,8 +76,8 @@ func printDemo(w io.Writer, s *demo.Summary) error {
 		if r.Night > 0 {
 			night = fmt.Sprint(r.Night)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Change, r.Kind, short(r.TrueCommit), intended,
-			short(r.FoundCommit), delta, conf, orNone(r.FoundHunk), orNone(r.Component), night, r.Match(), r.Issue)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Change, r.Kind, record.ShortHash(r.TrueCommit), intended,
+			record.ShortHash(r.FoundCommit), delta, conf, orNone(r.FoundHunk), orNone(r.Component), night, r.Match(), r.Issue)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/runnertest"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
 )
@@ -34,7 +34,7 @@ func TestExitCode(t *testing.T) {
 		{"ambiguous finding prefix", fmt.Errorf("finding 3f: %w", store.ErrAmbiguous), exitInput},
 		{"store from a newer perfbot", fmt.Errorf("open store: %w", store.ErrNewerSchema), exitInput},
 		{"unknown revision", fmt.Errorf("resolve: %w", gitops.ErrUnknownRevision), exitInput},
-		{"an end that does not build", fmt.Errorf("bisect: end 3f2a: %w", bisect.ErrBroken), exitInput},
+		{"an end that does not build", fmt.Errorf("bisect: end 3f2a: %w", record.ErrBroken), exitInput},
 		{"infrastructure", infra, exitInfra},
 		{"infrastructure deep down", fmt.Errorf("bisect: %w", fmt.Errorf("measure 3f2a: %w", infra)), exitInfra},
 		{"infrastructure among others", errors.Join(errors.New("record run: disk full"), infra), exitInfra},
@@ -57,7 +57,7 @@ func TestExitCode(t *testing.T) {
 // noHostLeft is the error of a pool whose one host left it.
 func noHostLeft(t *testing.T) error {
 	t.Helper()
-	pool, err := runner.NewPool(&runner.Fake{HostName: "gpu1"})
+	pool, err := runner.NewPool(&runnertest.Fake{HostName: "gpu1"})
 	require.NoError(t, err)
 	pool.SetPolicy(runner.Policy{MaxFailures: 1})
 	target := record.Target{Commit: "3f2a"}

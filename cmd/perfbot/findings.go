@@ -51,19 +51,16 @@ func printFindings(w io.Writer, fs []record.Finding) error {
 	for _, f := range fs {
 		culprit, delta := "-", ""
 		if len(f.Culprits) > 0 {
-			culprit, delta = f.Culprits[0].Commit.Short(), fmt.Sprintf("%+.1f", f.Culprits[0].DeltaPct)
+			culprit, delta = f.Culprits[0].Commit.Short(), fmt.Sprintf("%+.1f", f.Culprits[0].Effect.Pct)
 		}
 		issue := ""
 		if f.Issue > 0 {
 			issue = fmt.Sprintf("#%d", f.Issue)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%v\t%s\t%s\n", shortID(f.ID), f.Outcome, f.Metric, culprit, delta, f.Confidence, f.Components, f.State, issue)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%v\t%s\t%s\n", record.ShortFindingID(f.ID), f.Outcome, f.Metric, culprit, delta, f.Confidence, f.Components, f.State, issue)
 	}
 	return tw.Flush()
 }
-
-// shortID is the id people type: record.ShortFindingID.
-func shortID(id string) string { return record.ShortFindingID(id) }
 
 func reportCmd(g *globals) *cobra.Command {
 	var fileIssue, retry bool

@@ -126,7 +126,7 @@ func describeQuery(metric, since string, limit int) string {
 // printHistory prints one line per sample, its time in loc.
 func printHistory(w io.Writer, rows []service.HistoryRow, loc *time.Location) error {
 	for _, r := range rows {
-		if _, err := fmt.Fprintf(w, "%s  %s  %-16s %12s %-8s %s  %s\n", r.Time.In(loc).Format("2006-01-02 15:04:05"), short(r.Commit), r.Metric, num.Format(r.Value), r.Unit, r.Host, r.Subject); err != nil {
+		if _, err := fmt.Fprintf(w, "%s  %s  %-16s %12s %-8s %s  %s\n", r.Time.In(loc).Format("2006-01-02 15:04:05"), record.ShortHash(r.Commit), r.Metric, num.Format(r.Value), r.Unit, r.Host, r.Subject); err != nil {
 			return err
 		}
 	}

@@ -66,7 +66,7 @@ configuration, the workdir, the store, the issues directory) are left out.
 				return err
 			}
 			if asJSON {
-				return writeJSON(g.stdout, rep)
+				return writeJSON(g.stdout, hunksJSON(rep))
 			}
 			return printHunks(g.stdout, rep)
 		},
@@ -82,13 +82,11 @@ configuration, the workdir, the store, the issues directory) are left out.
 // their effect applied alone and reverted alone.
 func printHunks(w io.Writer, rep *service.HunksReport) error {
 	if rep.NoRuntimeChange != "" {
-		_, err := fmt.Fprintf(w, "\nhunks of %s (%s): none of its %d hunks can change %s: %s\n", short(rep.Change), rep.Subject, rep.TotalHunks, rep.Metric, rep.NoRuntimeChange)
+		_, err := fmt.Fprintf(w, "\nhunks of %s (%s): none of its %d hunks can change %s: %s\n", record.ShortHash(rep.Change), rep.Subject, rep.TotalHunks, rep.Metric, rep.NoRuntimeChange)
 		return err
 	}
-	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", short(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
-	fmt.Fprintf(w, "  applied alone to %s: %+.1f%% [%+.1f%%, %+.1f%%]; reverted alone: %+.1f%% [%+.1f%%, %+.1f%%]\n",
-		short(rep.Base), rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],
-		rep.Effect.Reverted.DeltaPct, rep.Effect.Reverted.CIPct[0], rep.Effect.Reverted.CIPct[1])
+	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", record.ShortHash(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
+	fmt.Fprintf(w, "  applied alone to %s: %s; reverted alone: %s\n", record.ShortHash(rep.Base), rep.Applied.Effect, rep.Reverted.Effect)
 	for _, h := range rep.Hunks {
 		loc := h.File
 		if h.Function != "" {
@@ -150,7 +148,7 @@ the same value in both files are not searched.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(g.stdout, rep)
+				return writeJSON(g.stdout, envBisectJSON(rep))
 			}
 			return printEnvBisect(g.stdout, rep)
 		},
@@ -168,13 +166,11 @@ the same value in both files are not searched.`,
 // printEnvBisect prints the variables whose difference explains the
 // change, with their effect applied alone and reverted alone.
 func printEnvBisect(w io.Writer, rep *service.EnvBisectReport) error {
-	fmt.Fprintf(w, "at %s, %d variables differ (%s); the change is explained by: %s\n", short(rep.Commit), len(rep.Differing), strings.Join(rep.Differing, " "), strings.Join(rep.Minimal, " "))
+	fmt.Fprintf(w, "at %s, %d variables differ (%s); the change is explained by: %s\n", record.ShortHash(rep.Commit), len(rep.Differing), strings.Join(rep.Differing, " "), strings.Join(rep.Minimal, " "))
 	for _, name := range rep.Minimal {
 		fmt.Fprintf(w, "  %s: %q (good) → %q (bad)\n", name, rep.Good[name], rep.Bad[name])
 	}
-	fmt.Fprintf(w, "  applied alone: %+.1f%% [%+.1f%%, %+.1f%%]; reverted alone: %+.1f%% [%+.1f%%, %+.1f%%]\n",
-		rep.Effect.Applied.DeltaPct, rep.Effect.Applied.CIPct[0], rep.Effect.Applied.CIPct[1],
-		rep.Effect.Reverted.DeltaPct, rep.Effect.Reverted.CIPct[0], rep.Effect.Reverted.CIPct[1])
+	fmt.Fprintf(w, "  applied alone: %s; reverted alone: %s\n", rep.Applied.Effect, rep.Reverted.Effect)
 	_, err := fmt.Fprintf(w, "  %d tests, %d runs, %.0fs\n", len(rep.Tests), rep.Runs, rep.WallSeconds)
 	return err
 }

@@ -361,7 +361,7 @@ func TestFindingsFiledAndRead(t *testing.T) {
 
 	out, errOut, code = perfbot(t, dir, "findings")
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, shortID(id))
+	require.Contains(t, out, record.ShortFindingID(id))
 
 	tests := []struct {
 		name   string
@@ -370,8 +370,8 @@ func TestFindingsFiledAndRead(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{name: "render by prefix", args: []string{"report", shortID(id)}, want: exitOK, stdout: "# gen_tok_s"},
-		{name: "file again: nothing new", args: []string{"report", shortID(id), "--file-issue"}, want: exitOK, stderr: "issue #1"},
+		{name: "render by prefix", args: []string{"report", record.ShortFindingID(id)}, want: exitOK, stdout: "# gen_tok_s"},
+		{name: "file again: nothing new", args: []string{"report", record.ShortFindingID(id), "--file-issue"}, want: exitOK, stderr: "issue #1"},
 		{name: "retry: nothing unfiled", args: []string{"report", "--retry-unfiled"}, want: exitOK, stderr: "0 unfiled findings"},
 		{name: "an unknown finding", args: []string{"report", "perfbotfpzz"}, want: exitInput, stderr: `no finding "perfbotfpzz"`},
 		{name: "a short prefix", args: []string{"report", "perf", "--file-issue"}, want: exitOK, stderr: "issue #1"},
@@ -393,7 +393,7 @@ func TestFindingsFiledAndRead(t *testing.T) {
 	// the job, after printing its report.
 	out, errOut, code = perfbot(t, dir, "bisect", "--good", "HEAD~2", "--bad", "HEAD", "--fail-on-culprit")
 	require.Equal(t, exitCulprit, code, errOut)
-	require.Contains(t, out, "culprit "+short(hashes[2]))
+	require.Contains(t, out, "culprit "+record.ShortHash(hashes[2]))
 	require.Contains(t, errOut, "a confirmed regression was found (--fail-on-culprit)")
 	_, errOut, code = perfbot(t, dir, "bisect", "--good", "HEAD~1", "--bad", "HEAD", "--direction", "improvement", "--fail-on-culprit")
 	require.Equal(t, exitOK, code, "no regression looked for, no failure: %s", errOut)
@@ -410,7 +410,7 @@ func TestFindingsFiledAndRead(t *testing.T) {
 	require.NoError(t, err)
 	cfg = append(cfg, "github: {repo: example/infer, token_env: PERFBOT_TEST_UNSET_TOKEN}\n"...)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "perfbot.yaml"), cfg, 0o644))
-	_, errOut, code = perfbot(t, dir, "report", shortID(id), "--file-issue")
+	_, errOut, code = perfbot(t, dir, "report", record.ShortFindingID(id), "--file-issue")
 	require.Equal(t, exitInput, code, errOut)
 	require.Contains(t, errOut, "$PERFBOT_TEST_UNSET_TOKEN is empty")
 }

@@ -83,16 +83,14 @@ func printMeasurements(w io.Writer, ms []service.Measurement) error {
 	fmt.Fprintln(tw, "COMMIT\tSTATUS\tMETRIC\tN\tMEDIAN\tINTERVAL OF THE MEDIAN\tSUBJECT")
 	for _, m := range ms {
 		for _, s := range m.Metrics {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", short(m.Commit), m.Status, s.Metric, s.N, medianOf(s), interval(s), m.Subject)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", record.ShortHash(m.Commit), m.Status, s.Metric, s.N, medianOf(s), interval(s), m.Subject)
 		}
 		if m.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t%s\n", short(m.Commit), m.Status, firstLine(m.Error))
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t%s\n", record.ShortHash(m.Commit), m.Status, firstLine(m.Error))
 		}
 	}
 	return tw.Flush()
 }
-
-func short(h string) string { return record.ShortHash(h) }
 
 // firstLine is the first line of s.
 func firstLine(s string) string {

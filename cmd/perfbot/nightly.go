@@ -98,7 +98,7 @@ func printNight(w io.Writer, r *service.NightReport) error {
 	for _, id := range r.Missing {
 		fmt.Fprintf(w, "missing data: finding %s\n", id)
 	}
-	_, err := fmt.Fprintf(w, "%d runs, %d builds, %.0fs\n", r.Runs, r.Builds, r.Wall)
+	_, err := fmt.Fprintf(w, "%d runs, %d builds, %.0fs\n", r.Runs, r.Builds, r.WallSeconds)
 	return err
 }
 

@@ -12,7 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/demo"
+	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 )
@@ -29,15 +31,15 @@ func TestPrint(t *testing.T) {
 		print func(io.Writer) error
 		value any // printed as JSON; nil: the command has no JSON form
 	}{
-		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits()) }, bisectCulprits()},
-		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates()) }, bisectCandidates()},
-		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport()) }, hunksReport()},
-		{"hunks-docs-only", func(w io.Writer) error { return printHunks(w, hunksDocsOnly()) }, hunksDocsOnly()},
+		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits()) }, bisectJSON(bisectCulprits())},
+		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates()) }, bisectJSON(bisectCandidates())},
+		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport()) }, hunksJSON(hunksReport())},
+		{"hunks-docs-only", func(w io.Writer) error { return printHunks(w, hunksDocsOnly()) }, hunksJSON(hunksDocsOnly())},
 		{"demo", func(w io.Writer) error { return printDemo(w, demoSummary()) }, demoSummary()},
 		{"findings", func(w io.Writer) error { return printFindings(w, findingsList()) }, findingsList()},
 		{"findings-none", func(w io.Writer) error { return printFindings(w, []record.Finding{}) }, []record.Finding{}},
 		{"measure", func(w io.Writer) error { return printMeasurements(w, measurements()) }, measurements()},
-		{"envbisect", func(w io.Writer) error { return printEnvBisect(w, envBisectReport()) }, envBisectReport()},
+		{"envbisect", func(w io.Writer) error { return printEnvBisect(w, envBisectReport()) }, envBisectJSON(envBisectReport())},
 		{"history", func(w io.Writer) error { return printHistory(w, historyRows(), time.UTC) }, historyRows()},
 		{"history-csv", func(w io.Writer) error { return writeHistoryCSV(w, historyRows()) }, nil},
 		{"history-benchstat", func(w io.Writer) error { return writeHistoryBenchstat(w, historyRows()) }, nil},
@@ -101,20 +103,23 @@ func hunksReport() *service.HunksReport {
 	return &service.HunksReport{
 		Base: hProbe1, Change: hCulprit, Subject: "communicator: prefer symmetric memory allreduce on every topology",
 		Metric: "verify_tok_s", Direction: record.Regression, TotalHunks: 5,
-		Hunks: []service.HunkReport{{ID: "h2", File: "engine/communicator/allreduce.go", Component: "communicator", Function: "(*Communicator).AllReduce",
+		Hunks: []record.Hunk{{ID: "h2", File: "engine/communicator/allreduce.go", Component: "communicator", Function: "(*Communicator).AllReduce",
 			OldStart: 41, OldLines: 9, NewStart: 41, NewLines: 10, Diff: allreduceDiff}},
-		Effect: service.EffectReport{
-			Applied:  service.DeltaReport{DeltaPct: -14.2, CIPct: [2]float64{-15.1, -13.3}, N: 12},
-			Reverted: service.DeltaReport{DeltaPct: 16.4, CIPct: [2]float64{15.2, 17.5}, N: 12},
-		},
-		Tests: []service.TestReport{
+		Applied:  effect(-14.2, -15.1, -13.3, 12),
+		Reverted: effect(16.4, 15.2, 17.5, 12),
+		Tests: []minimize.Test{
 			{Set: []string{"h1", "h2"}, Side: "bad", N: 6, Median: 75.7, PBad: 0.99, Outcome: "bad"},
 			{Set: []string{"h3"}, Side: "good", N: 6, Median: 88.7, PBad: 0.01, Outcome: "good"},
 		},
 		Unresolved:     [][]string{{"h4"}},
-		Configurations: 7, Runs: 42, Builds: 7, WallSeconds: 611.4,
-		Warnings: []string{"h4 did not apply alone"},
+		Configurations: 7, Cost: record.Cost{Runs: 42, Builds: 7, WallSeconds: 611.4},
+		Warnings: []record.Warning{{Kind: record.WarnNote, Text: "h4 did not apply alone"}},
 	}
+}
+
+// effect is a measured effect of pct [lo, hi] over n samples.
+func effect(pct, lo, hi float64, n int) minimize.Effect {
+	return minimize.Effect{Effect: record.Effect{Pct: pct, Interval: record.Interval{Lo: lo, Hi: hi}}, N: n}
 }
 
 // hunksDocsOnly is the answer of hunks for a commit that touches
@@ -122,51 +127,76 @@ func hunksReport() *service.HunksReport {
 func hunksDocsOnly() *service.HunksReport {
 	return &service.HunksReport{
 		Base: hProbe1, Change: hCulprit, Subject: "docs: the tuning guide", Metric: "verify_tok_s", Direction: record.Regression, TotalHunks: 3,
-		Hunks: []service.HunkReport{}, Tests: []service.TestReport{}, Unresolved: [][]string{},
+		Hunks: []record.Hunk{}, Tests: []minimize.Test{}, Unresolved: [][]string{},
 		NoRuntimeChange: "every changed file is documentation (README.md, docs/tuning.md): nothing a build or benchmark reads changed, so no hunk can change the benchmark; nothing was measured",
 	}
 }
 
-func bisectCulprits() *service.BisectReport {
-	return &service.BisectReport{
-		Verdict: record.OutcomeCulprit, Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Regression,
-		Good: service.EndReport{Commit: hGood, Subject: "attention: tune split-kv", N: 10, Median: 88.8, CI: [2]float64{88.1, 89.4}},
-		Bad:  service.EndReport{Commit: hBad, Subject: "topk: stable sort", N: 10, Median: 75.66, CI: [2]float64{74.9, 76.3}},
-		Culprits: []service.CulpritReport{
-			{Commit: hCulprit, Subject: "communicator: prefer symmetric memory allreduce on every topology", Author: "Mei Lin",
-				Confidence: 0.9987, DeltaPct: -14.8, CIPct: [2]float64{-15.6, -14.0}, Direction: record.Regression,
-				Confirmed: true, Confirmation: "6 fresh interleaved runs each of parent and culprit give -14.6% [-15.9%, -13.2%]"},
-			{Commit: hSecond, Subject: "moe: route shared experts before top-k gating", Author: "Jonas Berg",
-				Confidence: 0.991, DeltaPct: -2.3, CIPct: [2]float64{-3.1, -1.4}, Direction: record.Regression,
-				Confirmation: "18 fresh interleaved runs each of parent and culprit give -0.4% [-1.2%, +0.5%]"},
+// commits are the commits the bisections below name.
+var commits = []record.Commit{
+	{Hash: hGood, Subject: "attention: tune split-kv", Author: "Ravi Shah"},
+	{Hash: hProbe1, Subject: "spec: count accepted draft tokens", Author: "Ravi Shah", Parents: []string{hGood}},
+	{Hash: hCulprit, Subject: "communicator: prefer symmetric memory allreduce on every topology", Author: "Mei Lin", Parents: []string{hProbe1}},
+	{Hash: hSecond, Subject: "moe: route shared experts before top-k gating", Author: "Jonas Berg", Parents: []string{hCulprit}},
+	{Hash: hBad, Subject: "topk: stable sort", Author: "Ana Ruiz", Parents: []string{hSecond}},
+}
+
+// end summarizes n runs of commit around median.
+func end(commit string, n int, median, lo, hi float64) bisect.EndSummary {
+	return bisect.EndSummary{Commit: commit, N: n, Median: median, Interval: record.Interval{Lo: lo, Hi: hi}, Confidence: 0.98}
+}
+
+func bisectCulprits() *service.Bisection {
+	confirmed := &bisect.Confirmation{Commit: hCulprit, Parent: hProbe1, Verdict: bisect.Confirmed, Confirmed: true, Pairs: 6, Fresh: 6,
+		Effect: record.Effect{Pct: -14.6, Interval: record.Interval{Lo: -15.9, Hi: -13.2}}, ParentRuns: end(hProbe1, 6, 88.7, 88.2, 89.1), SelfRuns: end(hCulprit, 6, 75.7, 75.1, 76.2)}
+	refuted := &bisect.Confirmation{Commit: hSecond, Parent: hCulprit, Verdict: bisect.NotShown, Pairs: 18, Fresh: 18,
+		Effect: record.Effect{Pct: -0.4, Interval: record.Interval{Lo: -1.2, Hi: 0.5}}, ParentRuns: end(hCulprit, 18, 75.7, 75.4, 76.0), SelfRuns: end(hSecond, 18, 75.4, 75.1, 75.8)}
+	return &service.Bisection{
+		Metric: "verify_tok_s", Unit: "tok/s",
+		Result: bisect.Result{
+			Verdict: record.OutcomeCulprit, Direction: record.Regression,
+			Good: end(hGood, 10, 88.8, 88.1, 89.4), Bad: end(hBad, 10, 75.66, 74.9, 76.3),
+			Culprits: []bisect.Culprit{
+				{Commit: hCulprit, Index: 7, Confidence: 0.9987, Effect: record.Effect{Pct: -14.8, Interval: record.Interval{Lo: -15.6, Hi: -14.0}}, Direction: record.Regression,
+					Parent: confirmed.ParentRuns, Self: confirmed.SelfRuns, Confirmation: confirmed},
+				{Commit: hSecond, Index: 9, Confidence: 0.991, Effect: record.Effect{Pct: -2.3, Interval: record.Interval{Lo: -3.1, Hi: -1.4}}, Direction: record.Regression,
+					Parent: refuted.ParentRuns, Self: refuted.SelfRuns, Confirmation: refuted},
+			},
+			Probes: []bisect.Probe{
+				{Commit: hGood, Index: 0, N: 10, Median: 88.8, Status: "ok", Side: "good"},
+				{Commit: hProbe1, Index: 6, N: 5, Median: 88.7, Status: "ok", Side: "good"},
+				{Commit: hCulprit, Index: 7, N: 5, Median: 75.7, Status: "ok", Side: "bad"},
+				{Commit: hSecond, Index: 9, N: 5, Median: 0, Status: "broken"},
+				{Commit: hBad, Index: 12, N: 10, Median: 75.66, Status: "ok", Side: "bad"},
+			},
+			Samples: 64,
+			Warnings: []record.Warning{{Kind: record.WarnOutliers, Count: 12},
+				{Kind: record.WarnUnconfirmed, Commit: hSecond, Count: 18, Pct: -0.4, LoPct: -1.2, HiPct: 0.5}},
 		},
-		Probes: []service.ProbeReport{
-			{Commit: hGood, Subject: "attention: tune split-kv", Index: 0, N: 10, Median: 88.8, Status: "ok", Side: "good"},
-			{Commit: hProbe1, Subject: "spec: count accepted draft tokens", Index: 6, N: 5, Median: 88.7, Status: "ok", Side: "good"},
-			{Commit: hCulprit, Subject: "communicator: prefer symmetric memory allreduce on every topology", Index: 7, N: 5, Median: 75.7, Status: "ok", Side: "bad"},
-			{Commit: hSecond, Subject: "moe: route shared experts before top-k gating", Index: 9, N: 5, Median: 0, Status: "broken"},
-			{Commit: hBad, Subject: "topk: stable sort", Index: 12, N: 10, Median: 75.66, Status: "ok", Side: "bad"},
-		},
-		Warnings: []string{"12 outlier runs were left out of the comparisons", "culprit 5c6d7e8f90 not confirmed: 18 fresh interleaved runs each of parent and culprit give -0.4% [-1.2%, +0.5%]"},
-		Runs:     64, Samples: 64, Builds: 9, WallSeconds: 1342.5, JobID: "bisect-0a1b2c3d",
-		Hunks:    []*service.HunksReport{hunksReport(), nil},
+		Commits: commits,
+		Hunks:   map[string]*service.HunksReport{hCulprit: hunksReport()},
+		Cost:    record.Cost{Runs: 64, Builds: 9, WallSeconds: 1342.5}, JobID: "bisect-0a1b2c3d",
 		Findings: []string{"perfbotfp0123456789abcdef0123", "perfbotfpfedcba9876543210fedc"},
 	}
 }
 
-func bisectCandidates() *service.BisectReport {
-	return &service.BisectReport{
-		Verdict: record.OutcomeCandidates, Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Regression,
-		Good:       service.EndReport{Commit: hGood, N: 10, Median: 88.8, CI: [2]float64{88.1, 89.4}},
-		Bad:        service.EndReport{Commit: hBad, N: 10, Median: 75.66, CI: [2]float64{74.9, 76.3}},
-		Candidates: []service.CommitRef{{Commit: hCulprit, Subject: "broken build"}, {Commit: hSecond, Subject: "fix the build"}},
-		Skipped:    []service.CommitRef{{Commit: hCulprit, Subject: "broken build"}},
-		Probes: []service.ProbeReport{
-			{Commit: hGood, Index: 0, N: 10, Median: 88.8, Status: "ok", Side: "good"},
-			{Commit: hCulprit, Subject: "broken build", Index: 1, Status: "broken"},
-			{Commit: hBad, Index: 2, N: 10, Median: 75.66, Status: "ok", Side: "bad"},
+func bisectCandidates() *service.Bisection {
+	return &service.Bisection{
+		Metric: "verify_tok_s", Unit: "tok/s",
+		Result: bisect.Result{
+			Verdict: record.OutcomeCandidates, Direction: record.Regression,
+			Good: end(hGood, 10, 88.8, 88.1, 89.4), Bad: end(hBad, 10, 75.66, 74.9, 76.3),
+			Candidates: []string{hCulprit, hSecond},
+			Skipped:    []string{hCulprit},
+			Probes: []bisect.Probe{
+				{Commit: hGood, Index: 0, N: 10, Median: 88.8, Status: "ok", Side: "good"},
+				{Commit: hCulprit, Index: 1, Status: "broken"},
+				{Commit: hBad, Index: 2, N: 10, Median: 75.66, Status: "ok", Side: "bad"},
+			},
+			Samples: 20,
 		},
-		Runs: 21, Samples: 20, Builds: 3, WallSeconds: 98, JobID: "bisect-4e5f6a7b",
+		Commits: []record.Commit{{Hash: hGood}, {Hash: hCulprit, Subject: "broken build"}, {Hash: hSecond, Subject: "fix the build"}, {Hash: hBad}},
+		Cost:    record.Cost{Runs: 21, Builds: 3, WallSeconds: 98}, JobID: "bisect-4e5f6a7b",
 	}
 }
 
@@ -203,14 +233,14 @@ func nightReport() *service.NightReport {
 			{Metric: "verify_cost", Direction: record.Improvement, Good: hProbe1, Bad: hBad, DeltaPct: -8.3, Night: 30,
 				Note: "an improvement: noted, not bisected (detect.improvements: note)", Unbisected: &service.Range{Good: hGood, Bad: hBad}},
 		},
-		Runs: 15, Builds: 2, Wall: 11.4,
+		Cost: record.Cost{Runs: 15, Builds: 2, WallSeconds: 11.4},
 	}
 }
 
 func findingsList() []record.Finding {
 	day := func(d int) time.Time { return time.Date(2026, 11, d, 2, 3, 0, 0, time.UTC) }
 	culprit := func(hash string, delta, conf float64) []record.Culprit {
-		return []record.Culprit{{Commit: record.Commit{Hash: hash}, Confidence: conf, DeltaPct: delta}}
+		return []record.Culprit{{Commit: record.Commit{Hash: hash}, Confidence: conf, Effect: record.Effect{Pct: delta}}}
 	}
 	return []record.Finding{
 		{ID: "perfbotfp0123456789abcdef0123", Created: day(23), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Regression,
@@ -258,10 +288,11 @@ func envBisectReport() *service.EnvBisectReport {
 	return &service.EnvBisectReport{
 		Commit: hBad, Metric: "verify_tok_s",
 		Differing: []string{"NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_LEVEL"}, Minimal: []string{"NCCL_PROTO"},
-		Good:   map[string]string{"NCCL_ALGO": "Ring", "NCCL_PROTO": "LL", "NCCL_P2P_LEVEL": "SYS"},
-		Bad:    map[string]string{"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple", "NCCL_P2P_LEVEL": ""},
-		Effect: service.EffectReport{Applied: service.DeltaReport{DeltaPct: -9.1, CIPct: [2]float64{-10.2, -8.0}, N: 6}, Reverted: service.DeltaReport{DeltaPct: 10.3, CIPct: [2]float64{9.1, 11.6}, N: 6}},
-		Tests:  []service.TestReport{{Set: []string{"NCCL_PROTO"}, Side: "bad", N: 6, Median: 80.7, PBad: 0.99, Outcome: "bad"}},
-		Runs:   30, Builds: 1, WallSeconds: 140,
+		Good:     map[string]string{"NCCL_ALGO": "Ring", "NCCL_PROTO": "LL", "NCCL_P2P_LEVEL": "SYS"},
+		Bad:      map[string]string{"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple", "NCCL_P2P_LEVEL": ""},
+		Applied:  effect(-9.1, -10.2, -8.0, 6),
+		Reverted: effect(10.3, 9.1, 11.6, 6),
+		Tests:    []minimize.Test{{Set: []string{"NCCL_PROTO"}, Side: "bad", N: 6, Median: 80.7, PBad: 0.99, Outcome: "bad"}},
+		Cost:     record.Cost{Runs: 30, Builds: 1, WallSeconds: 140},
 	}
 }

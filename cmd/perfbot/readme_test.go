@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/configs"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
@@ -278,7 +277,7 @@ func TestREADMESGLangNamesItsConfigsMetrics(t *testing.T) {
 	require.Positive(t, named)
 
 	// The prose beside the block lists the configuration's metrics.
-	listed := regexp.MustCompile(`(?s)Its metrics are\s(.*?)\.\n`).FindStringSubmatch(readmeSection(t, "## Against SGLang"))
+	listed := regexp.MustCompile(`(?s)Its metrics are\s(.*?)\.\n`).FindStringSubmatch(readmeSection(t, "## SGLang and vLLM"))
 	require.NotNil(t, listed, "README.md's SGLang section says which metrics its configuration has")
 	var names []string
 	for _, m := range regexp.MustCompile("`([a-z0-9_]+)`").FindAllStringSubmatch(listed[1], -1) {
@@ -295,28 +294,7 @@ func TestREADMESGLangNamesItsConfigsMetrics(t *testing.T) {
 // the next heading of the same or a higher level.
 func readmeSection(t *testing.T, heading string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	require.NoError(t, err)
-	_, after, ok := strings.Cut(string(data), "\n"+heading+"\n")
-	require.True(t, ok, "README.md has no heading %q", heading)
-	level := strings.Repeat("#", strings.Index(heading, " "))
-	for i, line := range strings.Split(after, "\n") {
-		if strings.HasPrefix(line, "#") && strings.HasPrefix(level, strings.SplitN(line, " ", 2)[0]) {
-			return strings.Join(strings.Split(after, "\n")[:i], "\n")
-		}
-	}
-	return after
-}
-
-// TestREADMEListsEveryFormat: the README's table of benchmark formats has
-// one row per format bench parses, and no other.
-func TestREADMEListsEveryFormat(t *testing.T) {
-	section := readmeSection(t, "### Benchmark formats and their options")
-	var rows []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\|").FindAllStringSubmatch(section, -1) {
-		rows = append(rows, m[1])
-	}
-	require.ElementsMatch(t, bench.Formats(), rows)
+	return docSection(t, "README.md", heading)
 }
 
 // TestREADMEListsEveryCommand: the README's command list names every

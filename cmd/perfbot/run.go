@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
@@ -21,7 +20,7 @@ import (
 	"github.com/perfbot/perfbot/store"
 )
 
-// Exit statuses: a contract with scripts (DESIGN.md §8).
+// Exit statuses: a contract with scripts (the README lists them).
 const (
 	exitOK          = 0
 	exitInput       = 1   // bad usage, input or configuration
@@ -212,7 +211,7 @@ func exitCode(err error) int {
 	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &ce),
 		errors.Is(err, store.ErrAmbiguous), errors.Is(err, store.ErrNewerSchema),
 		errors.Is(err, gitops.ErrUnknownRevision), errors.Is(err, gitops.ErrAmbiguousRevision),
-		errors.Is(err, bisect.ErrBroken): // an end of the range that does not build
+		errors.Is(err, record.ErrBroken): // an end of the range that does not build
 		return exitInput
 	case record.IsInfra(err), errors.Is(err, store.ErrLocked), errors.Is(err, context.DeadlineExceeded):
 		return exitInfra
@@ -238,7 +237,7 @@ func (g *globals) loadConfig() (*config.Config, error) {
 		if _, err := os.Stat(defaultConfig); err != nil {
 			wd, _ := os.Getwd()
 			return nil, usagef("no configuration: %s has no %s and --config names none; "+
-				"write one for your repository (examples in configs/, keys in README.md), or run `perfbot demo` to try perfbot on its bundled testbed", wd, defaultConfig)
+				"write one for your repository (examples in configs/, keys in docs/configuration.md), or run `perfbot demo` to try perfbot on its bundled testbed", wd, defaultConfig)
 		}
 		path = defaultConfig
 	}

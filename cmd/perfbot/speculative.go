@@ -42,11 +42,11 @@ func printSpecHistory(w io.Writer, rows []service.SpecHistoryRow, tokens int, un
 	for _, r := range rows {
 		b := r.Breakdown
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t%s\t%s\n", r.Time.In(loc).Format("2006-01-02 15:04:05"), short(r.Commit), r.Error, r.Subject)
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t%s\t%s\n", r.Time.In(loc).Format("2006-01-02 15:04:05"), record.ShortHash(r.Commit), r.Error, r.Subject)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.2f%s\t%.2f\t%.2f\t%.2f\t%.4g\t%s\t%s\n",
-			r.Time.In(loc).Format("2006-01-02 15:04:05"), short(r.Commit), b.N,
+			r.Time.In(loc).Format("2006-01-02 15:04:05"), record.ShortHash(r.Commit), b.N,
 			specInterval(b.SpeedUp), specInterval(b.BreakEven), b.Accept.Median, ofTokens(tokens),
 			b.VerifyMs.Median, b.DraftMs.Median, b.DecodeMs.Median, r.TokS.Median, verdict(b), r.Subject)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/demo"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/testbed"
 )
 
@@ -51,9 +52,9 @@ effect. --gpu generates the PyTorch testbed instead of the Go engine.`,
 				return inputErr(err)
 			}
 			fmt.Fprintf(g.stdout, "generated %s: %d commits, head %s, in %.1fs; manifest %s\n",
-				args[0], m.Commits, short(m.Head), time.Since(start).Seconds(), testbed.ManifestPath(args[0]))
+				args[0], m.Commits, record.ShortHash(m.Head), time.Since(start).Seconds(), testbed.ManifestPath(args[0]))
 			for _, c := range m.Changes {
-				fmt.Fprintf(g.stdout, "  %s %-12s #%-4d %s %s\n", c.ID, c.Kind, c.Index, short(c.Commit), c.Subject)
+				fmt.Fprintf(g.stdout, "  %s %-12s #%-4d %s %s\n", c.ID, c.Kind, c.Index, record.ShortHash(c.Commit), c.Subject)
 			}
 			return nil
 		},

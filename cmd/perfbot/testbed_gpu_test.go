@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/configs"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/testbed"
 )
 
@@ -30,7 +31,7 @@ func TestTestbedInitGPUAndMeasure(t *testing.T) {
 	assert.Equal(t, "gpu", m.Testbed)
 	assert.Contains(t, stdout, "generated gpu-testbed: 44 commits")
 	for _, c := range m.Changes {
-		assert.Contains(t, stdout, short(c.Commit)+" "+c.Subject)
+		assert.Contains(t, stdout, record.ShortHash(c.Commit)+" "+c.Subject)
 	}
 
 	py := torchPython(t)
@@ -50,9 +51,9 @@ func TestTestbedInitGPUAndMeasure(t *testing.T) {
 	for _, l := range strings.Split(stdout, "\n") {
 		f := strings.Fields(l)
 		switch {
-		case len(f) > 2 && f[0] == short(e.Commit) && f[1] == "build_failed":
+		case len(f) > 2 && f[0] == record.ShortHash(e.Commit) && f[1] == "build_failed":
 			broken = append(broken, l)
-		case len(f) > 3 && f[0] == short(m.Head) && f[1] == "ok":
+		case len(f) > 3 && f[0] == record.ShortHash(m.Head) && f[1] == "ok":
 			measured = append(measured, f[2])
 		}
 	}

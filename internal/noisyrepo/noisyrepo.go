@@ -61,15 +61,17 @@ var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Options describes a noise repository. Zero fields take the defaults.
 type Options struct {
-	// Commits is the number of commits on main (default 64, at least 3).
+	// Commits is the number of commits on main (default DefaultCommits,
+	// at least 3).
 	Commits int
-	// Base is the true speed in tok/s before the change (default 1000).
+	// Base is the true speed in tok/s before the change (default
+	// DefaultBase).
 	Base float64
 	// Factor multiplies the speed from the culprit commit on (default
-	// 0.95, a 5% regression).
+	// DefaultFactor, a 5% regression).
 	Factor float64
 	// CV is the run-to-run noise: the sigma of the log-normal factor each
-	// run applies (default 0.02).
+	// run applies (default DefaultCV).
 	CV float64
 	// Seed chooses the culprit commit.
 	Seed uint64
