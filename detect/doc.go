@@ -144,7 +144,7 @@
 // is placed on its night. It checks the targets at 2% noise (at most one
 // false alarm per 1,000 nights, a series' first 20 nights included; a 5%
 // drop alerted within 1.5 nights on average, on a series' second, fifth,
-// tenth, thirtieth or sixty-first night; a 3% drop within 3.1);
+// tenth, thirtieth or sixty-first night; a 3% drop within 3.3);
 // TestAccuracy and TestYoungAccuracy state them on smaller simulations.
 // docs/figures.md keeps the last table.
 //
