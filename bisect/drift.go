@@ -146,11 +146,7 @@ func neighbours(runs []timedRun, t int) []int {
 // clipResiduals limits the residuals to outlierCut robust standard
 // deviations, so that one disturbed run does not move its neighbours.
 func clipResiduals(r []float64) {
-	abs := make([]float64, len(r))
-	for i, x := range r {
-		abs[i] = math.Abs(x)
-	}
-	cut := stats.OutlierCut * 1.4826 * stats.Median(abs)
+	cut := stats.OutlierCut * stats.MAD(r)
 	if cut == 0 {
 		return
 	}

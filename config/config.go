@@ -158,8 +158,11 @@ type Detect struct {
 	// measurement of a metric after which it becomes a finding of its own
 	// ("missing data", or "build broken since <commit>").
 	MissingNights int
-	// Warmup is the number of nights a metric's series needs before it can
-	// alert; zero is detection's default (20).
+	// Warmup is the number of nights of a metric's series before its
+	// history (the noise between nights, the CUSUMs) takes over from the
+	// paired test of each night's tip against the reference, which alerts
+	// from the second night; zero is detection's default
+	// (detect.DefaultWarmup).
 	Warmup int
 	// Sample is the number of the night's new commits, besides the tip,
 	// that a nightly cycle measures too (evenly spaced along the new

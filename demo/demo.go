@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/config"
-	"github.com/perfbot/perfbot/detect"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
@@ -32,6 +31,11 @@ import (
 
 // DefaultStep is how many commits the branch advances a night.
 const DefaultStep = 5
+
+// QuietNights is how many nights the branch stays on its first commit
+// before it advances: a quiet week, whose nights give detection a first
+// estimate of the noise (it alerts from the second night all the same).
+const QuietNights = 7
 
 // Options configures Run.
 type Options struct {
@@ -143,14 +147,10 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	warmup := cfg.Detect.Warmup
-	if warmup == 0 {
-		warmup = detect.DefaultWarmup
-	}
 	// The head stays long enough for a change of the last steps to be
 	// confirmed: the nights hold waits for, and one more.
 	tail := cfg.Detect.ConfirmNights + 2
-	tips := nightTips(chain, opts.Step, warmup+1, tail)
+	tips := nightTips(chain, opts.Step, QuietNights, tail)
 	if err := setBranch(ctx, origin, cfg.Repo.Branch, tips[0].Hash); err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	defer bot.Close()
 
 	fmt.Fprintf(opts.Progress, "replaying %d commits %s..%s as %d nights: %d quiet ones, %d commits a night, then %d at the head\n",
-		len(chain)-1, chain[0].Short(), head.Short(), len(tips), warmup+1, opts.Step, tail)
+		len(chain)-1, chain[0].Short(), head.Short(), len(tips), QuietNights, opts.Step, tail)
 	sum := &Summary{Repo: repoDir, Commits: len(chain) - 1, Nights: len(tips)}
 	var noted []service.AlertNote
 	for i, tip := range tips {
@@ -254,8 +254,7 @@ func markNoted(rows []Row, noted []service.AlertNote, chain []record.Commit) {
 }
 
 // nightTips are the branch tips of the nights: quiet nights on the root
-// commit, as many as detection needs to learn the noise before it can
-// alert, then every step-th commit of the first-parent chain, and the
+// commit, then every step-th commit of the first-parent chain, and the
 // head for tail nights, so that a change of the last steps has the
 // nights after it that confirm it (detect.confirm_nights).
 func nightTips(chain []record.Commit, step, quiet, tail int) []record.Commit {

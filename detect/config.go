@@ -38,14 +38,17 @@ type Config struct {
 	Window int
 	// MinLevel is the number of nights the level after a change needs
 	// before its CUSUMs run; until then only a further step in the
-	// direction of that change (the one-night limit) can alert. (A series
-	// can alert from night Warmup+1 with values.) Default
-	// DefaultMinLevel.
+	// direction of that change (the one-night limit) can alert. It is also
+	// the longest run of nights the paired test of a young series weighs
+	// together. Default DefaultMinLevel.
 	MinLevel int
-	// Warmup is the number of nights with values a series needs before it
-	// can alert: the nights the noise between nights is first estimated
-	// from. Default DefaultWarmup; fewer makes the first weeks' noise
-	// estimate, and so their false-alarm rate, less sure.
+	// Warmup is the number of nights with values before the CUSUMs and
+	// the one-night limit, which read the noise between nights, take over
+	// from the paired test of a young series: each night's values against
+	// the reference's level, with the noise its repeats show (see the
+	// package doc). It never silences a series: the paired test alerts
+	// from the second night. Default DefaultWarmup; fewer trusts a shorter
+	// history's noise between nights, more keeps the paired test longer.
 	Warmup int
 	// MinSigma is the smallest standard deviation of a night's value, as
 	// a fraction of the level, so that a metric without noise does not
@@ -62,6 +65,17 @@ type Config struct {
 	// values that makes CheckMissing report the metric. Default
 	// DefaultMissingNights.
 	MissingNights int
+	// ConfirmNights is the number of points after a new alert's first
+	// that Watch waits for before it acts on the alert (see
+	// Watch.Decide). Zero acts on the night the alert fires.
+	ConfirmNights int
+	// NoteImprovements makes Watch note an improvement with the range that
+	// holds it rather than act on it (bisect it).
+	NoteImprovements bool
+	// Best makes a paired point's Estimate its best run against the
+	// reference's best (Pair), for a host whose speed flips between states
+	// from one run to the next; false takes the median of the scaled runs.
+	Best bool
 }
 
 // The defaults of Config.
@@ -138,6 +152,8 @@ func (c Config) Validate() error {
 		return bad("MergeGap", c.MergeGap, "at least 1 night")
 	case c.MissingNights < 1:
 		return bad("MissingNights", c.MissingNights, "at least 1 night")
+	case c.ConfirmNights < 0:
+		return bad("ConfirmNights", c.ConfirmNights, "0 nights or more")
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ type Detector struct {
 	worse float64 // the sign, in log values, of a regression
 
 	added int   // nights added, with or without values
-	last  Night // the last night added (its time and commit)
+	last  Point // the last night added (its time and commit)
 
 	nights []night // the nights with values
 	level  int     // index in nights of the current level's first night
@@ -36,6 +36,18 @@ type Detector struct {
 	// and sign, for merging nearby change points of one change.
 	prevChange int
 	prevSign   float64
+
+	// anchorAt is the index in nights of the first night whose Level is
+	// the latest night's: from then on the reference is known at it.
+	anchorAt int
+	// ss and df pool the spread of the repeats' logs about their night's
+	// mean over every night: the noise the paired test reads.
+	ss float64
+	df int
+
+	// reject, when set, is asked about every alert before the level
+	// restarts at its change (see fire).
+	reject func(Alert) bool
 }
 
 // night is a night with values.
@@ -45,8 +57,10 @@ type night struct {
 	value  float64   // median of the repeats, or the caller's estimate
 	y      float64   // log of value
 	logs   []float64 // logs of the repeats, for the noise of one repeat
-	// estimated says value is the caller's estimate (Night.Estimate).
+	// estimated says value is the caller's estimate (Point.Estimate).
 	estimated bool
+	level     float64 // Point.Level
+	weight    float64 // Point.Weight
 }
 
 // baseline is the in-control model of a night's log value.
@@ -83,13 +97,13 @@ func NewDetector(cfg Config) (*Detector, error) {
 // on it, if any. A bad night (values not positive and finite, a time not
 // after the previous night's) is an error naming it and leaves the
 // Detector as it was.
-func (d *Detector) Add(n Night) (Alert, bool, error) {
+func (d *Detector) Add(n Point) (Alert, bool, error) {
 	if err := checkNight(d.added, n, d.last); err != nil {
 		return Alert{}, false, err
 	}
 	index := d.added
 	d.added++
-	d.last = Night{Time: n.Time, Commit: n.Commit}
+	d.last = Point{Time: n.Time, Commit: n.Commit}
 	if len(n.Values) == 0 {
 		return Alert{}, false, nil
 	}
@@ -97,8 +111,16 @@ func (d *Detector) Add(n Night) (Alert, bool, error) {
 	if n.Estimate > 0 {
 		value = n.Estimate
 	}
-	x := night{index: index, commit: n.Commit, value: value, logs: stats.Logs(n.Values), estimated: n.Estimate > 0}
+	x := night{index: index, commit: n.Commit, value: value, logs: stats.Logs(n.Values), estimated: n.Estimate > 0,
+		level: n.Level, weight: n.Weight}
 	x.y = math.Log(x.value)
+	if len(d.nights) == 0 || d.nights[len(d.nights)-1].level != x.level {
+		d.anchorAt = len(d.nights)
+	}
+	if len(x.logs) >= 2 {
+		d.ss += stats.SumSquares(x.logs)
+		d.df += len(x.logs) - 1
+	}
 	d.nights = append(d.nights, x)
 	a, fired := d.step()
 	return a, fired, nil
@@ -118,7 +140,7 @@ func (d *Detector) Add(n Night) (Alert, bool, error) {
 func (d *Detector) step() (Alert, bool) {
 	t := len(d.nights) - 1
 	if t < d.cfg.Warmup {
-		return Alert{}, false
+		return d.young(t)
 	}
 	if t-d.level < d.cfg.MinLevel {
 		if d.prevChange != d.level {
@@ -215,6 +237,11 @@ func (d *Detector) forming(t int) (Alert, bool) {
 	for _, x := range d.nights[d.level:t] {
 		ys = append(ys, x.y)
 	}
+	if d.base.diffs == 0 {
+		// The change was the paired test's (young): no noise between
+		// nights was estimated yet.
+		d.base = d.estimate(t)
+	}
 	d.base.mu, d.base.n = stats.Median(ys), len(ys) // with the noise of the old level
 	x := d.nights[t]
 	sigma := d.sigma(d.base, x)
@@ -253,17 +280,51 @@ func (d *Detector) alarm(c *side, t int, sigma, sd float64, mergeable bool) (Ale
 		}
 		return Alert{}, false
 	}
-	merged := mergeable && d.prevChange >= 0 && d.prevSign == c.sign && abs(tau-d.prevChange) < d.cfg.MergeGap
-	d.restart(tau, c.sign)
-	if merged {
+	if mergeable && d.prevChange >= 0 && d.prevSign == c.sign && abs(tau-d.prevChange) < d.cfg.MergeGap {
+		d.restart(tau, c.sign)
 		return Alert{}, false
-	}
-	dir := record.Improvement
-	if c.sign == d.worse {
-		dir = record.Regression
 	}
 	lr := math.Log(a / b)
 	se := sigma * math.Sqrt(medianVariance(len(before))+medianVariance(len(after)))
+	return d.fire(d.alert(c.sign, t, p, b, a, lr, se), tau, c.sign)
+}
+
+// fire restarts the level at night tau, the first of alert a's change
+// in direction sign, and returns a. A change the caller rejects (Watch: one
+// whose later nights went back, or whose bisection did not see it) does
+// not restart the level: the sums start again from zero, so that the
+// nights that raised it are not summed into another alarm at once, and
+// night tau leaves the series (an outlier, left in, would restart the
+// level at itself and hide a real change after it).
+func (d *Detector) fire(a Alert, tau int, sign float64) (Alert, bool) {
+	if d.reject == nil || !d.reject(a) {
+		d.restart(tau, sign)
+		return a, true
+	}
+	for i := range d.sides {
+		d.sides[i].s, d.sides[i].start = 0, -1
+	}
+	x := d.nights[tau]
+	if len(x.logs) >= 2 {
+		d.ss -= stats.SumSquares(x.logs)
+		d.df -= len(x.logs) - 1
+	}
+	d.nights = slices.Delete(d.nights, tau, tau+1)
+	if d.anchorAt > tau {
+		d.anchorAt--
+	}
+	return a, true
+}
+
+// alert returns the alert that fires at night t on a change in direction
+// sign placed by p, from level b to a: lr is log(a/b), se its standard
+// error.
+func (d *Detector) alert(sign float64, t int, p placement, b, a, lr, se float64) Alert {
+	dir := record.Improvement
+	if sign == d.worse {
+		dir = record.Regression
+	}
+	tau := p.at
 	return Alert{
 		Direction: dir,
 		Night:     d.nights[t].index,
@@ -277,10 +338,10 @@ func (d *Detector) alarm(c *side, t int, sigma, sd float64, mergeable bool) (Ale
 		WideBad:   d.nights[p.last].commit,
 		Before:    b,
 		After:     a,
-		DeltaPct:  100 * rel,
+		DeltaPct:  100 * (a/b - 1),
 		Lo:        100 * math.Expm1(lr-z95*se),
 		Hi:        100 * math.Expm1(lr+z95*se),
-	}, true
+	}
 }
 
 // placement is where a change is and how sure: the first night at the

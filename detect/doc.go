@@ -1,26 +1,37 @@
 // Package detect finds changes in a metric's nightly series: a series of
-// Nights in, Alerts out. It is pure: it measures nothing, reads no store
+// Points in, Alerts out. It is pure: it measures nothing, reads no store
 // and keeps no clock of its own; the nights carry their times. An alert is
 // not an issue: the caller re-verifies both ends of every alert before it
 // bisects, so a false alarm costs runs, never an issue.
 //
 // # How the service calls it
 //
-// Detect is causal: the alert that fires on night k is decided with nights
-// 0…k only, so the alerts of series[:k+1] are exactly the alerts of the
-// whole series whose Night is at most k. Each night the service appends
-// tonight's Night to the metric's series (a night without a successful
-// measurement too, with empty Values: detection skips it and Missing
-// counts it), calls Detect on the whole series, and acts on the alerts
-// whose Night is after the last night it already acted on: the last
-// index, when it runs every night. An old change is not raised again: its
-// alert keeps the Night it fired on. Detector is the same computation one
-// night at a time, for a caller (the benchmark) that keeps the state.
+// The nightly service keeps a metric's nights as record.Nights: each
+// night's tip, and the new commits it sampled, measured interleaved with
+// a reference commit, each run scaled by the reference run beside it
+// (Pair; Alone for a night without a reference). Watch reads the metric's
+// series from the nights (Series) and decides what each alert asks of the
+// service: act on it (bisect it), note it (an improvement, when
+// improvements are noted), wait for the nights that confirm it, or reject
+// it (transient: the nights after it are back at the old level; refuted:
+// the job that bisected it did not see the change): the level stays, the
+// CUSUMs start again, and the change's first point leaves the series. The service stores what it decided and what the jobs found
+// (record.Alert), and hands them to the next night's Watch.
 //
-// Pass the whole series, from the first night of the metric's current
-// benchmark (a new Spec hash is a new series): the state of detection at
-// night k depends on every change since the start, so a series cut at a
-// different first night may fire at different nights.
+// Detect is causal: the alert that fires on point k is decided with
+// points 0…k only, so the alerts of series[:k+1] are exactly the alerts of
+// the whole series whose Night is at most k. Each night Watch detects over
+// the whole series (a night without a successful measurement is a point
+// with empty Values: detection skips it and Missing counts it); an old
+// change is not raised again, since its alert keeps the point it fired on
+// and the service has decided it. Detector is the same computation one
+// point at a time, for a caller (the benchmark) that keeps the state.
+//
+// Pass the whole series: the state of detection at point k depends on
+// every change since the start, so a series cut at a different first
+// night may fire at different points. A new benchmark spec needs no new
+// wait: the reference is measured under it beside the tip, so the paired
+// test holds from its first night.
 //
 // CheckMissing reports a metric with no values for the last MissingNights
 // nights, with the commits between which it stopped (a benchmark that
@@ -93,22 +104,56 @@
 // A lasting change smaller than MinEffect becomes the level without an
 // alert once it has lasted Window nights.
 //
+// # The first nights
+//
+// The noise between nights needs nights to be told, and the CUSUMs and
+// the one-night limit need it: they test a night once Warmup nights with
+// values come before it. Until then each night is tested paired. Its
+// values are the tip's runs each scaled by the reference run beside it to
+// the reference's level (Point.Level), so while no change has been placed
+// since the reference came to that level, a tip like the reference has
+// its values around Level: the level needs no history. Scaled fully
+// (Point.Weight 1), Level's own error cancels; scaled less (a ratio
+// within one run, which the host's speed does not move), Level, one
+// night's median, is weighed with the median of the later nights by
+// their precisions. The noise of a night's median is what the repeats
+// show, pooled over the nights so far (their spread about their night's
+// mean; stats.Scale once there are 60 differences between repeats, so
+// that a host whose runs flip between states does not make it look
+// larger than it is), pooled in turn with the differences between
+// nights once there are five, each by its degrees of freedom. The run of
+// the last k nights (k = 1…MinLevel) alarms when its mean lies beyond a
+// Student t of 4.1 standard errors (less once the degrees of freedom make
+// a p-value of 10⁻⁴ need less) and MinEffect from the level, each night
+// of a longer run leaning the same way by 1.5: one night far off alarms
+// at once, two or three nights less far together. After a change, or for
+// points without a level, the level is the median of the current level's
+// nights before the run, its error counted; a level younger than MinLevel
+// nights is tested only in the direction of the change that began it.
+// What varies only from night to night (a build that lands fast or slow)
+// is in the differences between nights once there are a few; before,
+// the service's confirm_nights and the re-measured ends of every alert
+// guard against it.
+//
 // # Accuracy
 //
-// `make bench-detect` (cmd/bench-detect) runs Detector on seeded series
-// of 5 repeats a night beside a Perfherder-style t-test and an Otava-style
-// e-divisive: false alarms on quiet series, nights until a drop is
-// alerted, and how often the change is placed on its night. It checks the
-// targets at 2% noise (at most one false alarm per 1,000 nights, a 5% drop
-// alerted within 1.5 nights on average); TestAccuracy states them on a
-// smaller simulation. docs/figures.md keeps the last table.
+// `make bench-detect` (cmd/bench-detect) runs Detector, and Watch as the
+// nightly service acts on it, on seeded series of 5 repeats a night beside
+// a Perfherder-style t-test and an Otava-style e-divisive: false alarms on
+// quiet series, nights until a drop is alerted, and how often the change
+// is placed on its night. It checks the targets at 2% noise (at most one
+// false alarm per 1,000 nights, a series' first 20 nights included; a 5%
+// drop alerted within 1.5 nights on average, on a series' second, fifth,
+// tenth, thirtieth or sixty-first night; a 3% drop within 3.3);
+// TestAccuracy and TestYoungAccuracy state them on smaller simulations.
+// docs/figures.md keeps the last table.
 //
 // # Caveats
 //
-//   - No alarm before the series has Warmup+1 nights with values (by
-//     default DefaultWarmup nights of noise estimate), nor in the first
-//     MinLevel nights of a new level except for a further step in the same
-//     direction.
+//   - Before Warmup nights with values, only the paired test alarms: a
+//     change of a few σ of a night (a 3% drop at 2% noise) waits for
+//     the CUSUMs, from night Warmup. A level younger than MinLevel nights
+//     after a change alarms only on a further step in the same direction.
 //   - A change that is reverted within MinLevel nights is alerted, its
 //     reversal is not: the new level forms from both.
 //   - A false alarm can hide a real change a few nights after it, most of

@@ -11,7 +11,7 @@ import (
 
 // throughput returns night i of a made-up metric: five repeats around a
 // level that wobbles from night to night and falls 6% from night 30 on.
-func throughput(i int) detect.Night {
+func throughput(i int) detect.Point {
 	level := 1000 * (1 + 0.004*math.Sin(1.7*float64(i)))
 	if i >= 30 {
 		level *= 0.94
@@ -20,7 +20,7 @@ func throughput(i int) detect.Night {
 	for _, spread := range []float64{-0.012, 0.004, 0, -0.005, 0.011} {
 		values = append(values, level*(1+spread*math.Cos(float64(i))))
 	}
-	return detect.Night{
+	return detect.Point{
 		Time:   time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC).AddDate(0, 0, i),
 		Commit: fmt.Sprintf("c%02d", i),
 		Values: values,
@@ -28,7 +28,7 @@ func throughput(i int) detect.Night {
 }
 
 func Example() {
-	var series []detect.Night
+	var series []detect.Point
 	for i := range 40 {
 		series = append(series, throughput(i))
 	}
@@ -55,7 +55,7 @@ func Example() {
 // has not been measured for MissingNights nights.
 func Example_nightly() {
 	cfg := detect.Config{Better: record.Higher}
-	var series []detect.Night
+	var series []detect.Point
 	for i := range 45 {
 		tonight := throughput(i)
 		if i >= 42 {

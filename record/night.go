@@ -75,22 +75,85 @@ type NightMetric struct {
 }
 
 // NightlyState is what one night hands the next: the reference commit and
-// its level per metric, and the alerts already acted on.
+// its level per metric, and the alerts the nights decided on.
 type NightlyState struct {
 	Reference string             `json:"reference,omitempty"`
 	Levels    map[string]float64 `json:"levels,omitempty"`
-	// Handled maps an alert's key (AlertKey) to the job enqueued for it,
-	// so that the same alert seen on a later night is not acted on again.
-	Handled map[string]string `json:"handled,omitempty"`
+	// Alerts are the alerts the nights decided on (act, noted or
+	// transient), by key (AlertKey): an alert seen again on a later night
+	// is not acted on again, and its job writes what it found of it
+	// (Outcome) here.
+	Alerts map[string]Alert `json:"alerts,omitempty"`
 	// Noted maps the fingerprint of a filed finding to the night it was
 	// last commented on for being seen again, so it is commented on at
 	// most once.
 	Noted map[string]uint64 `json:"noted,omitempty"`
-	// Transient maps the key of an alert whose later nights went back to
-	// the old level to the night that showed it: its first night stays out
-	// of the series detection reads, and it gets no job.
+
+	// Handled (an alert's key to its job) and Transient (the key of an
+	// alert whose later nights went back to the old level, to the night
+	// that showed it) are what a state written before Alerts holds
+	// instead; the store reads them into Alerts and never writes them.
+	Handled   map[string]string `json:"handled,omitempty"`
 	Transient map[string]uint64 `json:"transient,omitempty"`
 }
+
+// Alert is an alert a nightly cycle decided on, as the nights saw it, and
+// what became of it.
+type Alert struct {
+	Metric    string    `json:"metric"`
+	Direction Direction `json:"direction"`
+	// Good and Bad bracket the change: the points of the nights before it
+	// and at it.
+	Good     string  `json:"good"`
+	Bad      string  `json:"bad"`
+	DeltaPct float64 `json:"delta_pct"`
+	// Night is the night of the change's first point; Decided is the night
+	// that decided it.
+	Night    uint64   `json:"night"`
+	Decided  uint64   `json:"decided"`
+	Decision Decision `json:"decision"`
+	// Job is the job enqueued for it; Note says what was done instead, or
+	// besides ("same change as …").
+	Job  string `json:"job,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Outcome is what its job found, written when the job ends.
+	Outcome AlertOutcome `json:"outcome,omitempty"`
+}
+
+// Key is the alert's key (AlertKey).
+func (a Alert) Key() string { return AlertKey(a.Metric, a.Direction, a.Good, a.Bad) }
+
+// Decision is what the nights decided about an alert (detect.Watch).
+type Decision string
+
+const (
+	// DecisionAct: the nights bear the change out; a job bisects it, or a
+	// note says why none is needed.
+	DecisionAct Decision = "act"
+	// DecisionNoted: an improvement, noted with the range that holds it
+	// and not bisected (detect.improvements: note).
+	DecisionNoted Decision = "noted"
+	// DecisionWait: too few nights after its first yet
+	// (detect.confirm_nights); a later night decides.
+	DecisionWait Decision = "wait"
+	// DecisionTransient: the nights after it are back at the old level;
+	// its first point leaves the series.
+	DecisionTransient Decision = "transient"
+	// DecisionRefuted: its job measured the ends again and did not see the
+	// change; its first point leaves the series.
+	DecisionRefuted Decision = "refuted"
+)
+
+// AlertOutcome is what an alert's job found of the change.
+type AlertOutcome string
+
+const (
+	// AlertConfirmed: the bisection's ends differ.
+	AlertConfirmed AlertOutcome = "confirmed"
+	// AlertRefuted: the ends did not differ (not_reproduced) or could not
+	// be told apart (inconclusive).
+	AlertRefuted AlertOutcome = "refuted"
+)
 
 // AlertKey names an alert across nights: the metric, the direction and
 // the range of commits that brackets the change.

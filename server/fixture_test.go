@@ -130,6 +130,19 @@ func fillFixture(t testing.TB, db *store.DB) {
 			Date: fixtureT0.Add(time.Duration(i)*24*time.Hour - 6*time.Hour), Parents: parents(i)}))
 	}
 	state := record.NightlyState{Reference: fixtureCommit(0), Levels: map[string]float64{"verify_tok_s": 1000, "verify_ms": 12}}
+	// The alerts the nightly cycles raised on the two changes, as its
+	// detection placed them: the charts draw them.
+	state.Alerts = map[string]record.Alert{}
+	for _, a := range []record.Alert{
+		{Metric: "verify_tok_s", Direction: record.Regression, DeltaPct: -8.928578831813095, Night: 16},
+		{Metric: "verify_ms", Direction: record.Regression, DeltaPct: 9.803930494643499, Night: 16},
+		{Metric: "verify_tok_s", Direction: record.Improvement, DeltaPct: 8.973667627575166, Night: 25},
+		{Metric: "verify_ms", Direction: record.Improvement, DeltaPct: -8.234711947333262, Night: 25},
+	} {
+		a.Good, a.Bad = fixtureCommit(int(a.Night)-2), fixtureCommit(int(a.Night)-1)
+		a.Decided, a.Decision = a.Night, record.DecisionAct
+		state.Alerts[a.Key()] = a
+	}
 	for n := 0; n < fixtureNights; n++ {
 		tip := n
 		night := record.Night{Time: fixtureT0.Add(time.Duration(n) * 24 * time.Hour), Branch: "main", Tip: fixtureCommit(tip),

@@ -79,6 +79,9 @@ func (b *Bot) alert(ctx context.Context, req AlertRequest) (*AlertReport, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := b.recordOutcome(req, rep.Verdict); err != nil {
+		return nil, fmt.Errorf("alert: record its outcome: %w", err)
+	}
 	findings, err := b.StoreFindings(ctx, rep)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -50,6 +49,7 @@ type AlertNote struct {
 
 	wideGood, wideBad string // detection's widest range for the change
 	earlyGood         string // the tip of the night before wideGood's
+	decision          record.Decision
 }
 
 // Nightly runs one scheduled cycle now:
@@ -275,7 +275,7 @@ func (b *Bot) measureNight(ctx context.Context, night *record.Night, state recor
 			continue
 		}
 		if !interleave {
-			nm := record.NightMetric{Tip: tv, Level: stats.Median(tv), Values: slices.Clone(tv)}
+			nm := detect.Alone(tv)
 			next.Levels[m.Name] = nm.Level
 			night.Metrics[m.Name] = nm
 			b.progressf("  %-16s tip median %s, the reference from tonight", m.Name, num.Format(stats.Median(tv)))
@@ -315,101 +315,12 @@ type sampledCommit struct {
 	vals map[string][]float64
 }
 
-// nightMetric scales a commit's runs of metric m by the reference runs
-// beside them, with the reference's weight that the nights so far give m
-// (refWeight); false when the reference has no runs or no level for it.
+// nightMetric is the point of metric m of a commit's runs vals measured
+// beside the reference runs ref (detect.Pair); false when the reference
+// has no runs or no level for it.
 func (b *Bot) nightMetric(m record.Metric, vals, ref []float64, levels map[string]float64, past []record.Night) (record.NightMetric, bool) {
-	level, ok := levels[m.Name]
-	if len(vals) == 0 || len(ref) == 0 || !ok || level <= 0 {
-		return record.NightMetric{}, false
-	}
-	w := refWeight(past, m.Name, vals, ref, level)
-	nm := record.NightMetric{Tip: vals, Ref: ref, Level: level, RefWeight: w, Values: scaled(vals, ref, level, w)}
-	if b.Config.Detect.Estimator == config.EstimatorBest {
-		nm.Estimate = level * best(vals, m.Better) / best(ref, m.Better)
-	}
-	return nm, true
+	return detect.Pair(past, m.Name, vals, ref, levels[m.Name], b.detectConfig(m))
 }
-
-// minWeightPairs is the fewest pairs of runs (tip and reference) from
-// which refWeight estimates a metric's weight; with fewer it is 1.
-const minWeightPairs = 15
-
-// refWeight is how much of the reference runs' deviation from their level
-// to take out of the tip runs beside them, for metric: the weight that
-// makes the scaled tip's variance least, Cov(tip, ref)/Var(ref) in log
-// values, over the pairs of every recorded night and tonight's, clamped
-// to [0, 1]. Scaling pays when the two move together and costs when they
-// do not: a host whose speed changes from night to night, or flips from
-// one run to the next, moves tip and reference tok/s alike (about 1),
-// while a ratio within one run (verify time over decode time) does not
-// follow the host, and dividing by the reference only adds the
-// reference's noise to it (about 0).
-//
-// The covariance has two parts. Within a night, each pair's deviations
-// from the night's medians are multiplied (a run-to-run flip of the host
-// shared by a pair). Between nights, the tip and the reference of one
-// night share the night's host, so the covariance is the part of the
-// spread of the reference's nightly medians about its level that their
-// within-night noise does not explain. Deviations are clipped at three
-// robust standard deviations, so that one outlying run does not set the
-// weight. With fewer than minWeightPairs pairs the weight is 1: each run
-// scaled by its pair.
-func refWeight(past []record.Night, metric string, tip, ref []float64, level float64) float64 {
-	type night struct {
-		x, y  []float64 // within-night deviations of the pairs' logs
-		shift float64   // the reference's median log less its level's
-	}
-	var nights []night
-	var all []float64
-	add := func(t, r []float64, lvl float64) {
-		if len(t) != len(r) || len(t) < 3 || !(lvl > 0) || slices.ContainsFunc(t, nonPositive) || slices.ContainsFunc(r, nonPositive) {
-			return
-		}
-		lt, lr := stats.Logs(t), stats.Logs(r)
-		mt, mr := stats.Median(lt), stats.Median(lr)
-		n := night{shift: mr - math.Log(lvl)}
-		for i := range lt {
-			n.x, n.y = append(n.x, lt[i]-mt), append(n.y, lr[i]-mr)
-		}
-		nights = append(nights, n)
-		all = append(all, n.y...)
-	}
-	for _, n := range past {
-		if nm, ok := n.Metrics[metric]; ok {
-			add(nm.Tip, nm.Ref, nm.Level)
-		}
-	}
-	add(tip, ref, level)
-	if len(all) < minWeightPairs {
-		return 1
-	}
-	abs := make([]float64, len(all))
-	for i, v := range all {
-		abs[i] = math.Abs(v)
-	}
-	sigma := 1.4826 * stats.Median(abs) // a run's noise within a night
-	c := 3 * sigma
-	clip := func(v float64) float64 { return min(max(v, -c), c) }
-	var cov, vr float64
-	for _, n := range nights {
-		k := float64(len(n.y))
-		for i := range n.y {
-			cov += clip(n.x[i]) * clip(n.y[i])
-			vr += clip(n.y[i]) * clip(n.y[i])
-		}
-		// A median of k runs varies by about π/2·σ²/k from night to night.
-		noise := math.Pi / 2 * sigma * sigma / k
-		cov += k * max(0, n.shift*n.shift-noise)
-		vr += k * n.shift * n.shift
-	}
-	if vr == 0 {
-		return 1
-	}
-	return min(max(cov/vr, 0), 1)
-}
-
-func nonPositive(v float64) bool { return !(v > 0) || math.IsInf(v, 1) }
 
 // nightCommits turns the sampled commits' runs into their records.
 func (b *Bot) nightCommits(sampled []sampledCommit, ref map[string][]float64, levels map[string]float64, past []record.Night) []record.NightCommit {
@@ -468,39 +379,6 @@ func pickSample(fresh []string, n int) []string {
 	return out
 }
 
-// scaled returns the tip's values at the reference's level, the
-// reference's deviation taken out with weight w (see refWeight). Run i
-// of the tip was taken right after run i of the reference, so each is
-// scaled by its own pair: a host whose speed flips between states every
-// second or two (this one does, by a third) puts most pairs in one state,
-// and the median of the pairs' ratios stays put where the ratio of the
-// two medians jumps with the share of fast runs on each side. Without
-// pairs (a run without the metric) the tip is scaled by the reference's
-// median.
-func scaled(tip, ref []float64, level, w float64) []float64 {
-	out := make([]float64, len(tip))
-	if len(tip) != len(ref) {
-		scale := math.Pow(level/stats.Median(ref), w)
-		for i, v := range tip {
-			out[i] = v * scale
-		}
-		return out
-	}
-	for i, v := range tip {
-		out[i] = v * math.Pow(level/ref[i], w)
-	}
-	return out
-}
-
-// best is the best of the runs: the highest of a higher-is-better metric,
-// the lowest of a lower-is-better one.
-func best(vs []float64, better record.Better) float64 {
-	if better == record.Lower {
-		return slices.Min(vs)
-	}
-	return slices.Max(vs)
-}
-
 func appendValues(dst, src map[string][]float64) {
 	for k, v := range src {
 		dst[k] = append(dst[k], v...)
@@ -517,216 +395,70 @@ func medianOr(vs []float64) float64 {
 // detectConfig is the detection of one metric as configured.
 func (b *Bot) detectConfig(m record.Metric) detect.Config {
 	return detect.Config{
-		Better:        m.Better,
-		MinEffect:     b.Config.Detect.MinEffectOf(m.Name),
-		MissingNights: b.Config.Detect.MissingNights,
-		Warmup:        b.Config.Detect.Warmup,
+		Better:           m.Better,
+		MinEffect:        b.Config.Detect.MinEffectOf(m.Name),
+		MissingNights:    b.Config.Detect.MissingNights,
+		Warmup:           b.Config.Detect.Warmup,
+		ConfirmNights:    b.Config.Detect.ConfirmNights,
+		NoteImprovements: b.Config.Detect.Improvements == config.ImprovementsNote,
+		Best:             b.Config.Detect.Estimator == config.EstimatorBest,
 	}
 }
 
-// series is the metric's detection series of the nights: each night's
-// sampled commits that measured, then its tip. at[i] is the index in
-// nights of point i's night.
-func series(nights []record.Night, metric string) (pts []detect.Night, at []int) {
-	pts = make([]detect.Night, 0, len(nights))
-	for i, n := range nights {
-		for _, s := range n.Sampled {
-			if m, ok := s.Metrics[metric]; ok && s.Status == record.StatusOK {
-				pts = append(pts, detect.Night{Time: n.Time, Commit: s.Commit, Values: m.Values, Estimate: m.Estimate})
-				at = append(at, i)
-			}
-		}
-		m := n.Metrics[metric]
-		pts = append(pts, detect.Night{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
-		at = append(at, i)
-	}
-	return pts, at
-}
-
-// tips is the metric's series of the nights' tips alone.
-func tips(nights []record.Night, metric string) []detect.Night {
-	out := make([]detect.Night, 0, len(nights))
-	for _, n := range nights {
-		m := n.Metrics[metric]
-		out = append(out, detect.Night{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
-	}
-	return out
-}
-
-// detectUnrefuted runs detection on one metric's series, leaving out the
-// night of every alert whose job refuted it (its bisection measured the
-// ends again and did not show the change: not_reproduced, or ends it
-// could not tell apart) and of every new alert whose later nights went
-// back to the old level (holdTransient). Such a night is an outlier (this
-// host's builds can land a third faster or slower than the next
-// commit's), and left in, it would restart the level at itself and hide a
-// real change of the nights after it. Detection runs again after each
-// night it leaves out, since every later alert may move. It returns the
-// alerts, the series they were found in, and the alerts it newly found
-// transient.
-func (b *Bot) detectUnrefuted(m record.Metric, pts []detect.Night, state record.NightlyState) (alerts []detect.Alert, kept []detect.Night, transient []detect.Alert, err error) {
-	cfg := b.detectConfig(m)
-	pts = slices.Clone(pts)
-	for {
-		alerts, err = detect.Detect(pts, cfg)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("detect %s: %w", m.Name, err)
-		}
-		dropped := false
-		for _, a := range alerts {
-			key := record.AlertKey(m.Name, a.Direction, a.Good, a.Bad)
-			job, handled := state.Handled[key]
-			_, known := state.Transient[key]
-			switch {
-			case handled && b.refuted(job), known:
-			case !handled && hold(a, pts, b.Config.Detect.ConfirmNights) == holdTransient:
-				transient = append(transient, a)
-			default:
-				continue
-			}
-			pts[a.Change].Values, pts[a.Change].Estimate = nil, 0
-			dropped = true
-			break
-		}
-		if !dropped {
-			return alerts, pts, transient, nil
-		}
-	}
-}
-
-// nightBefore is the commit of the k-th night with values before night
-// i of pts, or "" when there is none.
-func nightBefore(pts []detect.Night, i, k int) string {
-	for j := i - 1; j >= 0; j-- {
-		if _, _, _, ok := detect.Value(pts[j]); !ok {
-			continue
-		}
-		if k--; k == 0 {
-			return pts[j].Commit
-		}
-	}
-	return ""
-}
-
-// What the nights after a new alert's first night say of it.
-type holdVerdict int
-
-const (
-	holdAct       holdVerdict = iota // they agree: enqueue its job
-	holdWait                         // too few yet: decide on a later night
-	holdTransient                    // they are back at the old level
-)
-
-// hold judges alert a by the nights of pts after its first night at the
-// new level: it is acted on once confirm nights follow and their median
-// lies past the midpoint of the two levels, on the new level's side. With
-// the median on the old side it waits one night more, and is transient
-// when that night does not bring the median across either. A real change
-// judged transient is not lost: its nights stay in the series, so
-// detection alerts again from its next night.
-func hold(a detect.Alert, pts []detect.Night, confirm int) holdVerdict {
-	if confirm <= 0 {
-		return holdAct
-	}
-	var after []float64
-	for _, n := range pts[a.Change+1:] {
-		if v, _, _, ok := detect.Value(n); ok {
-			after = append(after, v)
-		}
-	}
-	if len(after) < confirm {
-		return holdWait
-	}
-	mid := (a.Before + a.After) / 2
-	if (stats.Median(after) > mid) == (a.After > a.Before) {
-		return holdAct
-	}
-	if len(after) > confirm {
-		return holdTransient
-	}
-	return holdWait
-}
-
-// refuted reports whether alert job id has finished without showing its
-// change: its bisection's ends did not differ (not_reproduced) or could
-// not be told apart (inconclusive).
-func (b *Bot) refuted(id string) bool {
-	j, ok, err := b.Store.Job(id)
-	if err != nil || !ok || j.Status != record.JobDone || len(j.Result) == 0 {
-		return false
-	}
-	var rep AlertReport
-	if json.Unmarshal(j.Result, &rep) != nil || rep.Bisect == nil {
-		return false
-	}
-	return rep.Bisect.Verdict == record.OutcomeNotReproduced || rep.Bisect.Verdict == record.OutcomeInconclusive
-}
-
-// detectAll runs detection on every metric's nights and acts on the
-// alerts not acted on before. Alerts of several metrics over the same two
-// nights and in the same direction are one change (a communicator change
-// moves the allreduce, the decode and the verify step at once): it gets
-// one job, which follows the primary metric when it is among them, else
-// the metric that moved most beyond its threshold.
+// detectAll asks detection what every metric's nights say (detect.Watch),
+// acts on the new alerts it decides to act on, and records what it
+// decided in the nightly state. Alerts of several metrics over the same
+// two nights and in the same direction are one change (a communicator
+// change moves the allreduce, the decode and the verify step at once): it
+// gets one job, which follows the primary metric when it is among them,
+// else the metric that moved most beyond its threshold.
 func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote, error) {
 	state, err := b.Store.NightlyState()
 	if err != nil {
 		return nil, err
 	}
 	primary := b.Config.Primary().Name
+	tonight := nights[len(nights)-1].Seq
 	var notes []AlertNote
-	var transient []AlertNote    // alerts whose later nights went back
+	var transient []AlertNote    // new alerts whose later nights went back
 	groups := map[string][]int{} // range key → indexes into notes
 	var order []string
 	for _, m := range b.Config.Metrics {
 		if m.Quiet {
 			continue // evidence only (alert: false)
 		}
-		pts, at := series(nights, m.Name)
-		alerts, pts, gone, err := b.detectUnrefuted(m, pts, state)
+		calls, err := detect.Watch{Metric: m.Name, Config: b.detectConfig(m), Nights: nights, Decided: state.Alerts}.Decide()
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range gone {
-			transient = append(transient, AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[at[a.Change]].Seq,
-				Note: "did not hold: the nights after it are back at the old level, so its first night leaves the series"})
-		}
-		for _, a := range alerts {
-			note := AlertNote{Metric: m.Name, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct, Night: nights[at[a.Change]].Seq,
-				wideGood: a.WideGood, wideBad: a.WideBad, earlyGood: nightBefore(pts, a.First, 2)}
-			if job, ok := state.Handled[record.AlertKey(m.Name, a.Direction, a.Good, a.Bad)]; ok {
-				if a.Night == len(pts)-1 {
-					note.Job, note.Note = job, "acted on before"
+		for _, c := range calls {
+			note := AlertNote{Metric: m.Name, Direction: c.Direction, Good: c.Good, Bad: c.Bad, DeltaPct: c.DeltaPct, Night: nights[c.ChangeNight].Seq,
+				wideGood: c.WideGood, wideBad: c.WideBad, earlyGood: c.EarlyGood, decision: c.Decision}
+			switch {
+			case c.Earlier != nil:
+				if c.Tonight && (c.Decision == record.DecisionAct || c.Decision == record.DecisionNoted) {
+					note.Job, note.Note = c.Earlier.Job, "acted on before"
 					notes = append(notes, note)
 				}
-				continue
-			}
-			if hold(a, pts, b.Config.Detect.ConfirmNights) == holdWait {
+			case c.Decision == record.DecisionWait:
 				note.Note = "held until a later night agrees (detect.confirm_nights)"
 				b.sayAlert(note)
 				notes = append(notes, note)
-				continue
+			case c.Decision == record.DecisionTransient:
+				note.Note = "did not hold: the nights after it are back at the old level, so its first night leaves the series"
+				transient = append(transient, note)
+			default:
+				key := string(c.Direction) + "|" + c.Good + ".." + c.Bad
+				if _, ok := groups[key]; !ok {
+					order = append(order, key)
+				}
+				groups[key] = append(groups[key], len(notes))
+				notes = append(notes, note)
 			}
-			key := string(a.Direction) + "|" + a.Good + ".." + a.Bad
-			if _, ok := groups[key]; !ok {
-				order = append(order, key)
-			}
-			groups[key] = append(groups[key], len(notes))
-			notes = append(notes, note)
 		}
 	}
 	if len(transient) > 0 {
-		tonight := nights[len(nights)-1].Seq
-		err := b.Store.UpdateNightlyState(func(s *record.NightlyState) error {
-			if s.Transient == nil {
-				s.Transient = map[string]uint64{}
-			}
-			for _, a := range transient {
-				s.Transient[record.AlertKey(a.Metric, a.Direction, a.Good, a.Bad)] = tonight
-			}
-			return nil
-		})
-		if err != nil {
+		if err := b.recordAlerts(transient, tonight); err != nil {
 			return nil, err
 		}
 		for _, a := range transient {
@@ -745,28 +477,22 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 				lead = i
 			}
 		}
-		act, err := b.actOn(ctx, notes[lead], nights[len(nights)-1].Seq)
+		act, err := b.actOn(ctx, notes[lead], tonight)
 		if err != nil {
 			return nil, err
 		}
-		job := act.job
-		err = b.Store.UpdateNightlyState(func(s *record.NightlyState) error {
-			if s.Handled == nil {
-				s.Handled = map[string]string{}
+		group := make([]AlertNote, 0, len(idx))
+		for _, i := range idx {
+			notes[i].Job, notes[i].Note = act.job, act.note
+			switch {
+			case i == lead:
+				notes[i].Unbisected = act.unbisected
+			case act.job != "" || act.unbisected != nil:
+				notes[i].Note = "same change as " + notes[lead].Metric
 			}
-			for _, i := range idx {
-				notes[i].Job, notes[i].Note = job, act.note
-				switch {
-				case i == lead:
-					notes[i].Unbisected = act.unbisected
-				case job != "" || act.unbisected != nil:
-					notes[i].Note = "same change as " + notes[lead].Metric
-				}
-				s.Handled[record.AlertKey(notes[i].Metric, notes[i].Direction, notes[i].Good, notes[i].Bad)] = job
-			}
-			return nil
-		})
-		if err != nil {
+			group = append(group, notes[i])
+		}
+		if err := b.recordAlerts(group, tonight); err != nil {
 			return nil, err
 		}
 		for _, i := range idx {
@@ -774,6 +500,38 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 		}
 	}
 	return notes, nil
+}
+
+// recordAlerts records in the nightly state what night decided about the
+// alerts of notes, so that a later night does not decide again.
+func (b *Bot) recordAlerts(notes []AlertNote, night uint64) error {
+	return b.Store.UpdateNightlyState(func(s *record.NightlyState) error {
+		if s.Alerts == nil {
+			s.Alerts = map[string]record.Alert{}
+		}
+		for _, a := range notes {
+			r := record.Alert{Metric: a.Metric, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct,
+				Night: a.Night, Decided: night, Decision: a.decision, Job: a.Job, Note: a.Note}
+			s.Alerts[r.Key()] = r
+		}
+		return nil
+	})
+}
+
+// recordOutcome records on the alerts that alert job req was enqueued for
+// what its bisection found: refuted when the ends did not differ
+// (not_reproduced) or could not be told apart (inconclusive), so that the
+// nights leave the change's first point out; confirmed otherwise.
+func (b *Bot) recordOutcome(req AlertRequest, verdict record.Outcome) error {
+	id, _, err := jobID(record.JobAlert, req)
+	if err != nil {
+		return err
+	}
+	outcome := record.AlertConfirmed
+	if verdict == record.OutcomeNotReproduced || verdict == record.OutcomeInconclusive {
+		outcome = record.AlertRefuted
+	}
+	return b.Store.SetAlertOutcome(id, outcome)
 }
 
 // sayAlert reports on stderr what the night did with an alert.
@@ -843,7 +601,7 @@ func (b *Bot) actOn(ctx context.Context, a AlertNote, night uint64) (action, err
 		// one more night costs the bisection about one probe.
 		wideGood = a.earlyGood
 	}
-	if a.Direction == record.Improvement && b.Config.Detect.Improvements == config.ImprovementsNote {
+	if a.decision == record.DecisionNoted {
 		from, to := a.Good, a.Bad
 		if wideGood != "" && a.wideBad != "" {
 			from, to = wideGood, a.wideBad
@@ -918,7 +676,7 @@ func (b *Bot) noteSeenAgain(ctx context.Context, f *record.Finding, metric strin
 // later night that still has none files nothing again. It returns the
 // finding's id, or "" when the metric has data.
 func (b *Bot) missingFinding(ctx context.Context, m record.Metric, nights []record.Night) (string, error) {
-	count, since := detect.Missing(tips(nights, m.Name))
+	count, since := detect.Missing(detect.Tips(nights, m.Name))
 	if count < max(b.Config.Detect.MissingNights, 1) || since < 0 {
 		return "", nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/runner/runnertest"
 	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/views"
 )
 
 // nights scripts the scheduled service over a real repository whose
@@ -32,17 +33,31 @@ type nights struct {
 
 	mu    sync.Mutex
 	speed float64 // the host's speed tonight
+	cv    float64 // the noise of a run
 	rng   *rand.Rand
 }
 
 // newNights builds n numbered commits whose true tok/s is level(i) and
-// scripts each to print it, times tonight's host speed, with 1% noise.
-// Commits for which broken(i) fail to build.
+// scripts each to print it, times tonight's host speed, with 1% noise (cv,
+// which a test may change before the first night). Commits for which
+// broken(i) fail to build.
 func newNights(t *testing.T, n int, level func(i int) float64, broken func(i int) bool) *nights {
+	t.Helper()
+	return newNightsDetecting(t, n, level, broken, `detect:
+  min_effect: 3%
+  repeats: 5
+  missing_nights: 3
+  warmup: 5
+`)
+}
+
+// newNightsDetecting is newNights with the config's detect section (""
+// for the defaults).
+func newNightsDetecting(t *testing.T, n int, level func(i int) float64, broken func(i int) bool, detect string) *nights {
 	t.Helper()
 	repo := gitopstest.NewBuilder(t)
 	commits := repo.Numbered(n)
-	h := &nights{t: t, repo: repo, commits: commits, speed: 1, rng: rand.New(rand.NewSource(7)),
+	h := &nights{t: t, repo: repo, commits: commits, speed: 1, cv: 0.01, rng: rand.New(rand.NewSource(7)),
 		now: time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)}
 	h.host = &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{}, Trees: 4}
 	for i, c := range commits {
@@ -53,7 +68,7 @@ func newNights(t *testing.T, n int, level func(i int) float64, broken func(i int
 		h.host.Commits[c] = runnertest.FakeCommit{Output: func(int) string {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			v := level(i) * h.speed * (1 + 0.01*h.rng.NormFloat64())
+			v := level(i) * h.speed * (1 + h.cv*h.rng.NormFloat64())
 			return fmt.Sprintf("BenchmarkVerifyStep-2  10  1000 ns/op  %.3f tok/s\n", v)
 		}}
 	}
@@ -74,12 +89,7 @@ metrics:
     select: BenchmarkVerifyStep
     unit: tok/s
     primary: true
-detect:
-  min_effect: 3%%
-  repeats: 5
-  missing_nights: 3
-  warmup: 5
-`, repo.Dir), filepath.Join(dir, "perfbot.yaml"))
+%s`, repo.Dir, detect), filepath.Join(dir, "perfbot.yaml"))
 	require.NoError(t, err)
 	cfg.IssuesDir = filepath.Join(dir, "issues")
 	h.cfg = cfg
@@ -164,6 +174,7 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 			b := h.open()
 			alerts := 0
 			var noted []AlertNote
+			var changes []views.ChangePoint // the alerts raised, as the dashboard should draw them
 			for n, i := range h.tips(0) {
 				rep := h.night(b, i, speeds[n%len(speeds)])
 				require.Equal(t, record.StatusOK, rep.Night.Status)
@@ -171,6 +182,7 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 					if a.Note != "acted on before" {
 						t.Logf("night %d: %+v", n+1, a)
 						alerts++
+						changes = append(changes, views.ChangePoint{Night: a.Night, Direction: a.Direction, DeltaPct: a.DeltaPct, Good: a.Good, Bad: a.Bad})
 					}
 					if a.Unbisected != nil {
 						noted = append(noted, a)
@@ -204,6 +216,20 @@ func TestNightlyFindsTheInjectedChanges(t *testing.T) {
 			}
 			require.Equal(t, tc.culprits(h.commits), culprits)
 			require.Equal(t, 1, filed, "the regression is filed, the improvement is not")
+
+			// The dashboard draws the alerts the nights raised, with what was
+			// decided and what the jobs found.
+			d, err := views.New(b.Config, b.Store).Dashboard(context.Background())
+			require.NoError(t, err)
+			require.Len(t, d.Series[0].Changes, len(changes))
+			for i, c := range d.Series[0].Changes {
+				want := changes[i]
+				want.Decision, want.Outcome = record.DecisionAct, record.AlertConfirmed
+				if c.Direction == record.Improvement && tc.noted > 0 {
+					want.Decision, want.Outcome = record.DecisionNoted, ""
+				}
+				require.Equal(t, want, c)
+			}
 		})
 	}
 }
@@ -240,6 +266,38 @@ func TestNightlyMetricThreshold(t *testing.T) {
 	fs, err := b.Store.Findings()
 	require.NoError(t, err)
 	require.Empty(t, fs)
+}
+
+// No blind weeks: a branch whose tip drops 8% (2% noise a run) on its
+// eighth night, watched with the default detection (no warmup set), is
+// alerted that night or the next from the tip's runs beside the
+// reference's, bisected to its culprit and filed once, in 14 nights.
+func TestNightlyAlertsInTheFirstNights(t *testing.T) {
+	const culprit = 7 // the eighth night's tip
+	h := newNightsDetecting(t, 14, func(i int) float64 {
+		if i >= culprit {
+			return 920
+		}
+		return 1000
+	}, nil, "")
+	h.cv = 0.02
+	b := h.open()
+	var alerted []int
+	for n := range 14 {
+		for _, a := range h.night(b, n, speeds[n%len(speeds)]).Alerts {
+			t.Logf("night %d: %+v", n+1, a)
+			if a.Note != "acted on before" {
+				alerted = append(alerted, n+1)
+			}
+		}
+	}
+	require.Len(t, alerted, 1, "one alert")
+	require.Contains(t, []int{8, 9}, alerted[0], "alerted on the eighth night or the ninth")
+	require.Equal(t, []string{h.commits[culprit]}, culpritsOf(t, b))
+	fs, err := b.Store.Findings()
+	require.NoError(t, err)
+	require.Len(t, fs, 1)
+	require.Equal(t, record.StateFiled, fs[0].State)
 }
 
 func TestNightlyQuietHistoryRaisesNothing(t *testing.T) {
@@ -455,6 +513,14 @@ func TestNightlyRefutedAlertLeavesTheSeries(t *testing.T) {
 		h.night(b, i, 1)
 	}
 	require.Equal(t, []string{h.commits[culprit]}, culpritsOf(t, b))
+	// The alert jobs wrote what they found where the nights read it.
+	state, err := b.Store.NightlyState()
+	require.NoError(t, err)
+	outcomes := map[record.AlertOutcome]int{}
+	for _, a := range state.Alerts {
+		outcomes[a.Outcome]++
+	}
+	require.Equal(t, map[record.AlertOutcome]int{record.AlertRefuted: 1, record.AlertConfirmed: 1}, outcomes)
 }
 
 // culpritsOf lists the culprit commits of the stored findings.

@@ -162,6 +162,18 @@ func Scale(groups [][]float64) float64 {
 	return 1.4826 / math.Sqrt2 * Median(diffs)
 }
 
+// MAD returns the scaled median absolute deviation of deviations from a
+// center, 1.4826·median(|d|): a robust standard deviation, consistent for
+// Gaussian noise; NaN for none. The caller takes the center out (a
+// median, a fitted level, or zero for residuals).
+func MAD(devs []float64) float64 {
+	abs := make([]float64, len(devs))
+	for i, d := range devs {
+		abs[i] = math.Abs(d)
+	}
+	return 1.4826 * Median(abs)
+}
+
 // Median returns the median of xs without reordering it; NaN for none.
 func Median(xs []float64) float64 {
 	if len(xs) == 0 {
@@ -212,6 +224,30 @@ func StudentCDF(t, df float64) float64 {
 		return 1 - tail
 	}
 	return tail
+}
+
+// StudentQuantile returns the t at which StudentCDF(t, df) is p, for p in
+// (0, 1): by bisection, to 1e-9.
+func StudentQuantile(p, df float64) float64 {
+	if !(p > 0 && p < 1) {
+		return math.NaN()
+	}
+	lo, hi := -1.0, 1.0
+	for StudentCDF(lo, df) > p {
+		lo *= 2
+	}
+	for StudentCDF(hi, df) < p {
+		hi *= 2
+	}
+	for hi-lo > 1e-9 {
+		mid := (lo + hi) / 2
+		if StudentCDF(mid, df) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
 }
 
 // incompleteBeta returns the regularized incomplete beta function I_x(a, b),

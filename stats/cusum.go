@@ -3,7 +3,6 @@ package stats
 import (
 	"fmt"
 	"math"
-	"slices"
 )
 
 // Shift is the direction of change a detector watches for.
@@ -112,14 +111,12 @@ func CUSUM(series []float64, cfg CUSUMConfig) ([]int, error) {
 
 // robustLocation returns the median and the scaled MAD of values.
 func robustLocation(values []float64) (med, sigma float64) {
-	v := slices.Clone(values)
-	slices.Sort(v)
-	med = median(v)
-	for i := range v {
-		v[i] = math.Abs(v[i] - med)
+	med = Median(values)
+	devs := make([]float64, len(values))
+	for i, v := range values {
+		devs[i] = v - med
 	}
-	slices.Sort(v)
-	return med, 1.4826 * median(v)
+	return med, MAD(devs)
 }
 
 // logValues returns the natural logs of series, which must be positive

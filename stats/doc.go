@@ -49,7 +49,9 @@
 // sits so close to its own runs that deviations from it understate σ by a
 // third, so that honest runs would be cut and a posterior made
 // overconfident; they also leave a slow drift within a group out. Scale
-// waits for MinScaleRuns differences.
+// waits for MinScaleRuns differences. Where the center is known (a median
+// already taken out, residuals about zero), MAD is the robust σ: the
+// scaled median absolute deviation.
 //
 // # Change detection
 //

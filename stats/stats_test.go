@@ -335,3 +335,27 @@ func TestBestSplitMatchesDirectSum(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, want, got)
 }
+
+func TestMAD(t *testing.T) {
+	assert.True(t, math.IsNaN(MAD(nil)))
+	// |d| = 1, 1, 2, 3, 4: the median is 2, whatever the signs.
+	assert.InDelta(t, 2*1.4826, MAD([]float64{-1, 1, 2, -3, 4}), 1e-12)
+	// Consistent for Gaussian noise, and one wild value moves it little.
+	rng := rand.New(rand.NewPCG(3, 0))
+	devs := make([]float64, 20001)
+	for i := range devs {
+		devs[i] = 0.02 * rng.NormFloat64()
+	}
+	assert.InDelta(t, 0.02, MAD(devs), 0.0005)
+	devs[0] = 1e6
+	assert.InDelta(t, 0.02, MAD(devs), 0.0005)
+}
+
+func TestStudentQuantile(t *testing.T) {
+	for _, tc := range []struct{ p, df, want float64 }{
+		{0.975, 4, 2.776445}, {0.999, 8, 4.500791}, {0.9999, 20, 4.538521}, {0.5, 3, 0}, {0.025, 10, -2.228139},
+	} {
+		assert.InDelta(t, tc.want, StudentQuantile(tc.p, tc.df), 1e-5, "p %v, df %v", tc.p, tc.df)
+	}
+	assert.True(t, math.IsNaN(StudentQuantile(1, 5)))
+}

@@ -56,7 +56,7 @@ func (db *DB) Nights() (nights []record.Night, err error) {
 // before the first night.
 func (db *DB) NightlyState() (s record.NightlyState, err error) {
 	err = db.bolt.View(func(tx *bolt.Tx) error {
-		_, err := getJSON(tx.Bucket(bucketNightly), keyNightlyState, &s)
+		s, err = getNightlyState(tx)
 		return err
 	})
 	return s, err
@@ -66,8 +66,8 @@ func (db *DB) NightlyState() (s record.NightlyState, err error) {
 // the stored state and edits it.
 func (db *DB) UpdateNightlyState(fn func(*record.NightlyState) error) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error {
-		var s record.NightlyState
-		if _, err := getJSON(tx.Bucket(bucketNightly), keyNightlyState, &s); err != nil {
+		s, err := getNightlyState(tx)
+		if err != nil {
 			return fmt.Errorf("nightly state: %w", err)
 		}
 		if err := fn(&s); err != nil {
@@ -75,6 +75,47 @@ func (db *DB) UpdateNightlyState(fn func(*record.NightlyState) error) error {
 		}
 		return putNightlyState(tx, s)
 	})
+}
+
+// SetAlertOutcome records what alert job found of its change on every
+// alert of the nightly state that the job was enqueued for.
+func (db *DB) SetAlertOutcome(job string, outcome record.AlertOutcome) error {
+	return db.UpdateNightlyState(func(s *record.NightlyState) error {
+		for k, a := range s.Alerts {
+			if a.Job == job {
+				a.Outcome = outcome
+				s.Alerts[k] = a
+			}
+		}
+		return nil
+	})
+}
+
+// getNightlyState reads the nightly state. A state written before it kept
+// its alerts (the keys of Handled and Transient) comes back with them in
+// Alerts, as decisions act and transient.
+func getNightlyState(tx *bolt.Tx) (s record.NightlyState, err error) {
+	if _, err := getJSON(tx.Bucket(bucketNightly), keyNightlyState, &s); err != nil {
+		return s, err
+	}
+	if len(s.Handled) == 0 && len(s.Transient) == 0 {
+		return s, nil
+	}
+	if s.Alerts == nil {
+		s.Alerts = map[string]record.Alert{}
+	}
+	for k, job := range s.Handled {
+		if _, ok := s.Alerts[k]; !ok {
+			s.Alerts[k] = record.Alert{Decision: record.DecisionAct, Job: job}
+		}
+	}
+	for k, night := range s.Transient {
+		if _, ok := s.Alerts[k]; !ok {
+			s.Alerts[k] = record.Alert{Decision: record.DecisionTransient, Decided: night}
+		}
+	}
+	s.Handled, s.Transient = nil, nil
+	return s, nil
 }
 
 func putNightlyState(tx *bolt.Tx, s record.NightlyState) error {

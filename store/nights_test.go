@@ -32,13 +32,41 @@ func TestNights(t *testing.T) {
 	require.Equal(t, record.StatusBuildFailed, nights[1].Status)
 
 	require.NoError(t, db.UpdateNightlyState(func(s *record.NightlyState) error {
-		s.Handled = map[string]string{"k": "alert-1"}
+		s.Alerts = map[string]record.Alert{
+			"k": {Metric: "tok_s", Decision: record.DecisionAct, Job: "alert-1"},
+			"l": {Metric: "tok_s", Decision: record.DecisionAct, Job: "alert-2"},
+		}
 		return nil
 	}))
 	s, err = db.NightlyState()
 	require.NoError(t, err)
 	require.Equal(t, "aaa", s.Reference)
-	require.Equal(t, "alert-1", s.Handled["k"])
+	require.Equal(t, "alert-1", s.Alerts["k"].Job)
+
+	// The job records what it found on its alerts, and only on its own.
+	require.NoError(t, db.SetAlertOutcome("alert-1", record.AlertRefuted))
+	s, err = db.NightlyState()
+	require.NoError(t, err)
+	require.Equal(t, record.AlertRefuted, s.Alerts["k"].Outcome)
+	require.Empty(t, s.Alerts["l"].Outcome)
+}
+
+// A state written before it kept its alerts (Handled and Transient) is
+// read with them as alerts, and written back without the old fields.
+func TestNightlyStateOfAnOlderPerfbot(t *testing.T) {
+	db := storetest.Open(t)
+	old := record.NightlyState{Reference: "aaa", Handled: map[string]string{"k": "alert-1"}, Transient: map[string]uint64{"t": 4},
+		Alerts: map[string]record.Alert{"n": {Metric: "tok_s", Decision: record.DecisionNoted}}}
+	require.NoError(t, db.AddNight(&record.Night{Time: t0, Tip: "aaa", Status: record.StatusOK}, old))
+	s, err := db.NightlyState()
+	require.NoError(t, err)
+	require.Equal(t, map[string]record.Alert{
+		"k": {Decision: record.DecisionAct, Job: "alert-1"},
+		"t": {Decision: record.DecisionTransient, Decided: 4},
+		"n": {Metric: "tok_s", Decision: record.DecisionNoted},
+	}, s.Alerts)
+	require.Empty(t, s.Handled)
+	require.Empty(t, s.Transient)
 }
 
 func TestAddNightRefusesBadNights(t *testing.T) {

@@ -1,11 +1,13 @@
 package views
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/perfbot/perfbot/detect"
@@ -32,7 +34,8 @@ type Dashboard struct {
 }
 
 // MetricSeries is one metric over the nights, oldest first, with the
-// change points detection places in it and the findings localized in it.
+// change points the nightly cycles raised alerts for and the findings
+// localized in it.
 type MetricSeries struct {
 	Metric  record.Metric `json:"metric"`
 	Points  []NightPoint  `json:"points"`
@@ -53,14 +56,17 @@ type NightPoint struct {
 	N       int       `json:"n"`
 }
 
-// ChangePoint is a change detection places at a night: the first night
-// at the new level.
+// ChangePoint is a change the nightly cycles raised an alert for, at its
+// first night at the new level, with what they decided about it (act or
+// noted) and what its job found (confirmed, refuted, or nothing yet).
 type ChangePoint struct {
-	Night     uint64           `json:"night"`
-	Direction record.Direction `json:"direction"`
-	DeltaPct  float64          `json:"delta_pct"`
-	Good      string           `json:"good"`
-	Bad       string           `json:"bad"`
+	Night     uint64              `json:"night"`
+	Direction record.Direction    `json:"direction"`
+	DeltaPct  float64             `json:"delta_pct"`
+	Good      string              `json:"good"`
+	Bad       string              `json:"bad"`
+	Decision  record.Decision     `json:"decision,omitempty"`
+	Outcome   record.AlertOutcome `json:"outcome,omitempty"`
 }
 
 // FindingMark places a finding on a chart: the first night whose tip held
@@ -126,7 +132,7 @@ func (p *Precision) add(t record.Triage) {
 // Dashboard returns the front page's read model. The charts show every
 // recorded night, those whose tip a force-push took off the branch
 // included (the store alone does not know the branch), and the change
-// points are detection's over those nights.
+// points the nightly cycles raised alerts for, as they decided them.
 func (b *Views) Dashboard(ctx context.Context) (*Dashboard, error) {
 	nights, err := b.Store.Nights()
 	if err != nil {
@@ -158,30 +164,32 @@ func (b *Views) Dashboard(ctx context.Context) (*Dashboard, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		d.Series = append(d.Series, b.metricSeries(m, nights, fs, subjects))
+		d.Series = append(d.Series, b.metricSeries(m, nights, state.Alerts, fs, subjects))
 	}
 	return d, nil
 }
 
-func (b *Views) metricSeries(m record.Metric, nights []record.Night, fs []record.Finding, subjects map[string]string) MetricSeries {
+func (b *Views) metricSeries(m record.Metric, nights []record.Night, alerts map[string]record.Alert, fs []record.Finding, subjects map[string]string) MetricSeries {
 	ms := MetricSeries{Metric: m, Points: []NightPoint{}, Changes: []ChangePoint{}, Marks: []FindingMark{}}
-	for _, n := range nights {
-		nm := n.Metrics[m.Name]
-		v, lo, hi, ok := detect.Value(detect.Night{Values: nm.Values, Estimate: nm.Estimate})
+	for i, p := range detect.Tips(nights, m.Name) {
+		v, lo, hi, ok := detect.Value(p)
 		if !ok {
 			continue
 		}
+		n := nights[i]
 		ms.Points = append(ms.Points, NightPoint{Night: n.Seq, Time: n.Time, Commit: n.Tip, Subject: b.subject(n.Tip, subjects),
-			Value: v, Lo: lo, Hi: hi, N: len(nm.Values)})
+			Value: v, Lo: lo, Hi: hi, N: len(p.Values)})
 	}
-	// Detection is pure: run over the stored nights, it places the change
-	// points the nightly cycles saw.
-	pts, at := tipSeries(nights, m.Name)
-	if alerts, err := detect.Detect(pts, b.detectConfig(m)); err == nil {
-		for _, a := range alerts {
-			ms.Changes = append(ms.Changes, ChangePoint{Night: nights[at[a.Change]].Seq, Direction: a.Direction, DeltaPct: a.DeltaPct, Good: a.Good, Bad: a.Bad})
+	for _, a := range alerts {
+		if a.Metric != m.Name || a.Decision != record.DecisionAct && a.Decision != record.DecisionNoted {
+			continue
 		}
+		ms.Changes = append(ms.Changes, ChangePoint{Night: a.Night, Direction: a.Direction, DeltaPct: a.DeltaPct, Good: a.Good, Bad: a.Bad,
+			Decision: a.Decision, Outcome: a.Outcome})
 	}
+	slices.SortFunc(ms.Changes, func(x, y ChangePoint) int {
+		return cmp.Or(cmp.Compare(x.Night, y.Night), strings.Compare(x.Good+x.Bad, y.Good+y.Bad))
+	})
 	for _, f := range fs {
 		if f.Metric != m.Name || len(f.Culprits) == 0 {
 			continue
@@ -193,18 +201,6 @@ func (b *Views) metricSeries(m record.Metric, nights []record.Night, fs []record
 		}
 	}
 	return ms
-}
-
-// tipSeries is the detection series of the metric over the nights'
-// tips, as the nightly cycle reads it; at[i] is the index in nights of
-// point i.
-func tipSeries(nights []record.Night, metric string) (pts []detect.Night, at []int) {
-	for i, n := range nights {
-		m := n.Metrics[metric]
-		pts = append(pts, detect.Night{Time: n.Time, Commit: n.Tip, Values: m.Values, Estimate: m.Estimate})
-		at = append(at, i)
-	}
-	return pts, at
 }
 
 func (b *Views) subject(hash string, cache map[string]string) string {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"math"
+	"slices"
 
 	"github.com/perfbot/perfbot/detect"
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/stats"
 )
 
@@ -17,16 +19,18 @@ type event struct {
 }
 
 // A strategy watches a series night by night and returns its alerts; on
-// night k it may use nights 0…k only.
+// night k it may use nights 0…k only. drops are the nights the series'
+// drops land on: only a strategy that bisects its alerts uses them, as
+// the bisection would measure them.
 type strategy struct {
 	name string
-	run  func(series []detect.Night) ([]event, error)
+	run  func(series []detect.Point, drops []int) ([]event, error)
 }
 
 // perfbotStrategy is detect with its defaults, one night at a time
 // (detect.Detector, the same alerts as Detect on every prefix).
 func perfbotStrategy() strategy {
-	return strategy{name: "perfbot detect", run: func(series []detect.Night) ([]event, error) {
+	return strategy{name: "perfbot detect", run: func(series []detect.Point, _ []int) ([]event, error) {
 		d, err := detect.NewDetector(detect.Config{Better: "higher"})
 		if err != nil {
 			return nil, err
@@ -43,6 +47,50 @@ func perfbotStrategy() strategy {
 			}
 		}
 		return events, nil
+	}}
+}
+
+// watchStrategy is what the nightly service acts on: detect.Watch with
+// detection's defaults over the series as nights, each new alert acted on
+// the night it is decided, and its job, whose bisection finds the change
+// only when the range it bisects holds a drop of the series (a fall from
+// the night two before First to night Last, as the service bisects it).
+// An alert the bisection does not find is refuted: its first point leaves
+// the series, and the alerts that this lets out are seen the night after
+// the refuted one.
+func watchStrategy() strategy {
+	return strategy{name: "perfbot watch", run: func(series []detect.Point, drops []int) ([]event, error) {
+		w := detect.Watch{Metric: "m", Config: detect.Config{Better: record.Higher}, Decided: map[string]record.Alert{}}
+		for i, p := range series {
+			w.Nights = append(w.Nights, record.Night{Seq: uint64(i + 1), Time: p.Time, Tip: p.Commit, Status: record.StatusOK,
+				Metrics: map[string]record.NightMetric{"m": {Values: p.Values, Level: p.Level}}})
+		}
+		var events []event
+		seen := 0 // the first night an alert decided next can be seen on
+		for {
+			calls, err := w.Decide()
+			if err != nil {
+				return nil, err
+			}
+			var next *detect.Call
+			for i, c := range calls {
+				if c.Earlier == nil && (next == nil || c.Night < next.Night) {
+					next = &calls[i]
+				}
+			}
+			if next == nil {
+				return events, nil
+			}
+			e := event{night: max(next.Night, seen), change: next.Change, sign: math.Copysign(1, next.DeltaPct), first: next.First, last: next.Last}
+			events = append(events, e)
+			a := record.Alert{Metric: "m", Direction: next.Direction, Good: next.Good, Bad: next.Bad, Decision: next.Decision,
+				Outcome: record.AlertConfirmed}
+			if !slices.ContainsFunc(drops, func(d int) bool { return e.sign < 0 && e.first-1 <= d && d <= e.last }) {
+				a.Outcome = record.AlertRefuted
+				seen = e.night + 1
+			}
+			w.Decided[next.Key] = a
+		}
 	}}
 }
 
@@ -64,10 +112,10 @@ type perfherder struct {
 
 func perfherderStrategy() strategy {
 	p := perfherder{minBack: 12, maxBack: 24, fore: 12, t: 7, minPct: 2}
-	return strategy{name: "perfherder t-test", run: p.run}
+	return strategy{name: "perfherder t-test", run: func(series []detect.Point, _ []int) ([]event, error) { return p.run(series) }}
 }
 
-func (p perfherder) run(series []detect.Night) ([]event, error) {
+func (p perfherder) run(series []detect.Point) ([]event, error) {
 	var nights [][]float64
 	var index []int
 	for i, n := range series {
@@ -171,10 +219,10 @@ type otava struct {
 
 func otavaStrategy() strategy {
 	o := otava{window: 50, dedupe: 5, maxP: 0.001}
-	return strategy{name: "otava e-divisive", run: o.run}
+	return strategy{name: "otava e-divisive", run: func(series []detect.Point, _ []int) ([]event, error) { return o.run(series) }}
 }
 
-func (o otava) run(series []detect.Night) ([]event, error) {
+func (o otava) run(series []detect.Point) ([]event, error) {
 	var medians []float64
 	var index []int
 	for i, n := range series {

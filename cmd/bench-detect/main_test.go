@@ -14,28 +14,34 @@ func TestRunPrintsTable(t *testing.T) {
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-trials", "20", "-nights", "200", "-rows", "CV 2%"}, &out, &errOut)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	// The quiet row and three drop rows at CV 2%, each with three
-	// detectors, and the two target lines.
-	require.Len(t, lines, 2+2+4*3+1+2, out.String())
+	// The quiet rows and the seven drop rows at CV 2%, each with four
+	// detectors, and a line for each target.
+	detectors := []string{"perfbot detect", "perfbot watch", "perfherder t-test", "otava e-divisive"}
+	require.Len(t, lines, 2+2+9*len(detectors)+1+len(targets), out.String())
 	assert.Equal(t, "20 series per row (quiet: 200 nights each), 5 repeats a night, seed 1", lines[0])
 	assert.Equal(t, "| series | detector | false alarms /1000 nights | detected | nights to alert: mean | p90 | change night right | in First…Last |", lines[2])
-	for i, name := range []string{"perfbot detect", "perfherder t-test", "otava e-divisive"} {
+	for i, name := range detectors {
 		assert.True(t, strings.HasPrefix(lines[4+i], "| quiet CV 2% | "+name+" | "), lines[4+i])
-		assert.True(t, strings.HasPrefix(lines[7+i], "| 3% drop CV 2% | "+name+" | - | "), lines[7+i])
+		assert.True(t, strings.HasPrefix(lines[8+i], "| 3% drop CV 2% | "+name+" | - | "), lines[8+i])
+		assert.True(t, strings.HasPrefix(lines[20+i], "| quiet CV 2%, first 20 nights | "+name+" | "), lines[20+i])
+		assert.True(t, strings.HasPrefix(lines[24+i], "| 5% drop on night 2, CV 2% | "+name+" | - | "), lines[24+i])
 	}
 	// Perfherder decides a night when its forward window of 12 is full.
-	assert.Contains(t, lines[14], "| 10% drop CV 2% | perfherder t-test | - | 100.0% | 12.00 | 12 | 100.0% | - |")
-	assert.Contains(t, lines[len(lines)-2], "target, CV 2%: at most 1 false alarm per 1000 nights: ")
-	assert.Contains(t, lines[len(lines)-1], "target, CV 2%: a 5% drop alerted within 1.5 nights on average: ")
-	assert.Equal(t, 0, code, errOut.String())
+	assert.Contains(t, lines[18], "| 10% drop CV 2% | perfherder t-test | - | 100.0% | 12.00 | 12 | 100.0% | - |")
+	for i, tg := range targets {
+		assert.True(t, strings.HasPrefix(lines[len(lines)-len(targets)+i], "target, CV 2%: "+tg.what+": "), lines[len(lines)-len(targets)+i])
+	}
+	// A target missed (20 series a row are few) exits 1.
+	assert.Equal(t, strings.Contains(out.String(), "NOT MET"), code == 1, errOut.String())
 }
 
 func TestRunIsSeeded(t *testing.T) {
 	args := []string{"-trials", "5", "-nights", "150", "-rows", "drop", "-seed", "7"}
 	var a, b, errOut bytes.Buffer
-	require.Equal(t, 0, run(context.Background(), args, &a, &errOut), errOut.String())
-	require.Equal(t, 0, run(context.Background(), args, &b, &errOut), errOut.String())
+	codeA := run(context.Background(), args, &a, &errOut)
+	codeB := run(context.Background(), args, &b, &errOut)
 	assert.Equal(t, a.String(), b.String())
+	assert.Equal(t, codeA, codeB)
 }
 
 func TestRunBadFlags(t *testing.T) {
