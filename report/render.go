@@ -541,10 +541,8 @@ func formatCI(lo, hi float64) string {
 // formatEffect prints a change with its interval: "−14.8% [−15.6%, −14.0%]".
 func formatEffect(e record.Effect) string { return formatPct(e.Pct) + " " + formatCI(e.Lo, e.Hi) }
 
-// formatConfidence rounds down so that 0.9999 never reads as a certain 100%.
-func formatConfidence(c float64) string {
-	return fmt.Sprintf("%.1f%%", math.Floor(c*1000)/10)
-}
+// formatConfidence prints a confidence as every view of perfbot does.
+func formatConfidence(c float64) string { return num.Confidence(c) }
 
 func formatDate(t time.Time) string {
 	if t.IsZero() {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfbot/perfbot/internal/num"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 )
@@ -62,7 +63,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"clock":    func(t time.Time) string { return t.UTC().Format("15:04:05") },
 	"seconds":  func(d time.Duration) string { return d.Round(100 * time.Millisecond).String() },
 	"percent":  func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) },
-	"conf":     func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"conf":     num.Confidence,
 	"join":     strings.Join,
 	"sortKeys": func(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) },
 	"sortVals": func(m map[string]float64) []string { return slices.Sorted(maps.Keys(m)) },

@@ -149,8 +149,8 @@ func printBisect(w io.Writer, rep *service.Bisection) error {
 	fmt.Fprintln(w)
 	for _, c := range rep.Culprits {
 		commit := rep.Commit(c.Commit)
-		fmt.Fprintf(w, "culprit %s %s confidence %.3f (%s) — %s by %s\n",
-			commit.Short(), c.Effect, c.Confidence, c.Direction, commit.Subject, commit.Author)
+		fmt.Fprintf(w, "culprit %s %s confidence %s (%s) — %s by %s\n",
+			commit.Short(), c.Effect, num.Confidence(c.Confidence), c.Direction, commit.Subject, commit.Author)
 		switch conf := c.Confirmation; {
 		case conf == nil:
 			fmt.Fprintf(w, "  NOT confirmed: no interleaved runs were taken\n")

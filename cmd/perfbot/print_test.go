@@ -296,3 +296,29 @@ func envBisectReport() *service.EnvBisectReport {
 		Cost:     record.Cost{Runs: 30, Builds: 1, WallSeconds: 140},
 	}
 }
+
+// TestConfidenceReadsAlike: the findings table and the issue of one
+// finding print its confidence by one rule (num.Confidence), which never
+// rounds up to a certainty.
+func TestConfidenceReadsAlike(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		confidence float64
+		want       string
+	}{
+		{"rounded down", 0.9987, "99.8%"},
+		{"above 99.9%, not certain", 0.99996, "> 99.9%"},
+		{"a cut-off's worth", 0.93, "93.0%"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := findingsList()[0]
+			f.Confidence, f.Culprits[0].Confidence = tc.confidence, tc.confidence
+			var table bytes.Buffer
+			require.NoError(t, printFindings(&table, []record.Finding{f}))
+			require.Contains(t, table.String(), "  "+tc.want+"  ")
+			var issue bytes.Buffer
+			require.NoError(t, printReport(&issue, &f))
+			require.Contains(t, issue.String(), "confidence "+tc.want)
+		})
+	}
+}
