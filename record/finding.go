@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -240,10 +242,13 @@ type EnvDiff struct {
 
 // Finding is a localized change with all its evidence.
 type Finding struct {
-	ID         string            `json:"id"` // equals Fingerprint()
-	Created    time.Time         `json:"created"`
-	Repo       string            `json:"repo"`       // repository URL or path, for links and commands
-	CommitURL  string            `json:"commit_url"` // printf pattern with one %s for the hash, may be empty
+	ID      string    `json:"id"` // equals Fingerprint()
+	Created time.Time `json:"created"`
+	Repo    string    `json:"repo"` // repository URL or path, for links and commands
+	// CommitURL is the printf pattern, with one %s for the hash, of the
+	// tracker's commit pages ("" when there is none). It is not stored:
+	// LinkCommits puts each commit's own URL in its record.
+	CommitURL  string            `json:"-"`
 	Outcome    Outcome           `json:"outcome"`
 	Metric     string            `json:"metric"`
 	Unit       string            `json:"unit"`
@@ -334,6 +339,38 @@ func (f *Finding) TriageState() Triage {
 		return TriageUntriaged
 	}
 	return f.Triage.State.Or()
+}
+
+// LinkCommits sets the URL of every commit f names (its ends, culprits,
+// candidates, skipped commits and probes) that has none, from the
+// CommitURL pattern; without a pattern it does nothing. It replaces the
+// slices rather than editing them, so linking a copy of a finding leaves
+// the original as it was.
+func (f *Finding) LinkCommits() {
+	if f.CommitURL == "" {
+		return
+	}
+	link := func(c *Commit) {
+		if c.URL == "" && c.Hash != "" {
+			c.URL = fmt.Sprintf(f.CommitURL, c.Hash)
+		}
+	}
+	link(&f.Good.Commit)
+	link(&f.Bad.Commit)
+	f.Culprits = slices.Clone(f.Culprits)
+	for i := range f.Culprits {
+		link(&f.Culprits[i].Commit)
+	}
+	f.Probes = slices.Clone(f.Probes)
+	for i := range f.Probes {
+		link(&f.Probes[i].Commit)
+	}
+	for _, cs := range []*[]Commit{&f.Candidates, &f.Skipped} {
+		*cs = slices.Clone(*cs)
+		for i := range *cs {
+			link(&(*cs)[i])
+		}
+	}
 }
 
 // Hunks returns the hunks of every culprit, in culprit order.

@@ -167,7 +167,7 @@ func (f *Filer) update(ctx context.Context, fd *record.Finding, iss Issue, body 
 
 func (f *Filer) create(ctx context.Context, fd *record.Finding, fp, title, body string, log *slog.Logger) (Issue, error) {
 	labels := append([]string(nil), f.Labels...)
-	for _, c := range components(fd) {
+	for _, c := range Components(fd) {
 		labels = append(labels, "component:"+c)
 	}
 	iss, err := f.Tracker.Create(ctx, title, body, labels)

@@ -272,7 +272,7 @@ func (v *view) CulpritList() string {
 
 // ComponentList names the components of the change in bold.
 func (v *view) ComponentList() string {
-	cs := components(v.Finding)
+	cs := Components(v.Finding)
 	for i, c := range cs {
 		cs[i] = "**" + escapeText(c) + "**"
 	}
@@ -397,16 +397,16 @@ func title(f *record.Finding, deltaPct float64) string {
 }
 
 func componentSuffix(f *record.Finding) string {
-	cs := components(f)
+	cs := Components(f)
 	if len(cs) == 0 {
 		return ""
 	}
 	return " (" + strings.Join(cs, ", ") + ")"
 }
 
-// components are f.Components, else the components of its hunks, in order
+// Components are f.Components, else the components of its hunks, in order
 // and without repeats.
-func components(f *record.Finding) []string {
+func Components(f *record.Finding) []string {
 	src := f.Components
 	if len(src) == 0 {
 		for _, h := range f.Hunks() {

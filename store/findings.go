@@ -16,7 +16,8 @@ import (
 
 // PutFinding records f under f.ID, replacing the finding with the same id;
 // a triage decision stored with it stays when f carries none (a
-// re-detection does not undo what a person decided).
+// re-detection does not undo what a person decided). Each commit it names
+// is stored with its URL (record.Finding.LinkCommits).
 func (db *DB) PutFinding(f record.Finding) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error { return putFinding(tx, f) })
 }
@@ -75,11 +76,13 @@ func putFinding(tx *bolt.Tx, f record.Finding) error {
 		return fmt.Errorf("put finding of %s: no id (set it to the fingerprint)", f.Metric)
 	}
 	if f.Triage == nil {
-		var old record.Finding
-		if ok, err := getJSON(tx.Bucket(bucketFindings), []byte(f.ID), &old); err == nil && ok {
-			f.Triage = old.Triage
+		if raw := tx.Bucket(bucketFindings).Get([]byte(f.ID)); raw != nil {
+			if old, err := decodeFinding(raw); err == nil {
+				f.Triage = old.Triage
+			}
 		}
 	}
+	f.LinkCommits()
 	if err := putJSON(tx.Bucket(bucketFindings), []byte(f.ID), f); err != nil {
 		return fmt.Errorf("put finding %s: %w", f.ID, err)
 	}
@@ -100,11 +103,34 @@ func getFinding(tx *bolt.Tx, id string) (record.Finding, bool, error) {
 	if err != nil || key == nil {
 		return f, false, err
 	}
-	ok, err := getJSON(b, key, &f)
-	if err != nil {
+	raw := b.Get(key)
+	if raw == nil {
+		return f, false, nil
+	}
+	if f, err = decodeFinding(raw); err != nil {
 		return f, false, fmt.Errorf("get finding %s: %w", key, err)
 	}
-	return f, ok, nil
+	return f, true, nil
+}
+
+// decodeFinding decodes a stored finding. One stored before its commits
+// carried their URLs has the pattern of them under "commit_url": its
+// commits are linked by it as they are read.
+func decodeFinding(raw []byte) (record.Finding, error) {
+	var stored struct {
+		record.Finding
+		CommitURL string `json:"commit_url"`
+	}
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return record.Finding{}, err
+	}
+	f := stored.Finding
+	if stored.CommitURL != "" {
+		f.CommitURL = stored.CommitURL
+		f.LinkCommits()
+		f.CommitURL = ""
+	}
+	return f, nil
 }
 
 // uniqueKey is id itself when it is a key, else the only key that starts
@@ -152,8 +178,8 @@ func candidates(ids []string) string {
 func listFindings(tx *bolt.Tx) ([]record.Finding, error) {
 	var fs []record.Finding
 	err := tx.Bucket(bucketFindings).ForEach(func(k, v []byte) error {
-		var f record.Finding
-		if err := json.Unmarshal(v, &f); err != nil {
+		f, err := decodeFinding(v)
+		if err != nil {
 			return fmt.Errorf("list findings: decode %s: %w", k, err)
 		}
 		fs = append(fs, f)

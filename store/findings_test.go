@@ -1,6 +1,9 @@
 package store_test
 
 import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -154,6 +157,60 @@ func TestPutFindingIssue(t *testing.T) {
 					assert.Equal(t, tc.number, n)
 				}
 			}
+		})
+	}
+}
+
+// TestFindingCommitLinks: a finding is stored with each commit's own URL,
+// never the pattern of them (a literal %s in the JSON); one stored by an
+// older perfbot with the pattern under "commit_url" is linked as it is
+// read.
+func TestFindingCommitLinks(t *testing.T) {
+	const pattern = "https://github.com/example/infer/commit/%s"
+	url := func(n int) string { return "https://github.com/example/infer/commit/" + commitHash(n) }
+	for _, tc := range []struct {
+		name    string
+		pattern string
+		raw     string // stored as an older perfbot wrote it, instead of PutFinding
+		own     string // the culprit's own URL
+		want    []string
+	}{
+		{name: "linked when stored", pattern: pattern, want: []string{url(0), url(9), url(4), url(5)}},
+		{name: "no pattern, no links", want: []string{"", "", "", ""}},
+		{name: "a commit's own URL is kept", pattern: pattern, own: "https://mirror.example/c/4", want: []string{url(0), url(9), "https://mirror.example/c/4", url(5)}},
+		{name: "an older finding's pattern links as it is read", raw: `{"id":"perfbotfpold","metric":"verify_tok_s","outcome":"culprit","state":"kept",
+			"commit_url":"` + pattern + `","good":{"commit":{"hash":"` + commitHash(0) + `"}},"bad":{"commit":{"hash":"` + commitHash(9) + `"}},
+			"culprits":[{"commit":{"hash":"` + commitHash(4) + `"}}],"probes":[{"commit":{"hash":"` + commitHash(5) + `"}}]}`,
+			want: []string{url(0), url(9), url(4), url(5)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "perfbot.db")
+			db, err := store.Open(path)
+			require.NoError(t, err)
+			f := record.Finding{ID: "perfbotfpold", Metric: "verify_tok_s", Outcome: record.OutcomeCulprit, CommitURL: tc.pattern,
+				Good: record.End{Commit: record.Commit{Hash: commitHash(0)}}, Bad: record.End{Commit: record.Commit{Hash: commitHash(9)}},
+				Culprits: []record.Culprit{{Commit: record.Commit{Hash: commitHash(4), URL: tc.own}}},
+				Probes:   []record.Probe{{Commit: record.Commit{Hash: commitHash(5)}}}}
+			if tc.raw == "" {
+				require.NoError(t, db.PutFinding(f))
+				assert.Equal(t, tc.own, f.Culprits[0].Commit.URL, "the caller's finding is left as it was")
+				assert.Empty(t, f.Probes[0].Commit.URL, "the caller's finding is left as it was")
+			}
+			require.NoError(t, db.Close())
+			if tc.raw != "" {
+				require.NoError(t, store.WriteRawFinding(path, f.ID, tc.raw, 0, strconv.Itoa(store.SchemaVersion)))
+			}
+			db, err = store.Open(path)
+			require.NoError(t, err)
+			defer db.Close()
+			got, ok, err := db.Finding(f.ID)
+			require.NoError(t, err)
+			require.True(t, ok)
+			assert.Equal(t, tc.want, []string{got.Good.Commit.URL, got.Bad.Commit.URL, got.Culprits[0].Commit.URL, got.Probes[0].Commit.URL})
+			js, err := json.Marshal(got)
+			require.NoError(t, err)
+			assert.NotContains(t, string(js), "%s")
+			assert.NotContains(t, string(js), "commit_url")
 		})
 	}
 }

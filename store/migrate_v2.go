@@ -53,11 +53,11 @@ func attachHunksV2(tx *bolt.Tx) error {
 		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}
-		var f record.Finding
-		var old findingV1
-		if err := json.Unmarshal(v, &f); err != nil {
+		f, err := decodeFinding(v)
+		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}
+		var old findingV1
 		if err := json.Unmarshal(v, &old); err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}

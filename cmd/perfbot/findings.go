@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -59,7 +60,8 @@ func printFindings(w io.Writer, fs []record.Finding) error {
 		if f.Issue > 0 {
 			issue = fmt.Sprintf("#%d", f.Issue)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", record.ShortFindingID(f.ID), f.Outcome, f.Metric, culprit, delta, confidence(f), f.Components, f.State, issue)
+		components := orNone(strings.Join(report.Components(&f), ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", record.ShortFindingID(f.ID), f.Outcome, f.Metric, culprit, delta, confidence(f), components, f.State, issue)
 	}
 	return tw.Flush()
 }
