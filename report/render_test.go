@@ -158,10 +158,10 @@ func TestWarnings(t *testing.T) {
 	}{
 		{"clean culprit", culpritWithoutHunks(), nil},
 		{"merge commit", withCulprit(func(c *record.Culprit) { c.Commit.Parents = []string{"p1", "p2"} }), []string{"is a merge commit (2 parents)"}},
-		{"docs only", withCulprit(func(c *record.Culprit) { c.Commit.Files = []string{"docs/nccl.md", "README.md"} }), []string{"changes only documentation or tests"}},
+		{"docs only", withCulprit(func(c *record.Culprit) { c.Commit.Files = []string{"docs/nccl.md", "README.md"} }), []string{"only files named like documentation or tests"}},
 		{"tests only", withCulprit(func(c *record.Culprit) {
 			c.Commit.Files = []string{"engine/moe/router_test.go", "python/tests/test_topk.py", "engine/testdata/x.json"}
-		}), []string{"changes only documentation or tests"}},
+		}), []string{"only files named like documentation or tests"}},
 		{"code and tests", withCulprit(func(c *record.Culprit) {
 			c.Commit.Files = []string{"engine/moe/router.go", "engine/moe/router_test.go"}
 		}), nil},
@@ -177,6 +177,42 @@ func TestWarnings(t *testing.T) {
 			for i, w := range tc.want {
 				assert.Contains(t, got[i], w)
 			}
+		})
+	}
+}
+
+// TestWarningsKeepAMeasuredEffect: a culprit whose files are named like
+// documentation or tests (speed.txt, read by the benchmark, under
+// testdata/) is not explained away by their names: the warning says that
+// they are not code and that the effect is measured all the same.
+func TestWarningsKeepAMeasuredEffect(t *testing.T) {
+	confirmed := func(files ...string) *record.Finding {
+		f := culpritWithoutHunks()
+		f.Culprits[0].Commit.Files = files
+		return f
+	}
+	unconfirmed := func(files ...string) *record.Finding {
+		f := confirmed(files...)
+		f.Culprits[0].Confirmation.Confirmed = false
+		return f
+	}
+	for _, tc := range []struct {
+		name    string
+		finding *record.Finding
+		want    string
+	}{
+		{"data the benchmark reads, confirmed", confirmed("testdata/speed.txt"), "its effect is measured all the same, and confirmed: the build or the benchmark reads them."},
+		{"docs, confirmed", confirmed("docs/speed.md"), "its effect is measured all the same, and confirmed"},
+		{"a test file, not confirmed", unconfirmed("engine/bench_test.go"), "its effect is measured all the same: if it holds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := strings.Join(Warnings(tc.finding), "\n")
+			assert.Contains(t, ws, "changes no program code")
+			assert.Contains(t, ws, tc.want)
+			assert.NotContains(t, ws, "cannot change")
+			_, body, err := Render(tc.finding)
+			require.NoError(t, err)
+			assert.NotContains(t, body, "cannot change")
 		})
 	}
 }
