@@ -106,7 +106,7 @@ func culpritWithHunks() *record.Finding {
 		Diff: allreduceDiff,
 	}}
 	f.Components = []string{"communicator"}
-	f.Culprits[0].HunkEffect = &record.HunkEffect{Applied: record.Effect{Pct: -14.1, Interval: record.Interval{Lo: -15.3, Hi: -12.9}}, Reverted: record.Effect{Pct: 15.3, Interval: record.Interval{Lo: 13.9, Hi: 16.7}}}
+	f.Culprits[0].HunkEffect = &record.HunkEffect{Applied: &record.Effect{Pct: -14.1, Interval: record.Interval{Lo: -15.3, Hi: -12.9}}, Reverted: &record.Effect{Pct: 15.3, Interval: record.Interval{Lo: 13.9, Hi: 16.7}}}
 	f.Probes = probes(
 		record.Probe{Commit: goodCommit, N: 24, Median: 88.80, Status: "ok", Verdict: "end"},
 		record.Probe{Commit: badCommit, N: 24, Median: 75.66, Status: "ok", Verdict: "end"},

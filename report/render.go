@@ -32,6 +32,7 @@ var templates = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":      formatPct,
 	"ci":       formatCI,
 	"effect":   formatEffect,
+	"measured": formatMeasured,
 	"conf":     formatConfidence,
 	"text":     escapeText,
 	"code":     codeSpan,
@@ -342,7 +343,7 @@ func cutLines(s string, n int) string {
 // EffectShare is the applied-alone effect of c's hunks as a share of c's
 // effect, or 0 when that comparison means nothing.
 func (v *view) EffectShare(c record.Culprit) float64 {
-	if c.HunkEffect == nil || c.Effect.Pct == 0 {
+	if c.HunkEffect == nil || c.HunkEffect.Applied == nil || c.Effect.Pct == 0 {
 		return 0
 	}
 	share := c.HunkEffect.Applied.Pct / c.Effect.Pct * 100
@@ -540,6 +541,15 @@ func formatCI(lo, hi float64) string {
 
 // formatEffect prints a change with its interval: "−14.8% [−15.6%, −14.0%]".
 func formatEffect(e record.Effect) string { return formatPct(e.Pct) + " " + formatCI(e.Lo, e.Hi) }
+
+// formatMeasured prints an effect that may not have been measured: "not
+// measured", never a zero, when it was not.
+func formatMeasured(e *record.Effect) string {
+	if e == nil {
+		return "not measured"
+	}
+	return formatEffect(*e)
+}
 
 // formatConfidence prints a confidence as every view of perfbot does.
 func formatConfidence(c float64) string { return num.Confidence(c) }

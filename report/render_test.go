@@ -217,6 +217,33 @@ func TestWarningsKeepAMeasuredEffect(t *testing.T) {
 	}
 }
 
+// TestRenderNotMeasured: an effect of the hunks that was not measured
+// reads "not measured" in the issue, never a measured zero.
+func TestRenderNotMeasured(t *testing.T) {
+	measured := &record.Effect{Pct: -14.1, Interval: record.Interval{Lo: -15.3, Hi: -12.9}}
+	for _, tc := range []struct {
+		name   string
+		effect record.HunkEffect
+		want   []string
+	}{
+		{"reverted not measured", record.HunkEffect{Applied: measured},
+			[]string{"- **applied alone** on the culprit's parent: −14.1% [−15.3%, −12.9%] (95% of the culprit's change)", "- **reverted alone** from the culprit: not measured"}},
+		{"applied not measured", record.HunkEffect{Reverted: measured},
+			[]string{"- **applied alone** on the culprit's parent: not measured\n", "- **reverted alone** from the culprit: −14.1%"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := culpritWithHunks()
+			f.Culprits[0].HunkEffect = &tc.effect
+			_, body, err := Render(f)
+			require.NoError(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, body, w)
+			}
+			assert.NotContains(t, body, "0.0% [")
+		})
+	}
+}
+
 func TestFormatting(t *testing.T) {
 	assert.Equal(t, "−14.8%", formatPct(-14.79))
 	assert.Equal(t, "+3.2%", formatPct(3.2))

@@ -95,7 +95,9 @@ func (b *Bot) culpritFinding(ctx context.Context, bis *Bisection, c bisect.Culpr
 	files := rc.Commit.Files
 	if hr := bis.Hunks[c.Commit]; hr != nil {
 		rc.Hunks = hr.Hunks
-		rc.HunkEffect = &record.HunkEffect{Applied: hr.Applied.Effect, Reverted: hr.Reverted.Effect}
+		if hr.Applied.Measured() || hr.Reverted.Measured() {
+			rc.HunkEffect = &record.HunkEffect{Applied: hr.Applied.Record(), Reverted: hr.Reverted.Record()}
+		}
 		f.Warnings = append(f.Warnings, hr.Warnings...)
 		files = nil
 		for _, h := range hr.Hunks {

@@ -81,7 +81,7 @@ func TestFindingRoundTrip(t *testing.T) {
 		Culprits: []record.Culprit{{
 			Commit: record.Commit{Hash: commitHash(4), Subject: "communicator: LL"}, Confidence: 0.995, Effect: record.Effect{Pct: -7.4},
 			Hunks:      []record.Hunk{{ID: "h1", File: "communicator/allreduce.go", Component: "communicator", Diff: "@@ -1 +1 @@\n-a\n+b\n"}},
-			HunkEffect: &record.HunkEffect{Applied: record.Effect{Pct: -7.1}, Reverted: record.Effect{Pct: 7.0}},
+			HunkEffect: &record.HunkEffect{Applied: &record.Effect{Pct: -7.1}, Reverted: &record.Effect{Pct: 7.0}},
 		}},
 		EnvDiffs: []record.EnvDiff{{Name: "NCCL_PROTO", Good: "Simple", Bad: "LL"}},
 		State:    record.StateKept,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 )
@@ -86,7 +87,7 @@ func printHunks(w io.Writer, rep *service.HunksReport) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", record.ShortHash(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
-	fmt.Fprintf(w, "  applied alone to %s: %s; reverted alone: %s\n", record.ShortHash(rep.Base), rep.Applied.Effect, rep.Reverted.Effect)
+	fmt.Fprintf(w, "  applied alone to %s: %s; reverted alone: %s\n", record.ShortHash(rep.Base), measured(rep.Applied), measured(rep.Reverted))
 	for _, h := range rep.Hunks {
 		loc := h.File
 		if h.Function != "" {
@@ -105,6 +106,15 @@ func printHunks(w io.Writer, rep *service.HunksReport) error {
 	}
 	_, err := fmt.Fprintf(w, "  %d configurations, %d runs, %d builds, %.0fs\n", rep.Configurations, rep.Runs, rep.Builds, rep.WallSeconds)
 	return err
+}
+
+// measured is the effect, or "not measured" for one that was not: never
+// a zero that reads as measured.
+func measured(e minimize.Effect) string {
+	if !e.Measured() {
+		return "not measured"
+	}
+	return e.Effect.String()
 }
 
 func orNone(s string) string {
@@ -170,7 +180,7 @@ func printEnvBisect(w io.Writer, rep *service.EnvBisectReport) error {
 	for _, name := range rep.Minimal {
 		fmt.Fprintf(w, "  %s: %q (good) → %q (bad)\n", name, rep.Good[name], rep.Bad[name])
 	}
-	fmt.Fprintf(w, "  applied alone: %s; reverted alone: %s\n", rep.Applied.Effect, rep.Reverted.Effect)
+	fmt.Fprintf(w, "  applied alone: %s; reverted alone: %s\n", measured(rep.Applied), measured(rep.Reverted))
 	_, err := fmt.Fprintf(w, "  %d tests, %d runs, %.0fs\n", len(rep.Tests), rep.Runs, rep.WallSeconds)
 	return err
 }

@@ -35,6 +35,7 @@ func TestPrint(t *testing.T) {
 		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates()) }, bisectJSON(bisectCandidates())},
 		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport()) }, hunksJSON(hunksReport())},
 		{"hunks-docs-only", func(w io.Writer) error { return printHunks(w, hunksDocsOnly()) }, hunksJSON(hunksDocsOnly())},
+		{"hunks-incomplete", func(w io.Writer) error { return printHunks(w, hunksIncomplete()) }, hunksJSON(hunksIncomplete())},
 		{"demo", func(w io.Writer) error { return printDemo(w, demoSummary()) }, demoSummary()},
 		{"findings", func(w io.Writer) error { return printFindings(w, findingsList()) }, findingsList()},
 		{"findings-none", func(w io.Writer) error { return printFindings(w, []record.Finding{}) }, []record.Finding{}},
@@ -120,6 +121,15 @@ func hunksReport() *service.HunksReport {
 // effect is a measured effect of pct [lo, hi] over n samples.
 func effect(pct, lo, hi float64, n int) minimize.Effect {
 	return minimize.Effect{Effect: record.Effect{Pct: pct, Interval: record.Interval{Lo: lo, Hi: hi}}, N: n}
+}
+
+// hunksIncomplete is a hunk search whose bad end with the set reverted
+// did not build: its effect was not measured.
+func hunksIncomplete() *service.HunksReport {
+	r := hunksReport()
+	r.Reverted = minimize.Effect{}
+	r.Warnings = []record.Warning{{Kind: record.WarnSetIncomplete}}
+	return r
 }
 
 // hunksDocsOnly is the answer of hunks for a commit that touches
@@ -319,6 +329,36 @@ func TestConfidenceReadsAlike(t *testing.T) {
 			var issue bytes.Buffer
 			require.NoError(t, printReport(&issue, &f))
 			require.Contains(t, issue.String(), "confidence "+tc.want)
+		})
+	}
+}
+
+// TestNotMeasuredIsNoZero: an effect that was not measured reads "not
+// measured" (null in JSON), never +0.0% [+0.0%, +0.0%] beside the warning
+// that the set does not recover the change.
+func TestNotMeasuredIsNoZero(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		applied, rev minimize.Effect
+		text         string
+		jsonApplied  bool
+		jsonReverted bool
+	}{
+		{name: "reverted did not build", applied: effect(-14.2, -15.1, -13.3, 12), text: "applied alone to b0c1d2e3f4: -14.2% [-15.1%, -13.3%]; reverted alone: not measured", jsonApplied: true},
+		{name: "neither measured", text: "applied alone to b0c1d2e3f4: not measured; reverted alone: not measured"},
+		{name: "both measured", applied: effect(-14.2, -15.1, -13.3, 12), rev: effect(16.4, 15.2, 17.5, 12),
+			text: "reverted alone: +16.4% [+15.2%, +17.5%]", jsonApplied: true, jsonReverted: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := hunksReport()
+			r.Applied, r.Reverted = tc.applied, tc.rev
+			var text bytes.Buffer
+			require.NoError(t, printHunks(&text, r))
+			require.Contains(t, text.String(), tc.text)
+			require.NotContains(t, text.String(), "+0.0%")
+			d := hunksJSON(r)
+			require.Equal(t, tc.jsonApplied, d.Effect.Applied != nil)
+			require.Equal(t, tc.jsonReverted, d.Effect.Reverted != nil)
 		})
 	}
 }
