@@ -233,6 +233,30 @@ type Hunk struct {
 	Diff      string `json:"diff"`
 }
 
+// LineCounts counts the lines the hunk adds and removes: the "+" and "-"
+// lines of its fragments (a whole-file hunk's header is not counted).
+func (h Hunk) LineCounts() (added, removed int) {
+	inFragment := false
+	for line := range strings.SplitSeq(h.Diff, "\n") {
+		switch {
+		case strings.HasPrefix(line, "@@"):
+			inFragment = true
+		case !inFragment:
+		case strings.HasPrefix(line, "+"):
+			added++
+		case strings.HasPrefix(line, "-"):
+			removed++
+		}
+	}
+	return added, removed
+}
+
+// Size is the hunk's line counts as every view prints them: "+4 −3".
+func (h Hunk) Size() string {
+	added, removed := h.LineCounts()
+	return fmt.Sprintf("+%d −%d", added, removed)
+}
+
 // EnvDiff is one variable that differs between the two ends.
 type EnvDiff struct {
 	Name string `json:"name"`

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -240,6 +241,39 @@ func TestRenderNotMeasured(t *testing.T) {
 				assert.Contains(t, body, w)
 			}
 			assert.NotContains(t, body, "0.0% [")
+		})
+	}
+}
+
+// TestRenderFoldsTheDiff: a rewrite's hunk is named in a heading with the
+// lines it adds and removes, and its diff is folded in a <details>
+// section, not spread over the issue.
+func TestRenderFoldsTheDiff(t *testing.T) {
+	var rewrite strings.Builder
+	rewrite.WriteString("@@ -10,50 +10,50 @@ func Select(xs []int) int {\n")
+	for i := range 50 {
+		rewrite.WriteString("-\told := xs[" + strconv.Itoa(i) + "]\n")
+	}
+	for i := range 50 {
+		rewrite.WriteString("+\tnew := xs[" + strconv.Itoa(i) + "]\n")
+	}
+	for _, tc := range []struct {
+		name    string
+		hunk    record.Hunk
+		heading string
+	}{
+		{"a rewrite", record.Hunk{ID: "h1", File: "engine/topk/select.go", Function: "Select", OldStart: 10, OldLines: 50, NewStart: 10, NewLines: 50, Diff: rewrite.String()},
+			"#### `engine/topk/select.go` lines 10–59 · func `Select` · +50 −50\n\n<details><summary>Diff</summary>\n\n```diff\n@@ -10,50"},
+		{"a small change", culpritWithHunks().Culprits[0].Hunks[0],
+			"· component **communicator** · +4 −3\n\n<details><summary>Diff</summary>\n\n```diff\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := culpritWithHunks()
+			f.Culprits[0].Hunks = []record.Hunk{tc.hunk}
+			_, body, err := Render(f)
+			require.NoError(t, err)
+			require.Contains(t, body, tc.heading)
+			require.Contains(t, body, "```\n\n</details>\n\n#### Effect of the hunks")
 		})
 	}
 }

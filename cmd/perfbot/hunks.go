@@ -14,9 +14,9 @@ import (
 
 func hunksCmd(g *globals) *cobra.Command {
 	var (
-		req       service.HunksRequest
-		direction string
-		asJSON    bool
+		req              service.HunksRequest
+		direction        string
+		asJSON, withDiff bool
 	)
 	cmd := &cobra.Command{
 		Use:   "hunks REV | --worktree",
@@ -26,8 +26,9 @@ context) and finds the fewest hunks that explain the change of the metric
 (the primary one unless --metric): files first, then hunks inside them,
 applied to the parent and reverted from REV, each configuration built and
 measured. A configuration that does not apply or build is unresolved, never
-good. Each hunk is printed with its file, function and component, and the
-effect of the explaining hunks applied alone and reverted alone.
+good. Each explaining hunk is named by its file, function and component
+with the lines it adds and removes (--diff prints its diff too), and
+their effect is printed applied alone and reverted alone.
 
 With --worktree it searches the uncommitted changes of the working copy at
 repo.url instead (tracked changes, staged or not, and untracked files git
@@ -69,19 +70,23 @@ configuration, the workdir, the store, the issues directory) are left out.
 			if asJSON {
 				return writeJSON(g.stdout, hunksJSON(rep))
 			}
-			return printHunks(g.stdout, rep)
+			return printHunks(g.stdout, rep, withDiff)
 		},
 	}
 	cmd.Flags().BoolVar(&req.Worktree, "worktree", false, "search the uncommitted changes of the configured working copy")
 	cmd.Flags().StringVar(&req.Metric, "metric", "", "metric to follow (default: the primary)")
 	cmd.Flags().StringVar(&direction, "direction", "regression", "the kind of change whose hunks to find: regression or improvement")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&withDiff, "diff", false, "print the diff of each hunk")
 	return cmd
 }
 
-// printHunks prints the hunks that explain a change, with their diffs and
-// their effect applied alone and reverted alone.
-func printHunks(w io.Writer, rep *service.HunksReport) error {
+// printHunks prints the hunks that explain a change, each named by its
+// file and function with the lines it adds and removes, and their effect
+// applied alone and reverted alone; withDiff prints each hunk's diff
+// under it. A rewrite's diff runs to hundreds of lines, so it is asked
+// for.
+func printHunks(w io.Writer, rep *service.HunksReport, withDiff bool) error {
 	if rep.NoRuntimeChange != "" {
 		_, err := fmt.Fprintf(w, "\nhunks of %s (%s): none of its %d hunks can change %s: %s\n", record.ShortHash(rep.Change), rep.Subject, rep.TotalHunks, rep.Metric, rep.NoRuntimeChange)
 		return err
@@ -93,10 +98,16 @@ func printHunks(w io.Writer, rep *service.HunksReport) error {
 		if h.Function != "" {
 			loc += "::" + h.Function
 		}
-		fmt.Fprintf(w, "  [%s] %s  @@ -%d,%d +%d,%d @@\n", orNone(h.Component), loc, h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+		fmt.Fprintf(w, "  [%s] %s  %s\n", orNone(h.Component), loc, h.Size())
+		if !withDiff {
+			continue
+		}
 		for _, line := range strings.Split(strings.TrimRight(h.Diff, "\n"), "\n") {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
+	}
+	if len(rep.Hunks) > 0 && !withDiff {
+		fmt.Fprintln(w, "  (--diff prints their diffs)")
 	}
 	if len(rep.Unresolved) > 0 {
 		fmt.Fprintf(w, "  %d configurations unresolved (did not apply or build, or stayed undecided)\n", len(rep.Unresolved))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -31,11 +32,12 @@ func TestPrint(t *testing.T) {
 		print func(io.Writer) error
 		value any // printed as JSON; nil: the command has no JSON form
 	}{
-		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits()) }, bisectJSON(bisectCulprits())},
-		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates()) }, bisectJSON(bisectCandidates())},
-		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport()) }, hunksJSON(hunksReport())},
-		{"hunks-docs-only", func(w io.Writer) error { return printHunks(w, hunksDocsOnly()) }, hunksJSON(hunksDocsOnly())},
-		{"hunks-incomplete", func(w io.Writer) error { return printHunks(w, hunksIncomplete()) }, hunksJSON(hunksIncomplete())},
+		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits(), false) }, bisectJSON(bisectCulprits())},
+		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates(), false) }, bisectJSON(bisectCandidates())},
+		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport(), false) }, hunksJSON(hunksReport())},
+		{"hunks-diff", func(w io.Writer) error { return printHunks(w, hunksReport(), true) }, nil},
+		{"hunks-docs-only", func(w io.Writer) error { return printHunks(w, hunksDocsOnly(), false) }, hunksJSON(hunksDocsOnly())},
+		{"hunks-incomplete", func(w io.Writer) error { return printHunks(w, hunksIncomplete(), false) }, hunksJSON(hunksIncomplete())},
 		{"demo", func(w io.Writer) error { return printDemo(w, demoSummary()) }, demoSummary()},
 		{"findings", func(w io.Writer) error { return printFindings(w, findingsList()) }, findingsList()},
 		{"findings-none", func(w io.Writer) error { return printFindings(w, []record.Finding{}) }, []record.Finding{}},
@@ -353,12 +355,50 @@ func TestNotMeasuredIsNoZero(t *testing.T) {
 			r := hunksReport()
 			r.Applied, r.Reverted = tc.applied, tc.rev
 			var text bytes.Buffer
-			require.NoError(t, printHunks(&text, r))
+			require.NoError(t, printHunks(&text, r, false))
 			require.Contains(t, text.String(), tc.text)
 			require.NotContains(t, text.String(), "+0.0%")
 			d := hunksJSON(r)
 			require.Equal(t, tc.jsonApplied, d.Effect.Applied != nil)
 			require.Equal(t, tc.jsonReverted, d.Effect.Reverted != nil)
+		})
+	}
+}
+
+// TestHunksNamedWithoutTheirDiff: a rewrite's hunks are named by file and
+// function with the lines they add and remove; their diffs, every removed
+// line of a 50-line function, are printed with --diff only.
+func TestHunksNamedWithoutTheirDiff(t *testing.T) {
+	var rewrite strings.Builder
+	rewrite.WriteString("@@ -10,50 +10,50 @@ func Select(xs []int) int {\n")
+	for i := range 50 {
+		fmt.Fprintf(&rewrite, "-\told%d := xs[%d]\n", i, i)
+	}
+	for i := range 50 {
+		fmt.Fprintf(&rewrite, "+\tnew%d := xs[%d]\n", i, i)
+	}
+	r := hunksReport()
+	r.Hunks = []record.Hunk{{ID: "h1", File: "engine/topk/select.go", Function: "Select", OldStart: 10, OldLines: 50, NewStart: 10, NewLines: 50, Diff: rewrite.String()},
+		{ID: "h2", File: "engine/topk/heap.go", Component: "topk", Function: "(*heap).Push", OldStart: 3, OldLines: 2, NewStart: 3, NewLines: 3, Diff: "@@ -3,2 +3,3 @@\n a\n-b\n+c\n+d\n"}}
+	for _, tc := range []struct {
+		name     string
+		withDiff bool
+		want     []string
+		lines    int // at most
+	}{
+		{name: "named", want: []string{"[-] engine/topk/select.go::Select  +50 −50\n", "[topk] engine/topk/heap.go::(*heap).Push  +2 −1\n", "(--diff prints their diffs)"}, lines: 10},
+		{name: "with --diff", withDiff: true, want: []string{"engine/topk/select.go::Select  +50 −50\n", "    -\told49 := xs[49]\n", "    +d\n"}, lines: 120},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			require.NoError(t, printHunks(&out, r, tc.withDiff))
+			for _, w := range tc.want {
+				require.Contains(t, out.String(), w)
+			}
+			if !tc.withDiff {
+				require.NotContains(t, out.String(), "old0")
+			}
+			require.LessOrEqual(t, strings.Count(out.String(), "\n"), tc.lines)
 		})
 	}
 }
