@@ -24,6 +24,15 @@ const (
 	Any Direction = "any"
 )
 
+// Indefinite is the direction with its indefinite article: "a
+// regression", "an improvement".
+func (d Direction) Indefinite() string {
+	if d == Improvement || d == Any {
+		return "an " + string(d)
+	}
+	return "a " + string(d)
+}
+
 // Outcome is what a search concluded.
 type Outcome string
 

@@ -216,6 +216,24 @@ func notReproduced() *record.Finding {
 	return f
 }
 
+// notReproducedOtherWay is an improvement searched on ends that
+// regressed by 21%: not reproduced as an improvement, there the other way.
+func notReproducedOtherWay() *record.Finding {
+	f := notReproduced()
+	f.Direction = record.Improvement
+	f.Unit = "tok/s"
+	f.Good.Median, f.Good.Lo, f.Good.Hi = 1011, 1004, 1019
+	f.Bad.Median, f.Bad.Lo, f.Bad.Hi = 798.5, 791.2, 805.9
+	f.Probes[0].Median, f.Probes[1].Median = 1011, 798.5
+	f.Warnings = []record.Warning{{Kind: record.WarnOtherDirection, From: goodCommit.Hash, To: badCommit.Hash, Direction: record.Regression, Pct: -21.0, LoPct: -21.9, HiPct: -20.1}}
+	f.Reproduce = []string{
+		"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --direction regression",
+		"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --direction improvement",
+	}
+	f.ID = f.Fingerprint()
+	return f
+}
+
 // suspicious is a culprit that every warning applies to.
 func suspicious() *record.Finding {
 	f := culpritWithoutHunks()

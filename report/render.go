@@ -33,6 +33,7 @@ var templates = template.Must(template.New("report").Funcs(template.FuncMap{
 	"ci":       formatCI,
 	"effect":   formatEffect,
 	"measured": formatMeasured,
+	"an":       record.Direction.Indefinite,
 	"conf":     formatConfidence,
 	"text":     escapeText,
 	"code":     codeSpan,
@@ -340,6 +341,26 @@ func cutLines(s string, n int) string {
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… %d more lines", len(lines)-n)
 }
 
+// otherWay is the change between the ends of a finding that was not
+// reproduced in the direction searched but is there the other way.
+type otherWay struct {
+	Direction record.Direction
+	Effect    record.Effect
+	// Command searches it.
+	Command string
+}
+
+// OtherWay is the change the other way between the ends of a finding that
+// was not reproduced, from its record.WarnOtherDirection; nil when there
+// is none.
+func (v *view) OtherWay() *otherWay {
+	w, ok := record.OtherDirection(v.Warnings)
+	if v.Outcome != record.OutcomeNotReproduced || !ok {
+		return nil
+	}
+	return &otherWay{Direction: w.Direction, Effect: w.Change(), Command: w.Command(v.Metric)}
+}
+
 // EffectShare is the applied-alone effect of c's hunks as a share of c's
 // effect, or 0 when that comparison means nothing.
 func (v *view) EffectShare(c record.Culprit) float64 {
@@ -393,6 +414,9 @@ func title(f *record.Finding, deltaPct float64) string {
 	case record.OutcomeInconclusive:
 		return fmt.Sprintf("%s %s between %s and %s (inconclusive)", f.Metric, formatPct(deltaPct), f.Good.Commit.Short(), f.Bad.Commit.Short())
 	default:
+		if w, ok := record.OtherDirection(f.Warnings); ok {
+			return fmt.Sprintf("%s: no %s between %s and %s, but %s of %s the other way", f.Metric, f.Direction, f.Good.Commit.Short(), f.Bad.Commit.Short(), w.Direction.Indefinite(), formatPct(w.Pct))
+		}
 		return fmt.Sprintf("%s: change between %s and %s not reproduced", f.Metric, f.Good.Commit.Short(), f.Bad.Commit.Short())
 	}
 }

@@ -44,6 +44,7 @@ func TestRenderGolden(t *testing.T) {
 		{"candidates", candidates()},
 		{"inconclusive", inconclusive()},
 		{"not_reproduced", notReproduced()},
+		{"not_reproduced_other_way", notReproducedOtherWay()},
 		{"suspicious", suspicious()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,6 +215,37 @@ func TestWarningsKeepAMeasuredEffect(t *testing.T) {
 			_, body, err := Render(tc.finding)
 			require.NoError(t, err)
 			assert.NotContains(t, body, "cannot change")
+		})
+	}
+}
+
+// TestRenderOtherWay: ends that differ the other way are not "not
+// reproduced": the issue says which way they differ, by how much, and the
+// command that searches it.
+func TestRenderOtherWay(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		finding  *record.Finding
+		want     []string
+		dontWant []string
+	}{
+		{name: "a regression searched as an improvement", finding: notReproducedOtherWay(),
+			want: []string{"# verify_tok_s: no improvement between a1b2c3d4e5 and 9e8d7c6b5a, but a regression of −21.0% the other way\n",
+				"was searched for an improvement between", "they differ the other way, a regression of −21.0% [−21.9%, −20.1%] (medians 1,011 and 798.5 tok/s",
+				"```sh\nperfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --direction regression\n```"},
+			dontWant: []string{"did not reproduce"}},
+		{name: "ends alike", finding: notReproduced(), want: []string{"measuring both ends again did not reproduce it"}, dontWant: []string{"the other way"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			title, body, err := Render(tc.finding)
+			require.NoError(t, err)
+			body = "# " + title + "\n" + body
+			for _, w := range tc.want {
+				assert.Contains(t, body, w)
+			}
+			for _, w := range tc.dontWant {
+				assert.NotContains(t, body, w)
+			}
 		})
 	}
 }

@@ -138,7 +138,11 @@ func (b *Bot) rangeFinding(bis *Bisection, metric record.Metric) (*record.Findin
 	f.Good = endOf(bis.Commit(bis.Good.Commit), bis.Good, good, metric.Name)
 	f.Bad = endOf(bis.Commit(bis.Bad.Commit), bis.Bad, bad, metric.Name)
 	b.addEvidence(f, good, bad)
-	f.Reproduce = []string{b.perfbot("bisect --good %s --bad %s --metric %s", record.ShortHash(bis.Good.Commit), record.ShortHash(bis.Bad.Commit), metric.Name)}
+	f.Reproduce = []string{b.perfbot("bisect --good %s --bad %s --metric %s --direction %s", record.ShortHash(bis.Good.Commit), record.ShortHash(bis.Bad.Commit), metric.Name, bis.Direction)}
+	if w, ok := record.OtherDirection(f.Warnings); ok {
+		// The ends differ the other way: its search comes first.
+		f.Reproduce = append([]string{b.withConfig(w.Command(metric.Name))}, f.Reproduce...)
+	}
 	f.ID = f.Fingerprint()
 	if f.Outcome == record.OutcomeNotReproduced {
 		f.ID += "-nr"

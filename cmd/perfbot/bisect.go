@@ -144,6 +144,10 @@ func failOn(on bool, rep *service.Bisection) error {
 func printBisect(w io.Writer, rep *service.Bisection, withDiff bool) error {
 	fmt.Fprintf(w, "%s on %s (%s): good %s median %s (n=%d)  bad %s median %s (n=%d)\n\n",
 		rep.Verdict, rep.Metric, rep.Direction, record.ShortHash(rep.Good.Commit), num.Format(rep.Good.Median), rep.Good.N, record.ShortHash(rep.Bad.Commit), num.Format(rep.Bad.Median), rep.Bad.N)
+	if ow, ok := record.OtherDirection(rep.Warnings); ok && rep.Verdict == record.OutcomeNotReproduced {
+		fmt.Fprintf(w, "no %s, but the ends differ the other way: %s of %s; to find its commit:\n  %s\n\n",
+			rep.Direction, ow.Direction.Indefinite(), ow.Change(), ow.Command(rep.Metric))
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tCOMMIT\tN\tMEDIAN\tSTATUS\tSIDE\tSUBJECT")
 	for _, p := range rep.Probes {

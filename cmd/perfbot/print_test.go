@@ -34,6 +34,7 @@ func TestPrint(t *testing.T) {
 	}{
 		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits(), false) }, bisectJSON(bisectCulprits())},
 		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates(), false) }, bisectJSON(bisectCandidates())},
+		{"bisect-other-way", func(w io.Writer) error { return printBisect(w, bisectOtherWay(), false) }, bisectJSON(bisectOtherWay())},
 		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport(), false) }, hunksJSON(hunksReport())},
 		{"hunks-diff", func(w io.Writer) error { return printHunks(w, hunksReport(), true) }, nil},
 		{"hunks-docs-only", func(w io.Writer) error { return printHunks(w, hunksDocsOnly(), false) }, hunksJSON(hunksDocsOnly())},
@@ -209,6 +210,26 @@ func bisectCandidates() *service.Bisection {
 		},
 		Commits: []record.Commit{{Hash: hGood}, {Hash: hCulprit, Subject: "broken build"}, {Hash: hSecond, Subject: "fix the build"}, {Hash: hBad}},
 		Cost:    record.Cost{Runs: 21, Builds: 3, WallSeconds: 98}, JobID: "bisect-4e5f6a7b",
+	}
+}
+
+// bisectOtherWay is an improvement searched on ends that regressed by
+// 21%.
+func bisectOtherWay() *service.Bisection {
+	return &service.Bisection{
+		Metric: "verify_tok_s", Unit: "tok/s",
+		Result: bisect.Result{
+			Verdict: record.OutcomeNotReproduced, Direction: record.Improvement,
+			Good: end(hGood, 16, 1011, 1004, 1019), Bad: end(hBad, 16, 798.5, 791.2, 805.9),
+			Probes: []bisect.Probe{
+				{Commit: hGood, Index: 0, N: 16, Median: 1011, Status: "ok", Side: "good"},
+				{Commit: hBad, Index: 4, N: 16, Median: 798.5, Status: "ok", Side: "bad"},
+			},
+			Samples:  32,
+			Warnings: []record.Warning{{Kind: record.WarnOtherDirection, From: hGood, To: hBad, Direction: record.Regression, Pct: -21.0, LoPct: -21.9, HiPct: -20.1}},
+		},
+		Commits: commits,
+		Cost:    record.Cost{Runs: 32, Builds: 2, WallSeconds: 64}, JobID: "bisect-5e6f7a8b",
 	}
 }
 
@@ -399,6 +420,26 @@ func TestHunksNamedWithoutTheirDiff(t *testing.T) {
 				require.NotContains(t, out.String(), "old0")
 			}
 			require.LessOrEqual(t, strings.Count(out.String(), "\n"), tc.lines)
+		})
+	}
+}
+
+// TestBisectOtherWay: a range searched for an improvement that regressed
+// is not_reproduced, and the command line says at once that the ends
+// differ the other way, by how much, and the command that searches it.
+func TestBisectOtherWay(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rep  *service.Bisection
+		want string
+	}{
+		{"a regression searched as an improvement", bisectOtherWay(),
+			"no improvement, but the ends differ the other way: a regression of -21.0% [-21.9%, -20.1%]; to find its commit:\n  perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --direction regression\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			require.NoError(t, printBisect(&out, tc.rep, false))
+			require.Contains(t, out.String(), tc.want)
 		})
 	}
 }
