@@ -57,9 +57,9 @@ func (f *Filer) File(ctx context.Context, fd *record.Finding) error {
 	}
 	fp := fd.Fingerprint()
 	if fd.ID == "" {
-		fd.ID = fp
+		fd.ID = fd.DerivedID()
 	}
-	log := f.logger().With("finding", fp)
+	log := f.logger().With("finding", fd.ID)
 	fd.PublishConfidence = f.cutOff()
 	if reason := f.keepReason(fd); reason != "" {
 		fd.State = record.StateKept
@@ -181,7 +181,7 @@ func (f *Filer) create(ctx context.Context, fd *record.Finding, fp, title, body 
 func (f *Filer) fail(fd *record.Finding, err error) error {
 	fd.State = record.StateUnfiled
 	fd.FileError = err.Error()
-	return fmt.Errorf("file finding %s: %w", fd.Fingerprint(), err)
+	return fmt.Errorf("file finding %s: %w", fd.ID, err)
 }
 
 func (f *Filer) logger() *slog.Logger {

@@ -126,7 +126,7 @@ func culpritWithHunks() *record.Finding {
 		"BenchmarkVerifyStep/k=3-8   \t     200\t  33820114 ns/op\t        88.71 tok/s\n" +
 		"allreduce backend: custom\n" +
 		"PASS\n"
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -134,7 +134,7 @@ func culpritWithoutHunks() *record.Finding {
 	f := culpritWithHunks()
 	f.Culprits[0].Hunks, f.Culprits[0].HunkEffect, f.Components = nil, nil, nil
 	f.Reproduce = f.Reproduce[:1]
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -165,7 +165,7 @@ func twoCulprits() *record.Finding {
 		record.Probe{Commit: culprit2, N: 16, Median: 83.55, Status: "ok", Verdict: "bad"},
 	)
 	f.Runs, f.Builds = 126, 12
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -184,7 +184,7 @@ func candidates() *record.Finding {
 	)
 	f.Reproduce = []string{"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s"}
 	f.Logs = "go build ./...\n# engine/kernels\nkernels/flashinfer.go:17:2: undefined: flashinfer.PlanMLA\n"
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -195,7 +195,7 @@ func inconclusive() *record.Finding {
 	f.Skipped = nil
 	f.Confidence = 0.71
 	f.Probes = f.Probes[:3]
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -212,7 +212,7 @@ func notReproduced() *record.Finding {
 	f.Logs = ""
 	f.Runs, f.Builds = 32, 2
 	f.Reproduce = []string{"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s"}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -230,7 +230,7 @@ func notReproducedOtherWay() *record.Finding {
 		"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --direction regression",
 		"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --direction improvement",
 	}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -249,6 +249,6 @@ func suspicious() *record.Finding {
 	f.Confidence = 0.82
 	f.EnvDiffs = []record.EnvDiff{{Name: "NCCL_PROTO", Good: "LL", Bad: ""}, {Name: "NCCL_ALGO", Good: "Ring", Bad: "Tree|Ring"}}
 	f.Warnings = []record.Warning{{Kind: record.WarnNote, Text: "3 of 24 runs at the bad end were retried after infra errors."}}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }

@@ -106,7 +106,7 @@ func (v *view) render(name string, f *record.Finding) (title, body string, err e
 			return v.Title, body, nil
 		}
 	}
-	return "", "", fmt.Errorf("render finding %s: body has %d characters with diffs cut, more than %d", f.Fingerprint(), utf8.RuneCountInString(body), MaxBodyRunes)
+	return "", "", fmt.Errorf("render finding %s: body has %d characters with diffs cut, more than %d", findingID(f), utf8.RuneCountInString(body), MaxBodyRunes)
 }
 
 func validate(f *record.Finding) error {
@@ -119,25 +119,33 @@ func validate(f *record.Finding) error {
 	switch f.Outcome {
 	case record.OutcomeCulprit:
 		if len(f.Culprits) == 0 {
-			return fmt.Errorf("render finding %s: outcome %q without culprits", f.Fingerprint(), f.Outcome)
+			return fmt.Errorf("render finding %s: outcome %q without culprits", findingID(f), f.Outcome)
 		}
 	case record.OutcomeCandidates:
 		if len(f.Candidates) == 0 {
-			return fmt.Errorf("render finding %s: outcome %q without candidates", f.Fingerprint(), f.Outcome)
+			return fmt.Errorf("render finding %s: outcome %q without candidates", findingID(f), f.Outcome)
 		}
 	case record.OutcomeBuildBroken, record.OutcomeMissingData:
 		if len(f.Candidates) == 0 {
-			return fmt.Errorf("render finding %s: outcome %q without the nights' tips", f.Fingerprint(), f.Outcome)
+			return fmt.Errorf("render finding %s: outcome %q without the nights' tips", findingID(f), f.Outcome)
 		}
 	case record.OutcomeSpeculationSlower:
 		if f.Speculative == nil || len(f.Candidates) == 0 {
-			return fmt.Errorf("render finding %s: outcome %q without the breakdown or the nights' tips", f.Fingerprint(), f.Outcome)
+			return fmt.Errorf("render finding %s: outcome %q without the breakdown or the nights' tips", findingID(f), f.Outcome)
 		}
 	case record.OutcomeInconclusive, record.OutcomeNotReproduced:
 	default:
-		return fmt.Errorf("render finding %s: unknown outcome %q", f.Fingerprint(), f.Outcome)
+		return fmt.Errorf("render finding %s: unknown outcome %q", findingID(f), f.Outcome)
 	}
 	return nil
+}
+
+// findingID is f's id, or the id it will be stored under.
+func findingID(f *record.Finding) string {
+	if f.ID != "" {
+		return f.ID
+	}
+	return f.DerivedID()
 }
 
 // templateFor picks the template of f's outcome.
@@ -162,7 +170,10 @@ func templateFor(f *record.Finding) string {
 // view is what the templates see: the finding and what is derived from it.
 type view struct {
 	*record.Finding
-	Title       string
+	Title string
+	// FindingID is the finding's id, the one every view shows (its
+	// DerivedID when it has none yet); Fingerprint is the marker's.
+	FindingID   string
 	Fingerprint string
 	Marker      string
 	// DeltaPct is the change of the bad end's median against the good end's.
@@ -186,6 +197,7 @@ func newView(f *record.Finding, secrets []string) *view {
 	fp := f.Fingerprint()
 	v := &view{
 		Finding:     f,
+		FindingID:   findingID(f),
 		Fingerprint: fp,
 		Marker:      marker(fp),
 		DeltaPct:    changePct(f.Good.Median, f.Bad.Median),

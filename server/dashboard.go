@@ -38,7 +38,6 @@ var templateFS embed.FS
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"short": record.ShortHash,
-	"fid":   record.ShortFindingID,
 	"pretty": func(raw []byte) string {
 		var buf bytes.Buffer
 		if json.Indent(&buf, raw, "", "  ") != nil {

@@ -9,6 +9,7 @@
 //	GET  /api/jobs                    every job, newest first, without traces
 //	GET  /api/jobs/{id}               one job with its trace
 //	GET  /api/findings                every finding, newest first, with its triage
+//	GET  /api/findings/{id}           a finding (its id or a unique prefix) with its triage
 //	POST /api/jobs {"kind","request"} enqueue a job (bearer token); 202 {"id"}
 //	POST /api/bisect {BisectRequest}  enqueue a bisection (bearer token); 202 {"id"}
 //	POST /api/nightly                 enqueue a nightly cycle now (bearer token); 202 {"id"}
@@ -48,6 +49,7 @@ type Service interface {
 	Jobs(ctx context.Context) ([]store.Job, error)
 	Enqueue(kind record.JobKind, req any) (string, error)
 	ListFindings(ctx context.Context) ([]record.Finding, error)
+	Finding(ctx context.Context, name string) (record.Finding, error)
 	Triage(ctx context.Context, name string, req service.TriageRequest) (record.Finding, error)
 	Commit(ctx context.Context, rev string) (*service.CommitView, error)
 	Compare(ctx context.Context, a, b string) (*service.Comparison, error)
@@ -83,6 +85,7 @@ func New(svc Service, opts Options) http.Handler {
 	mux.HandleFunc("GET /api/commits/{sha}", s.commit)
 	mux.HandleFunc("GET /api/compare", s.compare)
 	mux.HandleFunc("GET /api/findings", s.findings)
+	mux.HandleFunc("GET /api/findings/{id}", s.finding)
 	mux.HandleFunc("POST /api/bisect", s.authorized(s.bisect))
 	mux.HandleFunc("POST /api/nightly", s.authorized(s.nightly))
 	mux.HandleFunc("POST /api/findings/{id}/triage", s.authorized(s.triage))

@@ -120,7 +120,7 @@ func (b *Bot) culpritFinding(ctx context.Context, bis *Bisection, c bisect.Culpr
 		b.perfbot("bisect --good %s --bad %s --metric %s --direction %s", record.ShortHash(bis.Good.Commit), record.ShortHash(bis.Bad.Commit), metric.Name, bis.Direction),
 		b.perfbot("hunks %s --metric %s", culprit.Short(), metric.Name),
 	}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f, nil
 }
 
@@ -143,10 +143,7 @@ func (b *Bot) rangeFinding(bis *Bisection, metric record.Metric) (*record.Findin
 		// The ends differ the other way: its search comes first.
 		f.Reproduce = append([]string{b.withConfig(w.Command(metric.Name))}, f.Reproduce...)
 	}
-	f.ID = f.Fingerprint()
-	if f.Outcome == record.OutcomeNotReproduced {
-		f.ID += "-nr"
-	}
+	f.ID = f.DerivedID()
 	return f, nil
 }
 

@@ -19,14 +19,17 @@ func finding(id string, created time.Duration) record.Finding {
 	return record.Finding{ID: id, Created: t0.Add(created), Metric: "verify_tok_s", Outcome: record.OutcomeCulprit}
 }
 
+// TestFindings: a finding is named by its id or any unique prefix of it,
+// and by the id an older perfbot gave it (its fingerprint, abbreviated or
+// whole, with the suffix some outcomes had).
 func TestFindings(t *testing.T) {
+	const oldNR = "perfbotfpcc44dd55eeff00112233-nr"
 	db := storetest.Open(t)
 	for _, f := range []record.Finding{
-		finding("perfbotfpaa11", time.Hour),
-		finding("perfbotfpaa22", 3*time.Hour),
-		finding("perfbotfpbb33", 2*time.Hour),
-		finding("perfbotfpbb", 0), // an id that is also a prefix of another
-		finding("perfbotfpcc44dd55-nr", -time.Hour),
+		finding("aa11223344", time.Hour),
+		finding("aa22334455", 3*time.Hour),
+		finding("bb33445566", 2*time.Hour),
+		finding(record.FindingID(oldNR), -time.Hour),
 	} {
 		require.NoError(t, db.PutFinding(f))
 	}
@@ -37,7 +40,7 @@ func TestFindings(t *testing.T) {
 	for _, f := range all {
 		ids = append(ids, f.ID)
 	}
-	assert.Equal(t, []string{"perfbotfpaa22", "perfbotfpbb33", "perfbotfpaa11", "perfbotfpbb", "perfbotfpcc44dd55-nr"}, ids, "newest first")
+	assert.Equal(t, []string{"aa22334455", "bb33445566", "aa11223344", record.FindingID(oldNR)}, ids, "newest first")
 
 	for _, tc := range []struct {
 		name    string
@@ -45,15 +48,15 @@ func TestFindings(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{name: "full id", id: "perfbotfpaa11", want: "perfbotfpaa11"},
-		{name: "unique prefix", id: "perfbotfpaa2", want: "perfbotfpaa22"},
-		{name: "full id that prefixes another", id: "perfbotfpbb", want: "perfbotfpbb"},
-		{name: "ambiguous prefix", id: "perfbotfpa", wantErr: `finding "a": ambiguous id prefix: 2 findings match: perfbotfpaa11, perfbotfpaa22`},
-		{name: "abbreviated with its suffix", id: "perfbotfpcc44-nr", want: "perfbotfpcc44dd55-nr"},
-		{name: "a suffix of no such finding", id: "perfbotfpcc44-xx"},
-		{name: "short, without the marker", id: "cc44-nr", want: "perfbotfpcc44dd55-nr"},
-		{name: "short and ambiguous", id: "a", wantErr: `finding "a": ambiguous id prefix: 2 findings match: perfbotfpaa11, perfbotfpaa22`},
-		{name: "unknown", id: "perfbotfpee"},
+		{name: "full id", id: "aa11223344", want: "aa11223344"},
+		{name: "unique prefix", id: "aa2", want: "aa22334455"},
+		{name: "ambiguous prefix", id: "a", wantErr: `finding "a": ambiguous id prefix: 2 findings match: aa11223344, aa22334455`},
+		{name: "an older perfbot's id", id: "perfbotfpaa11223344556677889900", want: "aa11223344"},
+		{name: "an older perfbot's id, abbreviated", id: "perfbotfpbb3", want: "bb33445566"},
+		{name: "an older perfbot's id, ambiguous", id: "perfbotfpa", wantErr: `finding "a": ambiguous id prefix: 2 findings match: aa11223344, aa22334455`},
+		{name: "an older perfbot's id with its suffix", id: oldNR, want: record.FindingID(oldNR)},
+		{name: "unknown", id: "ee"},
+		{name: "unknown, an older perfbot's", id: "perfbotfpee"},
 		{name: "empty id", id: "", wantErr: "get finding: empty id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,7 +89,7 @@ func TestFindingRoundTrip(t *testing.T) {
 		EnvDiffs: []record.EnvDiff{{Name: "NCCL_PROTO", Good: "Simple", Bad: "LL"}},
 		State:    record.StateKept,
 	}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	require.NoError(t, db.PutFinding(f))
 	got, ok, err := db.Finding(f.ID)
 	require.NoError(t, err)
@@ -150,7 +153,7 @@ func TestPutFindingIssue(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantStore, len(fs) == 1, "finding stored")
 			if tc.finding.ID != "" {
-				n, ok, err := db.IssueFor(tc.finding.ID)
+				n, ok, err := db.IssueFor(tc.finding.Fingerprint())
 				require.NoError(t, err)
 				assert.Equal(t, tc.wantStore, ok, "issue recorded")
 				if tc.wantStore {

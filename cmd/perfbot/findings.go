@@ -61,7 +61,7 @@ func printFindings(w io.Writer, fs []record.Finding) error {
 			issue = fmt.Sprintf("#%d", f.Issue)
 		}
 		components := orNone(strings.Join(report.Components(&f), ","))
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", record.ShortFindingID(f.ID), f.Outcome, f.Metric, culprit, delta, confidence(f), components, f.State, issue)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.ID, f.Outcome, f.Metric, culprit, delta, confidence(f), components, f.State, issue)
 	}
 	return tw.Flush()
 }

@@ -189,7 +189,7 @@ func bisectCulprits() *service.Bisection {
 		Commits: commits,
 		Hunks:   map[string]*service.HunksReport{hCulprit: hunksReport()},
 		Cost:    record.Cost{Runs: 64, Builds: 9, WallSeconds: 1342.5}, JobID: "bisect-0a1b2c3d",
-		Findings: []string{"perfbotfp0123456789abcdef0123", "perfbotfpfedcba9876543210fedc"},
+		Findings: []string{"0123456789", "fedcba9876"},
 	}
 }
 
@@ -276,15 +276,15 @@ func findingsList() []record.Finding {
 		return []record.Culprit{{Commit: record.Commit{Hash: hash}, Confidence: conf, Effect: record.Effect{Pct: delta}}}
 	}
 	return []record.Finding{
-		{ID: "perfbotfp0123456789abcdef0123", Created: day(23), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Regression,
+		{ID: "0123456789", Created: day(23), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Regression,
 			Culprits: culprit(hCulprit, -14.8, 0.9987), Components: []string{"communicator"}, Confidence: 0.9987,
 			State: record.StateFiled, Issue: 12, IssueURL: "https://github.com/example/infer/issues/12"},
-		{ID: "perfbotfp9a8b7c6d5e4f3a2b1c0d", Created: day(22), Outcome: record.OutcomeCulprit, Metric: "decode_tok_s", Direction: record.Regression,
+		{ID: "9a8b7c6d5e", Created: day(22), Outcome: record.OutcomeCulprit, Metric: "decode_tok_s", Direction: record.Regression,
 			Culprits: culprit(hSecond, -2.3, 0.93), Components: []string{"moe", "attention"}, Confidence: 0.93,
 			State: record.StateUnfiled, FileError: "create issue in example/infer: 401 Bad credentials"},
-		{ID: "perfbotfp5566778899aabbccddee", Created: day(21), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Improvement,
+		{ID: "5566778899", Created: day(21), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Improvement,
 			Culprits: culprit(hProbe1, 6.2, 0.995), Confidence: 0.995, State: record.StateKept},
-		{ID: "perfbotfpffeeddccbbaa99887766-nr", Created: day(20), Outcome: record.OutcomeNotReproduced, Metric: "verify_tok_s", Direction: record.Regression,
+		{ID: "ffeeddccbb", Created: day(20), Outcome: record.OutcomeNotReproduced, Metric: "verify_tok_s", Direction: record.Regression,
 			State: record.StateKept},
 	}
 }
