@@ -217,7 +217,13 @@ func TestBisectOtherDirection(t *testing.T) {
 				require.NotNil(t, w, "warnings %q", res.Warnings)
 				assert.Equal(t, tc.want, w.Direction)
 				assert.InDelta(t, (tc.change-1)*100, w.Pct, 3)
+				// The effect comes with its interval, which holds it and
+				// excludes no change.
+				assert.True(t, w.LoPct <= w.Pct && w.Pct <= w.HiPct, "%+v", *w)
+				assert.True(t, w.LoPct > 0 || w.HiPct < 0, "%+v", *w)
+				assert.Contains(t, w.String(), "the other way: "+map[record.Direction]string{record.Regression: "a regression of ", record.Improvement: "an improvement of "}[tc.want])
 				assert.Contains(t, w.String(), "--direction "+string(tc.want))
+				assert.Equal(t, "perfbot bisect --good "+record.ShortHash(w.From)+" --bad "+record.ShortHash(w.To)+" --metric m --direction "+string(tc.want), w.Command("m"))
 			}
 		})
 	}

@@ -224,7 +224,9 @@ func tailBeyond(searched record.Direction, delta, se, df, effect float64) float6
 
 // otherWay returns the warning for ends that do not differ in the
 // direction searched but do in the other one, and false otherwise (or when
-// the search looks both ways).
+// the search looks both ways). Its effect is the one estimate every
+// effect is shown with, stats.Delta of the ends' runs paired in time,
+// with its interval.
 func (s *search) otherWay(t endsTest, good, bad int) (record.Warning, bool) {
 	if s.opts.Direction == record.Any {
 		return record.Warning{}, false
@@ -237,10 +239,9 @@ func (s *search) otherWay(t endsTest, good, bad int) (record.Warning, bool) {
 	if !differ || dir == s.opts.Direction {
 		return record.Warning{}, false
 	}
-	// delta is the change of the log values signed worse-upwards; the
-	// metric's own change is back in its units' direction.
-	pct := math.Expm1(s.worse*delta) * 100
-	return record.Warning{Kind: record.WarnOtherDirection, From: s.chain[good], To: s.chain[bad], Direction: dir, Pct: pct}, true
+	e := effectOf(s.commits[good].countedRuns(), s.commits[bad].countedRuns(), minPairs)
+	return record.Warning{Kind: record.WarnOtherDirection, From: s.chain[good], To: s.chain[bad], Direction: dir,
+		Pct: e.Pct, LoPct: e.Lo, HiPct: e.Hi}, true
 }
 
 // looksChanged reports whether the estimate of the comparison shows a

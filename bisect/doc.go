@@ -97,7 +97,9 @@
 //     checking; 1% on a host whose noise exceeds 1.4×MinEffect) or is
 //     shown smaller than MinEffect with ten times the evidence a culprit
 //     needs and at least ten runs per end; the latter is
-//     record.OutcomeNotReproduced and nothing is bisected.
+//     record.OutcomeNotReproduced and nothing is bisected. Ends that do
+//     differ the other way add a record.WarnOtherDirection with their
+//     effect (stats.Delta of their runs paired in time) and its interval.
 //  2. Keep a posterior over the first bad commit. A split of the measured
 //     commits into a left and a right segment has the marginal likelihood
 //     (nL·nR)^(−1/2)·(SS_L+SS_R)^(−(n−2)/2); with prefix sums the whole

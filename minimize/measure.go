@@ -385,7 +385,9 @@ func (s *setSearch) record(c *setConfig) {
 
 // Effect is the effect of a configuration relative to a reference end:
 // stats.Delta of their samples, the one estimate of an effect that every
-// perfbot report shows.
+// perfbot report shows. The zero Effect (N = 0) was not measured: the
+// configuration did not apply or build, or the run budget ran out before
+// it was run. It is not an effect of zero.
 type Effect struct {
 	// Effect is the change of the configuration relative to the
 	// reference, in percent, with its 95% interval.
@@ -394,15 +396,27 @@ type Effect struct {
 	N int `json:"n"`
 }
 
-// effectOf estimates the change of xs relative to ref. Either side empty
-// (a broken configuration) gives a zero Effect with N = len(xs).
-func effectOf(ref, xs []float64) Effect {
-	e := Effect{N: len(xs)}
-	if len(ref) == 0 || len(xs) == 0 {
-		return e
+// Measured reports whether e was measured: whether the configuration had
+// samples to compare with the reference's.
+func (e Effect) Measured() bool { return e.N > 0 }
+
+// Record is the effect as a finding keeps it: nil when it was not
+// measured.
+func (e Effect) Record() *record.Effect {
+	if !e.Measured() {
+		return nil
 	}
-	e.Effect = stats.Delta(ref, xs, 0.95)
-	return e
+	r := e.Effect
+	return &r
+}
+
+// effectOf estimates the change of xs relative to ref. Either side empty
+// (a broken configuration) gives the zero Effect: not measured.
+func effectOf(ref, xs []float64) Effect {
+	if len(ref) == 0 || len(xs) == 0 {
+		return Effect{}
+	}
+	return Effect{Effect: stats.Delta(ref, xs, 0.95), N: len(xs)}
 }
 
 // checkDirection refuses ends where the bad end is not worse than the good

@@ -209,7 +209,8 @@ type Isolation struct {
 	// Reverted is the effect of reverting Minimal (with Undecided) from
 	// the bad end, relative to the bad end. A Reverted effect that does
 	// not undo the regression means something outside Minimal regresses
-	// too.
+	// too. It is the zero Effect, not measured, when that configuration
+	// did not apply or build or the budget ran out first.
 	Reverted Effect
 	// AppliedOutcome is the verdict on the good end with Minimal applied:
 	// OutcomeBad unless the search ran out of decisive tests.

@@ -521,6 +521,7 @@ func TestIsolateRunBudget(t *testing.T) {
 			// what reverting it does is unmeasured.
 			assert.Equal(t, []string{"h07"}, iso.Minimal, "seed %d", seed)
 			assert.Equal(t, minimize.OutcomeUnresolved, iso.RevertedOutcome, "seed %d", seed)
+			assert.False(t, iso.Reverted.Measured(), "seed %d", seed)
 			continue
 		}
 		require.Len(t, iso.Unresolved, 1, "seed %d", seed)
@@ -598,4 +599,39 @@ func kinds(ws []record.Warning) []record.WarningKind {
 		out = append(out, w.Kind)
 	}
 	return out
+}
+
+// TestIsolateUnmeasuredEffect: an effect whose configuration was never
+// measured (it did not build, or the budget ran out first) is the zero
+// Effect, which says so (Measured, Record), never an effect of zero.
+func TestIsolateUnmeasuredEffect(t *testing.T) {
+	elements := []string{"h00", "h01", "h02", "h03"}
+	slow := func(set map[string]bool) float64 {
+		if set["h01"] {
+			return math.Log(0.92)
+		}
+		return 0
+	}
+	for _, tc := range []struct {
+		name   string
+		broken func(set map[string]bool) bool
+	}{
+		// h02 needs h01, which no dependency says: reverting h01 alone
+		// breaks the build.
+		{"the bad end with the set reverted does not build", func(set map[string]bool) bool { return set["h02"] && !set["h01"] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := range uint64(3) {
+				w := &bisecttest.SetWorld{Elements: elements, CV: 0.02, Effect: slow, Broken: tc.broken, Seed: seed}
+				iso, err := minimize.Isolate(context.Background(), w, minimize.Options{Groups: flat(elements)})
+				require.NoError(t, err, "seed %d", seed)
+				require.Equal(t, []string{"h01"}, iso.Minimal, "seed %d", seed)
+				assert.True(t, iso.Applied.Measured(), "seed %d", seed)
+				assert.Less(t, iso.Applied.Hi, 0.0, "seed %d", seed)
+				assert.False(t, iso.Reverted.Measured(), "seed %d: %+v", seed, iso.Reverted)
+				assert.Nil(t, iso.Reverted.Record(), "seed %d", seed)
+				assert.Contains(t, kinds(iso.Warnings), record.WarnSetIncomplete, "seed %d", seed)
+			}
+		})
+	}
 }

@@ -106,6 +106,11 @@ func TestEffectOf(t *testing.T) {
 	assert.InDelta(t, m.Pct, ms.Pct, 0.5)
 	assert.False(t, math.IsNaN(ms.Lo))
 
-	assert.Equal(t, Effect{N: 0}, effectOf(ref, nil))
-	assert.Equal(t, Effect{N: 3}, effectOf(nil, xs[:3]))
+	assert.True(t, m.Measured())
+	assert.Equal(t, &m.Effect, m.Record())
+	for _, e := range []Effect{effectOf(ref, nil), effectOf(nil, xs[:3])} {
+		assert.Equal(t, Effect{}, e, "a side without samples: not measured")
+		assert.False(t, e.Measured())
+		assert.Nil(t, e.Record(), "never an effect of zero")
+	}
 }

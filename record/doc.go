@@ -7,5 +7,6 @@
 // The package imports nothing of the module, so that store, config, runner,
 // bench, the engines, report and service can all speak of the same record
 // without importing each other. It holds data and the identities derived
-// from it (Target.Key, Spec.Hash, Finding.Fingerprint), never behaviour.
+// from it (Target.Key, Spec.Hash, Finding.Fingerprint and DerivedID), never
+// behaviour.
 package record

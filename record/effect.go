@@ -37,39 +37,64 @@ func (e Effect) Inverse() Effect {
 }
 
 // HunkEffect is the measured effect of a set of hunks applied alone on the
-// parent, and reverted alone from the culprit.
+// parent, and reverted alone from the culprit. Either is nil when it was
+// not measured (its configuration did not apply or build, or the search's
+// run budget ran out first): never an effect of zero.
 type HunkEffect struct {
-	Applied  Effect
-	Reverted Effect
+	Applied  *Effect
+	Reverted *Effect
 }
 
 // hunkEffectJSON is how a finding has always stored a HunkEffect: six flat
-// numbers.
+// numbers, the three of an effect left out when it was not measured.
 type hunkEffectJSON struct {
-	AppliedPct    float64 `json:"applied_pct"`
-	AppliedLoPct  float64 `json:"applied_lo_pct"`
-	AppliedHiPct  float64 `json:"applied_hi_pct"`
-	RevertedPct   float64 `json:"reverted_pct"`
-	RevertedLoPct float64 `json:"reverted_lo_pct"`
-	RevertedHiPct float64 `json:"reverted_hi_pct"`
+	AppliedPct    *float64 `json:"applied_pct,omitempty"`
+	AppliedLoPct  *float64 `json:"applied_lo_pct,omitempty"`
+	AppliedHiPct  *float64 `json:"applied_hi_pct,omitempty"`
+	RevertedPct   *float64 `json:"reverted_pct,omitempty"`
+	RevertedLoPct *float64 `json:"reverted_lo_pct,omitempty"`
+	RevertedHiPct *float64 `json:"reverted_hi_pct,omitempty"`
 }
 
 // MarshalJSON writes e under the names stored findings and the API have
-// always used (applied_pct, applied_lo_pct, …).
+// always used (applied_pct, applied_lo_pct, …); an effect that was not
+// measured has none of its three.
 func (e HunkEffect) MarshalJSON() ([]byte, error) {
-	return json.Marshal(hunkEffectJSON{
-		AppliedPct: e.Applied.Pct, AppliedLoPct: e.Applied.Lo, AppliedHiPct: e.Applied.Hi,
-		RevertedPct: e.Reverted.Pct, RevertedLoPct: e.Reverted.Lo, RevertedHiPct: e.Reverted.Hi,
-	})
+	var j hunkEffectJSON
+	if a := e.Applied; a != nil {
+		j.AppliedPct, j.AppliedLoPct, j.AppliedHiPct = &a.Pct, &a.Lo, &a.Hi
+	}
+	if r := e.Reverted; r != nil {
+		j.RevertedPct, j.RevertedLoPct, j.RevertedHiPct = &r.Pct, &r.Lo, &r.Hi
+	}
+	return json.Marshal(j)
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
+// UnmarshalJSON reads what MarshalJSON writes. An older perfbot wrote an
+// effect it had not measured as three zeros: they read as not measured,
+// as no measured interval is [0, 0].
 func (e *HunkEffect) UnmarshalJSON(data []byte) error {
 	var j hunkEffectJSON
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	e.Applied = Effect{Pct: j.AppliedPct, Interval: Interval{Lo: j.AppliedLoPct, Hi: j.AppliedHiPct}}
-	e.Reverted = Effect{Pct: j.RevertedPct, Interval: Interval{Lo: j.RevertedLoPct, Hi: j.RevertedHiPct}}
+	e.Applied = storedEffect(j.AppliedPct, j.AppliedLoPct, j.AppliedHiPct)
+	e.Reverted = storedEffect(j.RevertedPct, j.RevertedLoPct, j.RevertedHiPct)
 	return nil
+}
+
+// storedEffect is the effect of three stored numbers, nil when they are
+// absent or all zero.
+func storedEffect(pct, lo, hi *float64) *Effect {
+	val := func(p *float64) float64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	e := Effect{Pct: val(pct), Interval: Interval{Lo: val(lo), Hi: val(hi)}}
+	if e == (Effect{}) {
+		return nil
+	}
+	return &e
 }

@@ -50,7 +50,7 @@ func TestFindingJSONKeepsItsNames(t *testing.T) {
 	assert.Equal(t, Interval{Lo: 88.3, Hi: 89.02}, f.Good.Interval)
 	c := f.Culprits[0]
 	assert.Equal(t, Effect{Pct: -14.8, Interval: Interval{Lo: -15.9, Hi: -13.6}}, c.Effect)
-	assert.Equal(t, HunkEffect{Applied: Effect{Pct: -14.1, Interval: Interval{Lo: -15.3, Hi: -12.9}}, Reverted: Effect{Pct: 15.3, Interval: Interval{Lo: 13.9, Hi: 16.7}}}, *c.HunkEffect)
+	assert.Equal(t, HunkEffect{Applied: &Effect{Pct: -14.1, Interval: Interval{Lo: -15.3, Hi: -12.9}}, Reverted: &Effect{Pct: 15.3, Interval: Interval{Lo: 13.9, Hi: 16.7}}}, *c.HunkEffect)
 	assert.Equal(t, Effect{Pct: -14.7, Interval: Interval{Lo: -15.8, Hi: -13.5}}, c.Confirmation.Effect)
 	assert.True(t, c.Confirmation.Confirmed)
 
@@ -61,5 +61,38 @@ func TestFindingJSONKeepsItsNames(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &got))
 	for _, key := range []string{"good", "culprits"} {
 		assert.Equal(t, want[key], got[key], key)
+	}
+}
+
+// TestHunkEffectNotMeasured: an effect of the hunks that was not measured
+// is nil, stored without its three numbers; an older perfbot's three
+// zeros read as not measured.
+func TestHunkEffectNotMeasured(t *testing.T) {
+	measured := &Effect{Pct: -14.1, Interval: Interval{Lo: -15.3, Hi: -12.9}}
+	for _, tc := range []struct {
+		name   string
+		stored string
+		want   HunkEffect
+	}{
+		{"both measured", `{"applied_pct":-14.1,"applied_lo_pct":-15.3,"applied_hi_pct":-12.9,"reverted_pct":-14.1,"reverted_lo_pct":-15.3,"reverted_hi_pct":-12.9}`,
+			HunkEffect{Applied: measured, Reverted: measured}},
+		{"reverted not measured", `{"applied_pct":-14.1,"applied_lo_pct":-15.3,"applied_hi_pct":-12.9}`, HunkEffect{Applied: measured}},
+		{"an older perfbot's zeros", `{"applied_pct":-14.1,"applied_lo_pct":-15.3,"applied_hi_pct":-12.9,"reverted_pct":0,"reverted_lo_pct":0,"reverted_hi_pct":0}`,
+			HunkEffect{Applied: measured}},
+		{"neither", `{}`, HunkEffect{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got HunkEffect
+			require.NoError(t, json.Unmarshal([]byte(tc.stored), &got))
+			assert.Equal(t, tc.want, got)
+			out, err := json.Marshal(got)
+			require.NoError(t, err)
+			var again HunkEffect
+			require.NoError(t, json.Unmarshal(out, &again))
+			assert.Equal(t, tc.want, again, "stored as %s", out)
+			if tc.want.Reverted == nil {
+				assert.NotContains(t, string(out), "reverted")
+			}
+		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -21,6 +23,15 @@ const (
 	// own direction.
 	Any Direction = "any"
 )
+
+// Indefinite is the direction with its indefinite article: "a
+// regression", "an improvement".
+func (d Direction) Indefinite() string {
+	if d == Improvement || d == Any {
+		return "an " + string(d)
+	}
+	return "a " + string(d)
+}
 
 // Outcome is what a search concluded.
 type Outcome string
@@ -231,6 +242,30 @@ type Hunk struct {
 	Diff      string `json:"diff"`
 }
 
+// LineCounts counts the lines the hunk adds and removes: the "+" and "-"
+// lines of its fragments (a whole-file hunk's header is not counted).
+func (h Hunk) LineCounts() (added, removed int) {
+	inFragment := false
+	for line := range strings.SplitSeq(h.Diff, "\n") {
+		switch {
+		case strings.HasPrefix(line, "@@"):
+			inFragment = true
+		case !inFragment:
+		case strings.HasPrefix(line, "+"):
+			added++
+		case strings.HasPrefix(line, "-"):
+			removed++
+		}
+	}
+	return added, removed
+}
+
+// Size is the hunk's line counts as every view prints them: "+4 −3".
+func (h Hunk) Size() string {
+	added, removed := h.LineCounts()
+	return fmt.Sprintf("+%d −%d", added, removed)
+}
+
 // EnvDiff is one variable that differs between the two ends.
 type EnvDiff struct {
 	Name string `json:"name"`
@@ -240,10 +275,13 @@ type EnvDiff struct {
 
 // Finding is a localized change with all its evidence.
 type Finding struct {
-	ID         string            `json:"id"` // equals Fingerprint()
-	Created    time.Time         `json:"created"`
-	Repo       string            `json:"repo"`       // repository URL or path, for links and commands
-	CommitURL  string            `json:"commit_url"` // printf pattern with one %s for the hash, may be empty
+	ID      string    `json:"id"` // DerivedID: the one id every view shows
+	Created time.Time `json:"created"`
+	Repo    string    `json:"repo"` // repository URL or path, for links and commands
+	// CommitURL is the printf pattern, with one %s for the hash, of the
+	// tracker's commit pages ("" when there is none). It is not stored:
+	// LinkCommits puts each commit's own URL in its record.
+	CommitURL  string            `json:"-"`
 	Outcome    Outcome           `json:"outcome"`
 	Metric     string            `json:"metric"`
 	Unit       string            `json:"unit"`
@@ -336,6 +374,38 @@ func (f *Finding) TriageState() Triage {
 	return f.Triage.State.Or()
 }
 
+// LinkCommits sets the URL of every commit f names (its ends, culprits,
+// candidates, skipped commits and probes) that has none, from the
+// CommitURL pattern; without a pattern it does nothing. It replaces the
+// slices rather than editing them, so linking a copy of a finding leaves
+// the original as it was.
+func (f *Finding) LinkCommits() {
+	if f.CommitURL == "" {
+		return
+	}
+	link := func(c *Commit) {
+		if c.URL == "" && c.Hash != "" {
+			c.URL = fmt.Sprintf(f.CommitURL, c.Hash)
+		}
+	}
+	link(&f.Good.Commit)
+	link(&f.Bad.Commit)
+	f.Culprits = slices.Clone(f.Culprits)
+	for i := range f.Culprits {
+		link(&f.Culprits[i].Commit)
+	}
+	f.Probes = slices.Clone(f.Probes)
+	for i := range f.Probes {
+		link(&f.Probes[i].Commit)
+	}
+	for _, cs := range []*[]Commit{&f.Candidates, &f.Skipped} {
+		*cs = slices.Clone(*cs)
+		for i := range *cs {
+			link(&(*cs)[i])
+		}
+	}
+}
+
 // Hunks returns the hunks of every culprit, in culprit order.
 func (f *Finding) Hunks() []Hunk {
 	var hs []Hunk
@@ -368,23 +438,57 @@ func (f *Finding) Fingerprint() string {
 	return FindingMarker + hex.EncodeToString(sum[:10])
 }
 
-// FindingMarker starts every finding's id: the fingerprint that an issue
-// body carries, so that a tracker search finds the issue of a finding.
-// People type ids without it (ShortFindingID).
+// FindingMarker starts every fingerprint: the marker an issue body
+// carries, so that a tracker search finds the issue of a finding. A
+// finding's id (DerivedID) is shorter, and an older perfbot's id was the
+// fingerprint itself (FindingID maps it).
 const FindingMarker = "perfbotfp"
 
-// ShortFindingID abbreviates a finding's id as git abbreviates a hash:
-// seven characters after the marker ("3f2a9c1" for "perfbotfp3f2a9c1…"),
-// and a suffix such as "-nr" kept. Lookups take it back.
-func ShortFindingID(id string) string {
-	const keep = 7
-	rest, ok := strings.CutPrefix(id, FindingMarker)
-	if !ok || len(rest) <= keep {
-		return id
+// IDDigits is how many hex digits a finding's id has: few enough to read
+// and type (any unique prefix of it names the finding), enough that two
+// findings of one store do not share it (40 bits).
+const IDDigits = 10
+
+// DerivedID is the id f is stored and shown under, everywhere: the table,
+// JSON, the API, the dashboard and the issue. It is FindingID of its key,
+// the fingerprint followed, for an outcome whose fingerprint another
+// outcome can share, by what tells them apart: "-nr:" and the two ends
+// for a finding that was not reproduced (each range its own finding), "-"
+// and the outcome for a nightly one (build broken, missing data,
+// speculation slower). The id of a culprit's, candidates' or inconclusive
+// finding is thus the first IDDigits digits of the fingerprint its issue
+// carries.
+func (f *Finding) DerivedID() string {
+	key := f.Fingerprint()
+	switch f.Outcome {
+	case OutcomeCulprit, OutcomeCandidates, OutcomeInconclusive, "":
+	case OutcomeNotReproduced:
+		key += "-nr:" + f.Good.Commit.Hash + ".." + f.Bad.Commit.Hash
+	default:
+		key += "-" + string(f.Outcome)
 	}
-	short := rest[:keep]
-	if i := strings.IndexByte(rest, '-'); i > keep {
-		short += rest[i:]
+	return FindingID(key)
+}
+
+// FindingID is the id of the finding whose key is key: the first IDDigits
+// hex digits of a fingerprint (all of them, for a shorter prefix of one),
+// or of the SHA-256 of any other key. An older perfbot's id was such a key
+// (the fingerprint, or it with a suffix such as "-nr"): FindingID of it is
+// the id that finding has now, which is how stores are migrated and old
+// ids still name their findings.
+func FindingID(key string) string {
+	if digits, ok := strings.CutPrefix(key, FindingMarker); ok && isHex(digits) {
+		return digits[:min(len(digits), IDDigits)]
 	}
-	return short
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])[:IDDigits]
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return s != ""
 }

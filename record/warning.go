@@ -64,8 +64,9 @@ const (
 	// undecided after being measured again; they are not named.
 	WarnUndecidedElements WarningKind = "undecided_elements"
 	// WarnOtherDirection: the ends From and To do not differ in the
-	// direction searched, but they do in Direction, by Pct: the search
-	// asked for an improvement of what is a regression, or the reverse.
+	// direction searched, but they do in Direction, by Pct [LoPct,
+	// HiPct]: the search asked for an improvement of what is a
+	// regression, or the reverse. Command is the search for it.
 	WarnOtherDirection WarningKind = "other_direction"
 	// WarnSetBudgetSpent: a hunk or environment search spent its run
 	// budget (Runs) before it was resolved; Commits (hunk or variable
@@ -146,8 +147,8 @@ func (w Warning) String() string {
 	case WarnSetBudgetSpent:
 		return fmt.Sprintf("run budget (%d) spent before the search was resolved; the change lies in %s", w.Runs, strings.Join(w.Commits, ", "))
 	case WarnOtherDirection:
-		return fmt.Sprintf("the ends %s do not differ in the direction searched, but they do the other way: %s of %+.1f%%; search it with --direction %s (or any)",
-			span, w.Direction, w.Pct, w.Direction)
+		return fmt.Sprintf("the ends %s do not differ in the direction searched, but they do the other way: %s of %s; search it with --direction %s (or any)",
+			span, w.Direction.Indefinite(), w.effect(), w.Direction)
 	case WarnUndecidedElements:
 		return fmt.Sprintf("the effect of %s could not be measured (their tests stayed undecided when measured again); they are not named", strings.Join(w.Commits, ", "))
 	case WarnGPUState:
@@ -226,4 +227,40 @@ func gpuStateWarning(w Warning) string {
 		s += fmt.Sprintf("throttled (%s), which neither end was", strings.Join(w.Reasons, ", "))
 	}
 	return s + ": its values may be the machine's, not the code's"
+}
+
+// Change is the effect the warning states: Pct [LoPct, HiPct].
+func (w Warning) Change() Effect {
+	return Effect{Pct: w.Pct, Interval: Interval{Lo: w.LoPct, Hi: w.HiPct}}
+}
+
+// effect is the warning's Change ("-21.0% [-23.4%, -18.6%]"), or Pct
+// alone when an older perfbot stored no interval.
+func (w Warning) effect() string {
+	if w.LoPct == 0 && w.HiPct == 0 {
+		return fmt.Sprintf("%+.1f%%", w.Pct)
+	}
+	return w.Change().String()
+}
+
+// Command is the perfbot command line that searches what a
+// WarnOtherDirection found: the same ends, metric in the other direction
+// ("perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric
+// verify_tok_s --direction regression"); "" for another kind.
+func (w Warning) Command(metric string) string {
+	if w.Kind != WarnOtherDirection {
+		return ""
+	}
+	return fmt.Sprintf("perfbot bisect --good %s --bad %s --metric %s --direction %s", ShortHash(w.From), ShortHash(w.To), metric, w.Direction)
+}
+
+// OtherDirection returns the WarnOtherDirection among ws, and false when
+// there is none.
+func OtherDirection(ws []Warning) (Warning, bool) {
+	for _, w := range ws {
+		if w.Kind == WarnOtherDirection {
+			return w, true
+		}
+	}
+	return Warning{}, false
 }

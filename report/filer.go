@@ -57,9 +57,9 @@ func (f *Filer) File(ctx context.Context, fd *record.Finding) error {
 	}
 	fp := fd.Fingerprint()
 	if fd.ID == "" {
-		fd.ID = fp
+		fd.ID = fd.DerivedID()
 	}
-	log := f.logger().With("finding", fp)
+	log := f.logger().With("finding", fd.ID)
 	fd.PublishConfidence = f.cutOff()
 	if reason := f.keepReason(fd); reason != "" {
 		fd.State = record.StateKept
@@ -167,7 +167,7 @@ func (f *Filer) update(ctx context.Context, fd *record.Finding, iss Issue, body 
 
 func (f *Filer) create(ctx context.Context, fd *record.Finding, fp, title, body string, log *slog.Logger) (Issue, error) {
 	labels := append([]string(nil), f.Labels...)
-	for _, c := range components(fd) {
+	for _, c := range Components(fd) {
 		labels = append(labels, "component:"+c)
 	}
 	iss, err := f.Tracker.Create(ctx, title, body, labels)
@@ -181,7 +181,7 @@ func (f *Filer) create(ctx context.Context, fd *record.Finding, fp, title, body 
 func (f *Filer) fail(fd *record.Finding, err error) error {
 	fd.State = record.StateUnfiled
 	fd.FileError = err.Error()
-	return fmt.Errorf("file finding %s: %w", fd.Fingerprint(), err)
+	return fmt.Errorf("file finding %s: %w", fd.ID, err)
 }
 
 func (f *Filer) logger() *slog.Logger {

@@ -106,7 +106,7 @@ func culpritWithHunks() *record.Finding {
 		Diff: allreduceDiff,
 	}}
 	f.Components = []string{"communicator"}
-	f.Culprits[0].HunkEffect = &record.HunkEffect{Applied: record.Effect{Pct: -14.1, Interval: record.Interval{Lo: -15.3, Hi: -12.9}}, Reverted: record.Effect{Pct: 15.3, Interval: record.Interval{Lo: 13.9, Hi: 16.7}}}
+	f.Culprits[0].HunkEffect = &record.HunkEffect{Applied: &record.Effect{Pct: -14.1, Interval: record.Interval{Lo: -15.3, Hi: -12.9}}, Reverted: &record.Effect{Pct: 15.3, Interval: record.Interval{Lo: 13.9, Hi: 16.7}}}
 	f.Probes = probes(
 		record.Probe{Commit: goodCommit, N: 24, Median: 88.80, Status: "ok", Verdict: "end"},
 		record.Probe{Commit: badCommit, N: 24, Median: 75.66, Status: "ok", Verdict: "end"},
@@ -126,7 +126,7 @@ func culpritWithHunks() *record.Finding {
 		"BenchmarkVerifyStep/k=3-8   \t     200\t  33820114 ns/op\t        88.71 tok/s\n" +
 		"allreduce backend: custom\n" +
 		"PASS\n"
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -134,7 +134,7 @@ func culpritWithoutHunks() *record.Finding {
 	f := culpritWithHunks()
 	f.Culprits[0].Hunks, f.Culprits[0].HunkEffect, f.Components = nil, nil, nil
 	f.Reproduce = f.Reproduce[:1]
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -165,7 +165,7 @@ func twoCulprits() *record.Finding {
 		record.Probe{Commit: culprit2, N: 16, Median: 83.55, Status: "ok", Verdict: "bad"},
 	)
 	f.Runs, f.Builds = 126, 12
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -184,7 +184,7 @@ func candidates() *record.Finding {
 	)
 	f.Reproduce = []string{"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s"}
 	f.Logs = "go build ./...\n# engine/kernels\nkernels/flashinfer.go:17:2: undefined: flashinfer.PlanMLA\n"
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -195,7 +195,7 @@ func inconclusive() *record.Finding {
 	f.Skipped = nil
 	f.Confidence = 0.71
 	f.Probes = f.Probes[:3]
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -212,7 +212,25 @@ func notReproduced() *record.Finding {
 	f.Logs = ""
 	f.Runs, f.Builds = 32, 2
 	f.Reproduce = []string{"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s"}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
+	return f
+}
+
+// notReproducedOtherWay is an improvement searched on ends that
+// regressed by 21%: not reproduced as an improvement, there the other way.
+func notReproducedOtherWay() *record.Finding {
+	f := notReproduced()
+	f.Direction = record.Improvement
+	f.Unit = "tok/s"
+	f.Good.Median, f.Good.Lo, f.Good.Hi = 1011, 1004, 1019
+	f.Bad.Median, f.Bad.Lo, f.Bad.Hi = 798.5, 791.2, 805.9
+	f.Probes[0].Median, f.Probes[1].Median = 1011, 798.5
+	f.Warnings = []record.Warning{{Kind: record.WarnOtherDirection, From: goodCommit.Hash, To: badCommit.Hash, Direction: record.Regression, Pct: -21.0, LoPct: -21.9, HiPct: -20.1}}
+	f.Reproduce = []string{
+		"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --direction regression",
+		"perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --direction improvement",
+	}
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -231,6 +249,6 @@ func suspicious() *record.Finding {
 	f.Confidence = 0.82
 	f.EnvDiffs = []record.EnvDiff{{Name: "NCCL_PROTO", Good: "LL", Bad: ""}, {Name: "NCCL_ALGO", Good: "Ring", Bad: "Tree|Ring"}}
 	f.Warnings = []record.Warning{{Kind: record.WarnNote, Text: "3 of 24 runs at the bad end were retried after infra errors."}}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }

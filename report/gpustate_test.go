@@ -57,7 +57,7 @@ func throttled() *record.Finding {
 		{Kind: record.DiffNCCL, Name: "NCCL_PROTO set by environment", Good: "LL", Bad: "Simple"},
 		{Kind: record.DiffNCCL, Name: "NCCL AllReduce algorithm/protocol", Good: "RING/LL", Bad: "RING/SIMPLE"},
 	}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -72,7 +72,7 @@ func sameGPUState() *record.Finding {
 	st2.Step, st2.MeanPowerW = "allreduce", 410
 	f.GoodState = &record.Fingerprint{GPUState: []record.GPUState{st, st2}}
 	f.BadState = &record.Fingerprint{GPUState: []record.GPUState{st, st2}}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 

@@ -32,6 +32,8 @@ var templates = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":      formatPct,
 	"ci":       formatCI,
 	"effect":   formatEffect,
+	"measured": formatMeasured,
+	"an":       record.Direction.Indefinite,
 	"conf":     formatConfidence,
 	"text":     escapeText,
 	"code":     codeSpan,
@@ -104,7 +106,7 @@ func (v *view) render(name string, f *record.Finding) (title, body string, err e
 			return v.Title, body, nil
 		}
 	}
-	return "", "", fmt.Errorf("render finding %s: body has %d characters with diffs cut, more than %d", f.Fingerprint(), utf8.RuneCountInString(body), MaxBodyRunes)
+	return "", "", fmt.Errorf("render finding %s: body has %d characters with diffs cut, more than %d", findingID(f), utf8.RuneCountInString(body), MaxBodyRunes)
 }
 
 func validate(f *record.Finding) error {
@@ -117,25 +119,33 @@ func validate(f *record.Finding) error {
 	switch f.Outcome {
 	case record.OutcomeCulprit:
 		if len(f.Culprits) == 0 {
-			return fmt.Errorf("render finding %s: outcome %q without culprits", f.Fingerprint(), f.Outcome)
+			return fmt.Errorf("render finding %s: outcome %q without culprits", findingID(f), f.Outcome)
 		}
 	case record.OutcomeCandidates:
 		if len(f.Candidates) == 0 {
-			return fmt.Errorf("render finding %s: outcome %q without candidates", f.Fingerprint(), f.Outcome)
+			return fmt.Errorf("render finding %s: outcome %q without candidates", findingID(f), f.Outcome)
 		}
 	case record.OutcomeBuildBroken, record.OutcomeMissingData:
 		if len(f.Candidates) == 0 {
-			return fmt.Errorf("render finding %s: outcome %q without the nights' tips", f.Fingerprint(), f.Outcome)
+			return fmt.Errorf("render finding %s: outcome %q without the nights' tips", findingID(f), f.Outcome)
 		}
 	case record.OutcomeSpeculationSlower:
 		if f.Speculative == nil || len(f.Candidates) == 0 {
-			return fmt.Errorf("render finding %s: outcome %q without the breakdown or the nights' tips", f.Fingerprint(), f.Outcome)
+			return fmt.Errorf("render finding %s: outcome %q without the breakdown or the nights' tips", findingID(f), f.Outcome)
 		}
 	case record.OutcomeInconclusive, record.OutcomeNotReproduced:
 	default:
-		return fmt.Errorf("render finding %s: unknown outcome %q", f.Fingerprint(), f.Outcome)
+		return fmt.Errorf("render finding %s: unknown outcome %q", findingID(f), f.Outcome)
 	}
 	return nil
+}
+
+// findingID is f's id, or the id it will be stored under.
+func findingID(f *record.Finding) string {
+	if f.ID != "" {
+		return f.ID
+	}
+	return f.DerivedID()
 }
 
 // templateFor picks the template of f's outcome.
@@ -160,7 +170,10 @@ func templateFor(f *record.Finding) string {
 // view is what the templates see: the finding and what is derived from it.
 type view struct {
 	*record.Finding
-	Title       string
+	Title string
+	// FindingID is the finding's id, the one every view shows (its
+	// DerivedID when it has none yet); Fingerprint is the marker's.
+	FindingID   string
 	Fingerprint string
 	Marker      string
 	// DeltaPct is the change of the bad end's median against the good end's.
@@ -184,6 +197,7 @@ func newView(f *record.Finding, secrets []string) *view {
 	fp := f.Fingerprint()
 	v := &view{
 		Finding:     f,
+		FindingID:   findingID(f),
 		Fingerprint: fp,
 		Marker:      marker(fp),
 		DeltaPct:    changePct(f.Good.Median, f.Bad.Median),
@@ -272,7 +286,7 @@ func (v *view) CulpritList() string {
 
 // ComponentList names the components of the change in bold.
 func (v *view) ComponentList() string {
-	cs := components(v.Finding)
+	cs := Components(v.Finding)
 	for i, c := range cs {
 		cs[i] = "**" + escapeText(c) + "**"
 	}
@@ -339,10 +353,30 @@ func cutLines(s string, n int) string {
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… %d more lines", len(lines)-n)
 }
 
+// otherWay is the change between the ends of a finding that was not
+// reproduced in the direction searched but is there the other way.
+type otherWay struct {
+	Direction record.Direction
+	Effect    record.Effect
+	// Command searches it.
+	Command string
+}
+
+// OtherWay is the change the other way between the ends of a finding that
+// was not reproduced, from its record.WarnOtherDirection; nil when there
+// is none.
+func (v *view) OtherWay() *otherWay {
+	w, ok := record.OtherDirection(v.Warnings)
+	if v.Outcome != record.OutcomeNotReproduced || !ok {
+		return nil
+	}
+	return &otherWay{Direction: w.Direction, Effect: w.Change(), Command: w.Command(v.Metric)}
+}
+
 // EffectShare is the applied-alone effect of c's hunks as a share of c's
 // effect, or 0 when that comparison means nothing.
 func (v *view) EffectShare(c record.Culprit) float64 {
-	if c.HunkEffect == nil || c.Effect.Pct == 0 {
+	if c.HunkEffect == nil || c.HunkEffect.Applied == nil || c.Effect.Pct == 0 {
 		return 0
 	}
 	share := c.HunkEffect.Applied.Pct / c.Effect.Pct * 100
@@ -392,21 +426,24 @@ func title(f *record.Finding, deltaPct float64) string {
 	case record.OutcomeInconclusive:
 		return fmt.Sprintf("%s %s between %s and %s (inconclusive)", f.Metric, formatPct(deltaPct), f.Good.Commit.Short(), f.Bad.Commit.Short())
 	default:
+		if w, ok := record.OtherDirection(f.Warnings); ok {
+			return fmt.Sprintf("%s: no %s between %s and %s, but %s of %s the other way", f.Metric, f.Direction, f.Good.Commit.Short(), f.Bad.Commit.Short(), w.Direction.Indefinite(), formatPct(w.Pct))
+		}
 		return fmt.Sprintf("%s: change between %s and %s not reproduced", f.Metric, f.Good.Commit.Short(), f.Bad.Commit.Short())
 	}
 }
 
 func componentSuffix(f *record.Finding) string {
-	cs := components(f)
+	cs := Components(f)
 	if len(cs) == 0 {
 		return ""
 	}
 	return " (" + strings.Join(cs, ", ") + ")"
 }
 
-// components are f.Components, else the components of its hunks, in order
+// Components are f.Components, else the components of its hunks, in order
 // and without repeats.
-func components(f *record.Finding) []string {
+func Components(f *record.Finding) []string {
 	src := f.Components
 	if len(src) == 0 {
 		for _, h := range f.Hunks() {
@@ -541,10 +578,17 @@ func formatCI(lo, hi float64) string {
 // formatEffect prints a change with its interval: "−14.8% [−15.6%, −14.0%]".
 func formatEffect(e record.Effect) string { return formatPct(e.Pct) + " " + formatCI(e.Lo, e.Hi) }
 
-// formatConfidence rounds down so that 0.9999 never reads as a certain 100%.
-func formatConfidence(c float64) string {
-	return fmt.Sprintf("%.1f%%", math.Floor(c*1000)/10)
+// formatMeasured prints an effect that may not have been measured: "not
+// measured", never a zero, when it was not.
+func formatMeasured(e *record.Effect) string {
+	if e == nil {
+		return "not measured"
+	}
+	return formatEffect(*e)
 }
+
+// formatConfidence prints a confidence as every view of perfbot does.
+func formatConfidence(c float64) string { return num.Confidence(c) }
 
 func formatDate(t time.Time) string {
 	if t.IsZero() {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -43,6 +44,7 @@ func TestRenderGolden(t *testing.T) {
 		{"candidates", candidates()},
 		{"inconclusive", inconclusive()},
 		{"not_reproduced", notReproduced()},
+		{"not_reproduced_other_way", notReproducedOtherWay()},
 		{"suspicious", suspicious()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,10 +160,10 @@ func TestWarnings(t *testing.T) {
 	}{
 		{"clean culprit", culpritWithoutHunks(), nil},
 		{"merge commit", withCulprit(func(c *record.Culprit) { c.Commit.Parents = []string{"p1", "p2"} }), []string{"is a merge commit (2 parents)"}},
-		{"docs only", withCulprit(func(c *record.Culprit) { c.Commit.Files = []string{"docs/nccl.md", "README.md"} }), []string{"changes only documentation or tests"}},
+		{"docs only", withCulprit(func(c *record.Culprit) { c.Commit.Files = []string{"docs/nccl.md", "README.md"} }), []string{"only files named like documentation or tests"}},
 		{"tests only", withCulprit(func(c *record.Culprit) {
 			c.Commit.Files = []string{"engine/moe/router_test.go", "python/tests/test_topk.py", "engine/testdata/x.json"}
-		}), []string{"changes only documentation or tests"}},
+		}), []string{"only files named like documentation or tests"}},
 		{"code and tests", withCulprit(func(c *record.Culprit) {
 			c.Commit.Files = []string{"engine/moe/router.go", "engine/moe/router_test.go"}
 		}), nil},
@@ -181,12 +183,140 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
+// TestWarningsKeepAMeasuredEffect: a culprit whose files are named like
+// documentation or tests (speed.txt, read by the benchmark, under
+// testdata/) is not explained away by their names: the warning says that
+// they are not code and that the effect is measured all the same.
+func TestWarningsKeepAMeasuredEffect(t *testing.T) {
+	confirmed := func(files ...string) *record.Finding {
+		f := culpritWithoutHunks()
+		f.Culprits[0].Commit.Files = files
+		return f
+	}
+	unconfirmed := func(files ...string) *record.Finding {
+		f := confirmed(files...)
+		f.Culprits[0].Confirmation.Confirmed = false
+		return f
+	}
+	for _, tc := range []struct {
+		name    string
+		finding *record.Finding
+		want    string
+	}{
+		{"data the benchmark reads, confirmed", confirmed("testdata/speed.txt"), "its effect is measured all the same, and confirmed: the build or the benchmark reads them."},
+		{"docs, confirmed", confirmed("docs/speed.md"), "its effect is measured all the same, and confirmed"},
+		{"a test file, not confirmed", unconfirmed("engine/bench_test.go"), "its effect is measured all the same: if it holds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := strings.Join(Warnings(tc.finding), "\n")
+			assert.Contains(t, ws, "changes no program code")
+			assert.Contains(t, ws, tc.want)
+			assert.NotContains(t, ws, "cannot change")
+			_, body, err := Render(tc.finding)
+			require.NoError(t, err)
+			assert.NotContains(t, body, "cannot change")
+		})
+	}
+}
+
+// TestRenderOtherWay: ends that differ the other way are not "not
+// reproduced": the issue says which way they differ, by how much, and the
+// command that searches it.
+func TestRenderOtherWay(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		finding  *record.Finding
+		want     []string
+		dontWant []string
+	}{
+		{name: "a regression searched as an improvement", finding: notReproducedOtherWay(),
+			want: []string{"# verify_tok_s: no improvement between a1b2c3d4e5 and 9e8d7c6b5a, but a regression of −21.0% the other way\n",
+				"was searched for an improvement between", "they differ the other way, a regression of −21.0% [−21.9%, −20.1%] (medians 1,011 and 798.5 tok/s",
+				"```sh\nperfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --direction regression\n```"},
+			dontWant: []string{"did not reproduce"}},
+		{name: "ends alike", finding: notReproduced(), want: []string{"measuring both ends again did not reproduce it"}, dontWant: []string{"the other way"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			title, body, err := Render(tc.finding)
+			require.NoError(t, err)
+			body = "# " + title + "\n" + body
+			for _, w := range tc.want {
+				assert.Contains(t, body, w)
+			}
+			for _, w := range tc.dontWant {
+				assert.NotContains(t, body, w)
+			}
+		})
+	}
+}
+
+// TestRenderNotMeasured: an effect of the hunks that was not measured
+// reads "not measured" in the issue, never a measured zero.
+func TestRenderNotMeasured(t *testing.T) {
+	measured := &record.Effect{Pct: -14.1, Interval: record.Interval{Lo: -15.3, Hi: -12.9}}
+	for _, tc := range []struct {
+		name   string
+		effect record.HunkEffect
+		want   []string
+	}{
+		{"reverted not measured", record.HunkEffect{Applied: measured},
+			[]string{"- **applied alone** on the culprit's parent: −14.1% [−15.3%, −12.9%] (95% of the culprit's change)", "- **reverted alone** from the culprit: not measured"}},
+		{"applied not measured", record.HunkEffect{Reverted: measured},
+			[]string{"- **applied alone** on the culprit's parent: not measured\n", "- **reverted alone** from the culprit: −14.1%"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := culpritWithHunks()
+			f.Culprits[0].HunkEffect = &tc.effect
+			_, body, err := Render(f)
+			require.NoError(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, body, w)
+			}
+			assert.NotContains(t, body, "0.0% [")
+		})
+	}
+}
+
+// TestRenderFoldsTheDiff: a rewrite's hunk is named in a heading with the
+// lines it adds and removes, and its diff is folded in a <details>
+// section, not spread over the issue.
+func TestRenderFoldsTheDiff(t *testing.T) {
+	var rewrite strings.Builder
+	rewrite.WriteString("@@ -10,50 +10,50 @@ func Select(xs []int) int {\n")
+	for i := range 50 {
+		rewrite.WriteString("-\told := xs[" + strconv.Itoa(i) + "]\n")
+	}
+	for i := range 50 {
+		rewrite.WriteString("+\tnew := xs[" + strconv.Itoa(i) + "]\n")
+	}
+	for _, tc := range []struct {
+		name    string
+		hunk    record.Hunk
+		heading string
+	}{
+		{"a rewrite", record.Hunk{ID: "h1", File: "engine/topk/select.go", Function: "Select", OldStart: 10, OldLines: 50, NewStart: 10, NewLines: 50, Diff: rewrite.String()},
+			"#### `engine/topk/select.go` lines 10–59 · func `Select` · +50 −50\n\n<details><summary>Diff</summary>\n\n```diff\n@@ -10,50"},
+		{"a small change", culpritWithHunks().Culprits[0].Hunks[0],
+			"· component **communicator** · +4 −3\n\n<details><summary>Diff</summary>\n\n```diff\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := culpritWithHunks()
+			f.Culprits[0].Hunks = []record.Hunk{tc.hunk}
+			_, body, err := Render(f)
+			require.NoError(t, err)
+			require.Contains(t, body, tc.heading)
+			require.Contains(t, body, "```\n\n</details>\n\n#### Effect of the hunks")
+		})
+	}
+}
+
 func TestFormatting(t *testing.T) {
 	assert.Equal(t, "−14.8%", formatPct(-14.79))
 	assert.Equal(t, "+3.2%", formatPct(3.2))
 	assert.Equal(t, "0.0%", formatPct(-0.01))
 	assert.Equal(t, "n/a", formatPct(math.NaN()))
-	assert.Equal(t, "99.9%", formatConfidence(0.99999), "confidence rounds down")
+	assert.Equal(t, "> 99.9%", formatConfidence(0.99999), "never a certain 100% (internal/num)")
+	assert.Equal(t, "99.8%", formatConfidence(0.9987), "confidence rounds down")
 	assert.Equal(t, "88.8", formatNum(88.8), "as every view prints it (internal/num)")
 	assert.Equal(t, "12,350", formatNum(12345.6))
 	assert.Equal(t, "0.01234", formatNum(0.01234))

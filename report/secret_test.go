@@ -36,7 +36,7 @@ func leakingFinding() *record.Finding {
 	f.EnvDiffs = []record.EnvDiff{{Name: "SLACK_WEBHOOK_URL", Good: leakWebhook, Bad: ""}}
 	f.Warnings = []record.Warning{{Kind: record.WarnNote, Text: "the benchmark printed " + leakGitHub}}
 	f.Culprits[0].Hunks[0].Diff += "+const token = \"" + leakGitHub + "\"\n"
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 

@@ -82,6 +82,15 @@ func (s *srv) findings(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+func (s *srv) finding(w http.ResponseWriter, r *http.Request) {
+	f, err := s.read.Finding(r.Context(), r.PathValue("id"))
+	if err != nil {
+		notFound(w, "id", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, views.FindingRow{Finding: f, TriageState: f.TriageState()})
+}
+
 // decodeBody decodes a JSON body into v, refusing unknown fields; an
 // empty body leaves v as it is when empty is allowed.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any, empty bool) bool {

@@ -84,6 +84,15 @@ func TestAPIReads(t *testing.T) {
 	require.Equal(t, record.TriageUntriaged, fs[1].TriageState)
 	require.Equal(t, 42, fs[1].Issue)
 
+	// One finding, by its id or any unique prefix of it, or by the id an
+	// older perfbot gave it.
+	for _, name := range []string{fs[1].ID, fs[1].ID[:5], "perfbotfp" + fs[1].ID} {
+		f := get[views.FindingRow](t, ts.URL, "/api/findings/"+name)
+		require.Equal(t, fs[1].ID, f.ID, name)
+		require.Equal(t, 42, f.Issue)
+		require.Equal(t, record.TriageUntriaged, f.TriageState)
+	}
+
 	jobs := get[[]json.RawMessage](t, ts.URL, "/api/jobs")
 	require.Len(t, jobs, 3)
 	j := get[views.JobView](t, ts.URL, "/api/jobs/alert-1f2e3d4c5b6a")
@@ -120,6 +129,7 @@ func TestAPIErrors(t *testing.T) {
 		{"triage: bad state", withToken.URL, call{"POST", finding, "s3cret", `{"state":"wontfix"}`}, 400, "state"},
 		{"triage: unknown field", withToken.URL, call{"POST", finding, "s3cret", `{"state":"invalid","why":"x"}`}, 400, "body"},
 		{"triage: unknown finding", withToken.URL, call{"POST", "/api/findings/perfbotfp00/triage", "s3cret", `{"state":"invalid"}`}, 404, "id"},
+		{"finding: unknown", withToken.URL, call{"GET", "/api/findings/00", "", ""}, 404, "id"},
 		{"bisect: no token", withToken.URL, call{"POST", "/api/bisect", "", `{"Good":"a","Bad":"b"}`}, 401, ""},
 		{"bisect: no body", withToken.URL, call{"POST", "/api/bisect", "s3cret", ``}, 400, "body"},
 		{"bisect: unknown field", withToken.URL, call{"POST", "/api/bisect", "s3cret", `{"Goood":"a"}`}, 400, "body"},
@@ -169,7 +179,7 @@ func TestAPIMutations(t *testing.T) {
 	defer ts.Close()
 	id := fixtureFindingID(t, bot)
 
-	status, body := call{"POST", "/api/findings/" + id[:12] + "/triage", "s3cret", `{"state":"invalid","note":"the host was throttled"}`}.do(t, ts.URL)
+	status, body := call{"POST", "/api/findings/" + id[:6] + "/triage", "s3cret", `{"state":"invalid","note":"the host was throttled"}`}.do(t, ts.URL)
 	require.Equal(t, http.StatusOK, status, string(body))
 	var row views.FindingRow
 	require.NoError(t, json.Unmarshal(body, &row))

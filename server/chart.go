@@ -128,7 +128,7 @@ func renderChart(ms views.MetricSeries, l linker) template.HTML {
 			`<title>finding %s: %s %+.1f%% at %s (%s)</title></a>`,
 			esc(string(m.Triage)), esc(l.Finding(m.Finding)), esc(m.Finding),
 			mx, my-markSize, markSize, markSize, -markSize, markSize, -markSize, -markSize,
-			esc(record.ShortFindingID(m.Finding)), esc(string(m.Direction)), m.DeltaPct, record.ShortHash(m.Culprit), esc(string(m.Triage)))
+			esc(m.Finding), esc(string(m.Direction)), m.DeltaPct, record.ShortHash(m.Culprit), esc(string(m.Triage)))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfbot/perfbot/internal/num"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/views"
 )
@@ -37,7 +38,6 @@ var templateFS embed.FS
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"short": record.ShortHash,
-	"fid":   record.ShortFindingID,
 	"pretty": func(raw []byte) string {
 		var buf bytes.Buffer
 		if json.Indent(&buf, raw, "", "  ") != nil {
@@ -62,7 +62,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"clock":    func(t time.Time) string { return t.UTC().Format("15:04:05") },
 	"seconds":  func(d time.Duration) string { return d.Round(100 * time.Millisecond).String() },
 	"percent":  func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) },
-	"conf":     func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"conf":     num.Confidence,
 	"join":     strings.Join,
 	"sortKeys": func(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) },
 	"sortVals": func(m map[string]float64) []string { return slices.Sorted(maps.Keys(m)) },

@@ -189,7 +189,7 @@ func fillFixture(t testing.TB, db *store.DB) {
 		Bad:        record.End{Commit: record.Commit{Hash: fixtureCommit(15), Subject: fixtureSubject(15)}, N: 6, Median: 920, Interval: record.Interval{Lo: 915, Hi: 926}},
 		Culprits:   []record.Culprit{{Commit: record.Commit{Hash: fixtureCommit(15), Subject: fixtureSubject(15)}, Confidence: 0.997, Effect: record.Effect{Pct: -8.0, Interval: record.Interval{Lo: -8.9, Hi: -7.1}}}},
 		Components: []string{"communicator"}, Issue: 42, IssueURL: "https://github.com/acme/infer/issues/42"}
-	regression.ID = regression.Fingerprint()
+	regression.ID = regression.DerivedID()
 	improvement := record.Finding{Created: fixtureT0.Add(25 * 24 * time.Hour), Repo: "/srv/infer.git", Outcome: record.OutcomeCulprit,
 		Metric: "verify_tok_s", Unit: "tok/s", Direction: record.Improvement, Confidence: 0.99, State: record.StateKept,
 		Good:       record.End{Commit: record.Commit{Hash: fixtureCommit(23), Subject: fixtureSubject(23)}, N: 6, Median: 920, Interval: record.Interval{Lo: 914, Hi: 925}},
@@ -197,7 +197,7 @@ func fillFixture(t testing.TB, db *store.DB) {
 		Culprits:   []record.Culprit{{Commit: record.Commit{Hash: fixtureCommit(24), Subject: fixtureSubject(24)}, Confidence: 0.99, Effect: record.Effect{Pct: 10.0, Interval: record.Interval{Lo: 9.1, Hi: 10.9}}}},
 		Components: []string{"attention"},
 		Triage:     &record.TriageNote{State: record.TriageAcknowledged, Note: "intended: the fused kernel", Time: fixtureT0.Add(26 * 24 * time.Hour)}}
-	improvement.ID = improvement.Fingerprint()
+	improvement.ID = improvement.DerivedID()
 	for _, f := range []record.Finding{regression, improvement} {
 		require.NoError(t, db.PutFinding(f))
 	}

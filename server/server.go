@@ -10,6 +10,7 @@
 //	GET  /api/jobs                    every job, newest first, without traces
 //	GET  /api/jobs/{id}               one job with its trace
 //	GET  /api/findings                every finding, newest first, with its triage
+//	GET  /api/findings/{id}           a finding (its id or a unique prefix) with its triage
 //	POST /api/jobs {"kind","request"} enqueue a job (bearer token); 202 {"id"}
 //	POST /api/bisect {BisectRequest}  enqueue a bisection (bearer token); 202 {"id"}
 //	POST /api/nightly                 enqueue a nightly cycle now (bearer token); 202 {"id"}
@@ -50,6 +51,7 @@ type Reader interface {
 	Jobs(ctx context.Context) ([]store.Job, error)
 	Job(ctx context.Context, id string) (views.JobView, error)
 	ListFindings(ctx context.Context) ([]record.Finding, error)
+	Finding(ctx context.Context, name string) (record.Finding, error)
 	Commit(ctx context.Context, rev string) (*views.CommitView, error)
 	Compare(ctx context.Context, a, b string) (*views.Comparison, error)
 	Dashboard(ctx context.Context) (*views.Dashboard, error)
@@ -94,6 +96,7 @@ func New(r Reader, w Writer, opts Options) http.Handler {
 	mux.HandleFunc("GET /api/commits/{sha}", s.commit)
 	mux.HandleFunc("GET /api/compare", s.compare)
 	mux.HandleFunc("GET /api/findings", s.findings)
+	mux.HandleFunc("GET /api/findings/{id}", s.finding)
 	mux.HandleFunc("POST /api/bisect", s.authorized(s.bisect))
 	mux.HandleFunc("POST /api/nightly", s.authorized(s.nightly))
 	mux.HandleFunc("POST /api/findings/{id}/triage", s.authorized(s.triage))

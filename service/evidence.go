@@ -164,7 +164,12 @@ func shellQuote(s string) string {
 // perfbot is a perfbot command line of the finding's Reproduce section:
 // with --config naming the configuration it was found with.
 func (b *Bot) perfbot(format string, args ...any) string {
-	cmd := "perfbot " + fmt.Sprintf(format, args...)
+	return b.withConfig("perfbot " + fmt.Sprintf(format, args...))
+}
+
+// withConfig is the perfbot command line cmd with --config naming the
+// configuration, when there is one.
+func (b *Bot) withConfig(cmd string) string {
 	if b.Config.Path != "" {
 		cmd += " --config " + shellQuote(b.Config.Path)
 	}

@@ -89,7 +89,7 @@ func culpritFinding(commit string, confidence float64) record.Finding {
 		Confidence: confidence,
 		State:      record.StateKept,
 	}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f
 }
 
@@ -203,7 +203,7 @@ func TestFile(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.wantState, stored.State, "the new state is stored")
 			require.Equal(t, tt.wantIssue, stored.Issue)
-			n, ok, err := w.bot.Store.IssueFor(f.ID)
+			n, ok, err := w.bot.Store.IssueFor(f.Fingerprint())
 			require.NoError(t, err)
 			require.Equal(t, tt.wantIssue > 0, ok, "the issue is recorded with the finding")
 			require.Equal(t, tt.wantIssue, n)

@@ -95,7 +95,9 @@ func (b *Bot) culpritFinding(ctx context.Context, bis *Bisection, c bisect.Culpr
 	files := rc.Commit.Files
 	if hr := bis.Hunks[c.Commit]; hr != nil {
 		rc.Hunks = hr.Hunks
-		rc.HunkEffect = &record.HunkEffect{Applied: hr.Applied.Effect, Reverted: hr.Reverted.Effect}
+		if hr.Applied.Measured() || hr.Reverted.Measured() {
+			rc.HunkEffect = &record.HunkEffect{Applied: hr.Applied.Record(), Reverted: hr.Reverted.Record()}
+		}
 		f.Warnings = append(f.Warnings, hr.Warnings...)
 		files = nil
 		for _, h := range hr.Hunks {
@@ -118,7 +120,7 @@ func (b *Bot) culpritFinding(ctx context.Context, bis *Bisection, c bisect.Culpr
 		b.perfbot("bisect --good %s --bad %s --metric %s --direction %s", record.ShortHash(bis.Good.Commit), record.ShortHash(bis.Bad.Commit), metric.Name, bis.Direction),
 		b.perfbot("hunks %s --metric %s", culprit.Short(), metric.Name),
 	}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	return f, nil
 }
 
@@ -136,11 +138,12 @@ func (b *Bot) rangeFinding(bis *Bisection, metric record.Metric) (*record.Findin
 	f.Good = endOf(bis.Commit(bis.Good.Commit), bis.Good, good, metric.Name)
 	f.Bad = endOf(bis.Commit(bis.Bad.Commit), bis.Bad, bad, metric.Name)
 	b.addEvidence(f, good, bad)
-	f.Reproduce = []string{b.perfbot("bisect --good %s --bad %s --metric %s", record.ShortHash(bis.Good.Commit), record.ShortHash(bis.Bad.Commit), metric.Name)}
-	f.ID = f.Fingerprint()
-	if f.Outcome == record.OutcomeNotReproduced {
-		f.ID += "-nr"
+	f.Reproduce = []string{b.perfbot("bisect --good %s --bad %s --metric %s --direction %s", record.ShortHash(bis.Good.Commit), record.ShortHash(bis.Bad.Commit), metric.Name, bis.Direction)}
+	if w, ok := record.OtherDirection(f.Warnings); ok {
+		// The ends differ the other way: its search comes first.
+		f.Reproduce = append([]string{b.withConfig(w.Command(metric.Name))}, f.Reproduce...)
 	}
+	f.ID = f.DerivedID()
 	return f, nil
 }
 

@@ -254,3 +254,32 @@ func TestHunkSearchOfOneHunk(t *testing.T) {
 	require.Len(t, rep.Hunks, 1)
 	require.Less(t, rep.Applied.Hi, 0.0)
 }
+
+// A culprit whose files are all named like documentation, with an effect
+// a confirmed bisection measured, is searched all the same: the benchmark
+// reads its file. File names never explain a measured effect away.
+func TestHunkSearchOfDocsWithAMeasuredEffect(t *testing.T) {
+	known := &minimize.Effect{Effect: record.Effect{Pct: -10, Interval: record.Interval{Lo: -12, Hi: -8}}, N: 9}
+	for _, tc := range []struct {
+		name    string
+		parent  map[string]string
+		culprit map[string]string
+		want    string
+	}{
+		{name: "one hunk", parent: map[string]string{"docs/speed.md": "fast\n"}, culprit: map[string]string{"docs/speed.md": "SLOW\n"}, want: "docs/speed.md"},
+		{name: "two files, one read by the benchmark",
+			parent:  map[string]string{"docs/speed.md": "fast\n", "README.md": filler("README.md", 20)},
+			culprit: map[string]string{"docs/speed.md": "SLOW\n", "README.md": edit(filler("README.md", 20), 5, "edited")},
+			want:    "docs/speed.md"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bot, culprit := craftedBot(t, crafted{parent: tc.parent, culprit: tc.culprit, slow: "grep -q SLOW docs/speed.md"})
+			rep, err := bot.Hunks(context.Background(), HunksRequest{Rev: culprit, Known: known})
+			require.NoError(t, err)
+			require.Empty(t, rep.NoRuntimeChange)
+			require.Len(t, rep.Hunks, 1, "tests %+v", rep.Tests)
+			require.Equal(t, tc.want, rep.Hunks[0].File)
+			require.Less(t, rep.Applied.Hi, 0.0, "applying the hunk alone slows down")
+		})
+	}
+}

@@ -30,7 +30,8 @@ type HunksRequest struct {
 	// Known is the change's effect as a confirmed bisection measured it
 	// (its culprit against the parent). A change of one hunk is then
 	// named without a run: applying that hunk to the parent is the commit
-	// itself, so the commit's effect is the hunk's. Nil measures.
+	// itself, so the commit's effect is the hunk's. A change of
+	// documentation only is searched all the same. Nil measures.
 	Known *minimize.Effect
 }
 
@@ -62,7 +63,8 @@ type HunksReport struct {
 	// measured; they are not among Hunks.
 	Undecided []string `json:"undecided,omitempty"`
 	// NoRuntimeChange says why no hunk of the change can change the
-	// benchmark (it touches documentation only); nothing was measured.
+	// benchmark (it touches documentation only, and no effect of it was
+	// measured: HunksRequest.Known is nil); nothing was measured.
 	NoRuntimeChange string `json:"no_runtime_change,omitempty"`
 }
 
@@ -130,7 +132,10 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 	if len(all) == 0 {
 		return nil, &record.InputError{Err: fmt.Errorf("hunks %s: the change has no hunks", rep.Change)}
 	}
-	if why := b.docsOnly(patch); why != "" {
+	// File names only guess what a build or benchmark reads: a change
+	// whose effect a confirmed bisection measured is searched whatever
+	// its files are called (a benchmark can read a docs/ file).
+	if why := b.docsOnly(patch); why != "" && req.Known == nil {
 		rep.NoRuntimeChange, rep.Hunks, rep.Tests, rep.Unresolved = why, []record.Hunk{}, []minimize.Test{}, [][]string{}
 		b.progressf("hunks of %s: %s", record.ShortHash(rep.Change), why)
 		rep.Cost = meter.read()

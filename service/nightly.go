@@ -714,7 +714,7 @@ func (b *Bot) missingFinding(ctx context.Context, m record.Metric, nights []reco
 		f.Outcome = record.OutcomeBuildBroken
 		f.Logs = nights[len(nights)-1].Error
 	}
-	f.ID = f.Fingerprint() + "-" + string(f.Outcome)
+	f.ID = f.DerivedID()
 	if old, ok, err := b.Store.Finding(f.ID); err != nil {
 		return "", err
 	} else if ok && old.State == record.StateFiled {

@@ -145,6 +145,56 @@ func TestBisectJob(t *testing.T) {
 	}
 }
 
+// TestBisectTheOtherWay: `bisect --direction improvement` over a range
+// that regressed by 21% stores a not_reproduced finding that says so:
+// which way the ends differ, by how much, and the command that searches
+// it; its issue never says the change did not reproduce.
+func TestBisectTheOtherWay(t *testing.T) {
+	level := func(i int) float64 {
+		if i >= 6 {
+			return 798.5
+		}
+		return 1011
+	}
+	for _, tc := range []struct {
+		name      string
+		searched  record.Direction
+		other     record.Direction
+		wantTitle string
+	}{
+		{"a regression searched as an improvement", record.Improvement, record.Regression, "verify_tok_s: no improvement between"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHistory(t, 12, level, nil)
+			b := h.open(t)
+			ctx := context.Background()
+			rep, err := b.Bisect(ctx, BisectRequest{Good: h.commits[0], Bad: "main", Direction: tc.searched})
+			require.NoError(t, err)
+			require.Equal(t, record.OutcomeNotReproduced, rep.Verdict)
+			fs, err := b.StoreFindings(ctx, rep)
+			require.NoError(t, err)
+			require.Len(t, fs, 1)
+			f := fs[0]
+			w, ok := record.OtherDirection(f.Warnings)
+			require.True(t, ok, "warnings %q", record.WarningStrings(f.Warnings))
+			assert.Equal(t, tc.other, w.Direction)
+			assert.InDelta(t, -21, w.Pct, 1.5)
+			assert.True(t, w.LoPct <= w.Pct && w.Pct <= w.HiPct && w.HiPct < 0, "%+v", w)
+			good, bad := record.ShortHash(h.commits[0]), record.ShortHash(h.commits[11])
+			want := fmt.Sprintf("perfbot bisect --good %s --bad %s --metric verify_tok_s --direction %s", good, bad, tc.other)
+			require.NotEmpty(t, f.Reproduce)
+			assert.True(t, strings.HasPrefix(f.Reproduce[0], want), "reproduce %q", f.Reproduce)
+
+			title, body, err := report.Render(f)
+			require.NoError(t, err)
+			assert.Contains(t, title, tc.wantTitle)
+			assert.Contains(t, body, "they differ the other way, "+tc.other.Indefinite()+" of −2")
+			assert.Contains(t, body, want)
+			assert.NotContains(t, body, "did not reproduce")
+		})
+	}
+}
+
 // TestBisectStaleRunsDoNotCount records ten runs of the bad end taken the
 // night before, while the host was slow: nothing changed, but those runs
 // say otherwise. They were taken with no run of another commit beside

@@ -174,8 +174,8 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 	f.Reproduce = []string{fmt.Sprintf("perfbot measure %s --repeats 10", record.ShortHash(tip.Tip)), "perfbot history --speculative"}
 	// The id names the first tip of the run of nights only: the nights
 	// after it extend the same finding.
-	first := record.Finding{Metric: metric.Name, Candidates: f.Candidates[:1]}
-	f.ID = first.Fingerprint() + "-" + string(f.Outcome)
+	first := record.Finding{Metric: metric.Name, Outcome: f.Outcome, Candidates: f.Candidates[:1]}
+	f.ID = first.DerivedID()
 	if _, ok, err := b.Store.Finding(f.ID); err != nil || ok {
 		return f.ID, err
 	}

@@ -48,7 +48,7 @@ func TestTriage(t *testing.T) {
 			before, err := b.Store.NightlyState()
 			require.NoError(t, err)
 
-			f, err := b.Triage(ctx, fs[0].ID[:14], TriageRequest{State: tt.state, Note: "the new kernel trades speed for accuracy"})
+			f, err := b.Triage(ctx, fs[0].ID[:6], TriageRequest{State: tt.state, Note: "the new kernel trades speed for accuracy"})
 			require.NoError(t, err)
 			require.Equal(t, tt.state, f.TriageState())
 			stored, err := readViews(b).Finding(ctx, f.ID)

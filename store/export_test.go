@@ -151,3 +151,16 @@ func WriteRawCommit(path, hash, raw string, version string) error {
 		return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte(version))
 	})
 }
+
+// WriteRawNightlyState stores raw JSON as the nightly state of the closed
+// store at path, to stand for a state written by another perfbot.
+func WriteRawNightlyState(path, raw string) error {
+	b, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return b.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketNightly).Put(keyNightlyState, []byte(raw))
+	})
+}

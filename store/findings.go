@@ -16,7 +16,8 @@ import (
 
 // PutFinding records f under f.ID, replacing the finding with the same id;
 // a triage decision stored with it stays when f carries none (a
-// re-detection does not undo what a person decided).
+// re-detection does not undo what a person decided). Each commit it names
+// is stored with its URL (record.Finding.LinkCommits).
 func (db *DB) PutFinding(f record.Finding) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error { return putFinding(tx, f) })
 }
@@ -24,19 +25,21 @@ func (db *DB) PutFinding(f record.Finding) error {
 // PutFindingIssue records f and the issue it was filed as in one
 // transaction, so that the finding is never stored as filed without the
 // record that stops a second issue (or the reverse). The issue is recorded
-// under f.ID, which is the finding's fingerprint.
+// under the finding's fingerprint, the marker the issue carries.
 func (db *DB) PutFindingIssue(f record.Finding, number int) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		if err := putFinding(tx, f); err != nil {
 			return err
 		}
-		return setIssue(tx, f.ID, number)
+		return setIssue(tx, f.Fingerprint(), number)
 	})
 }
 
 // Finding returns the finding whose id is id or, failing that, the only
 // finding whose id starts with id. A prefix that several ids share is an
-// error wrapping ErrAmbiguous.
+// error wrapping ErrAmbiguous. An older perfbot's id (the fingerprint,
+// "perfbotfp…", or a prefix of it) names the finding it had become
+// (record.FindingID).
 func (db *DB) Finding(id string) (f record.Finding, ok bool, err error) {
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		f, ok, err = getFinding(tx, id)
@@ -75,11 +78,13 @@ func putFinding(tx *bolt.Tx, f record.Finding) error {
 		return fmt.Errorf("put finding of %s: no id (set it to the fingerprint)", f.Metric)
 	}
 	if f.Triage == nil {
-		var old record.Finding
-		if ok, err := getJSON(tx.Bucket(bucketFindings), []byte(f.ID), &old); err == nil && ok {
-			f.Triage = old.Triage
+		if raw := tx.Bucket(bucketFindings).Get([]byte(f.ID)); raw != nil {
+			if old, err := decodeFinding(raw); err == nil {
+				f.Triage = old.Triage
+			}
 		}
 	}
+	f.LinkCommits()
 	if err := putJSON(tx.Bucket(bucketFindings), []byte(f.ID), f); err != nil {
 		return fmt.Errorf("put finding %s: %w", f.ID, err)
 	}
@@ -93,38 +98,52 @@ func getFinding(tx *bolt.Tx, id string) (record.Finding, bool, error) {
 	}
 	b := tx.Bucket(bucketFindings)
 	key, err := uniqueKey(b, []byte(id))
-	if err == nil && key == nil && !strings.HasPrefix(id, record.FindingMarker) {
-		// The short id the views print leaves the marker out.
-		key, err = uniqueKey(b, []byte(record.FindingMarker+id))
+	if err == nil && key == nil && strings.HasPrefix(id, record.FindingMarker) {
+		key, err = uniqueKey(b, []byte(record.FindingID(id)))
 	}
 	if err != nil || key == nil {
 		return f, false, err
 	}
-	ok, err := getJSON(b, key, &f)
-	if err != nil {
+	raw := b.Get(key)
+	if raw == nil {
+		return f, false, nil
+	}
+	if f, err = decodeFinding(raw); err != nil {
 		return f, false, fmt.Errorf("get finding %s: %w", key, err)
 	}
-	return f, ok, nil
+	return f, true, nil
+}
+
+// decodeFinding decodes a stored finding. One stored before its commits
+// carried their URLs has the pattern of them under "commit_url": its
+// commits are linked by it as they are read.
+func decodeFinding(raw []byte) (record.Finding, error) {
+	var stored struct {
+		record.Finding
+		CommitURL string `json:"commit_url"`
+	}
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return record.Finding{}, err
+	}
+	f := stored.Finding
+	if stored.CommitURL != "" {
+		f.CommitURL = stored.CommitURL
+		f.LinkCommits()
+		f.CommitURL = ""
+	}
+	return f, nil
 }
 
 // uniqueKey is id itself when it is a key, else the only key that starts
-// with it, else nil. An abbreviated id may keep the suffix of the full one
-// ("perfbotfp3f2a9c1-nr" for "perfbotfp3f2a9c1…-nr"): then the key also
-// ends with it.
+// with it, else nil.
 func uniqueKey(b *bolt.Bucket, id []byte) ([]byte, error) {
 	if b.Get(id) != nil {
 		return id, nil
 	}
-	prefix, suffix := id, []byte(nil)
-	if i := bytes.LastIndexByte(id, '-'); i > 0 {
-		prefix, suffix = id[:i], id[i:]
-	}
 	var found []string
 	c := b.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		if bytes.HasPrefix(k, id) || suffix != nil && bytes.HasSuffix(k, suffix) {
-			found = append(found, string(k))
-		}
+	for k, _ := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, _ = c.Next() {
+		found = append(found, string(k))
 	}
 	switch len(found) {
 	case 0:
@@ -132,28 +151,23 @@ func uniqueKey(b *bolt.Bucket, id []byte) ([]byte, error) {
 	case 1:
 		return []byte(found[0]), nil
 	default:
-		return nil, fmt.Errorf("finding %q: %w: %d findings match: %s", strings.TrimPrefix(string(id), record.FindingMarker), ErrAmbiguous, len(found), candidates(found))
+		return nil, fmt.Errorf("finding %q: %w: %d findings match: %s", id, ErrAmbiguous, len(found), candidates(found))
 	}
 }
 
-// candidates lists the ids of an ambiguous prefix, short, at most eight.
+// candidates lists the ids of an ambiguous prefix, at most eight.
 func candidates(ids []string) string {
-	var out []string
-	for i, id := range ids {
-		if i == 8 {
-			out = append(out, fmt.Sprintf("and %d more", len(ids)-i))
-			break
-		}
-		out = append(out, record.ShortFindingID(id))
+	if len(ids) > 8 {
+		return strings.Join(ids[:8], ", ") + fmt.Sprintf(", and %d more", len(ids)-8)
 	}
-	return strings.Join(out, ", ")
+	return strings.Join(ids, ", ")
 }
 
 func listFindings(tx *bolt.Tx) ([]record.Finding, error) {
 	var fs []record.Finding
 	err := tx.Bucket(bucketFindings).ForEach(func(k, v []byte) error {
-		var f record.Finding
-		if err := json.Unmarshal(v, &f); err != nil {
+		f, err := decodeFinding(v)
+		if err != nil {
 			return fmt.Errorf("list findings: decode %s: %w", k, err)
 		}
 		fs = append(fs, f)

@@ -1,6 +1,9 @@
 package store_test
 
 import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,14 +19,17 @@ func finding(id string, created time.Duration) record.Finding {
 	return record.Finding{ID: id, Created: t0.Add(created), Metric: "verify_tok_s", Outcome: record.OutcomeCulprit}
 }
 
+// TestFindings: a finding is named by its id or any unique prefix of it,
+// and by the id an older perfbot gave it (its fingerprint, abbreviated or
+// whole, with the suffix some outcomes had).
 func TestFindings(t *testing.T) {
+	const oldNR = "perfbotfpcc44dd55eeff00112233-nr"
 	db := storetest.Open(t)
 	for _, f := range []record.Finding{
-		finding("perfbotfpaa11", time.Hour),
-		finding("perfbotfpaa22", 3*time.Hour),
-		finding("perfbotfpbb33", 2*time.Hour),
-		finding("perfbotfpbb", 0), // an id that is also a prefix of another
-		finding("perfbotfpcc44dd55-nr", -time.Hour),
+		finding("aa11223344", time.Hour),
+		finding("aa22334455", 3*time.Hour),
+		finding("bb33445566", 2*time.Hour),
+		finding(record.FindingID(oldNR), -time.Hour),
 	} {
 		require.NoError(t, db.PutFinding(f))
 	}
@@ -34,7 +40,7 @@ func TestFindings(t *testing.T) {
 	for _, f := range all {
 		ids = append(ids, f.ID)
 	}
-	assert.Equal(t, []string{"perfbotfpaa22", "perfbotfpbb33", "perfbotfpaa11", "perfbotfpbb", "perfbotfpcc44dd55-nr"}, ids, "newest first")
+	assert.Equal(t, []string{"aa22334455", "bb33445566", "aa11223344", record.FindingID(oldNR)}, ids, "newest first")
 
 	for _, tc := range []struct {
 		name    string
@@ -42,15 +48,15 @@ func TestFindings(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{name: "full id", id: "perfbotfpaa11", want: "perfbotfpaa11"},
-		{name: "unique prefix", id: "perfbotfpaa2", want: "perfbotfpaa22"},
-		{name: "full id that prefixes another", id: "perfbotfpbb", want: "perfbotfpbb"},
-		{name: "ambiguous prefix", id: "perfbotfpa", wantErr: `finding "a": ambiguous id prefix: 2 findings match: perfbotfpaa11, perfbotfpaa22`},
-		{name: "abbreviated with its suffix", id: "perfbotfpcc44-nr", want: "perfbotfpcc44dd55-nr"},
-		{name: "a suffix of no such finding", id: "perfbotfpcc44-xx"},
-		{name: "short, without the marker", id: "cc44-nr", want: "perfbotfpcc44dd55-nr"},
-		{name: "short and ambiguous", id: "a", wantErr: `finding "a": ambiguous id prefix: 2 findings match: perfbotfpaa11, perfbotfpaa22`},
-		{name: "unknown", id: "perfbotfpee"},
+		{name: "full id", id: "aa11223344", want: "aa11223344"},
+		{name: "unique prefix", id: "aa2", want: "aa22334455"},
+		{name: "ambiguous prefix", id: "a", wantErr: `finding "a": ambiguous id prefix: 2 findings match: aa11223344, aa22334455`},
+		{name: "an older perfbot's id", id: "perfbotfpaa11223344556677889900", want: "aa11223344"},
+		{name: "an older perfbot's id, abbreviated", id: "perfbotfpbb3", want: "bb33445566"},
+		{name: "an older perfbot's id, ambiguous", id: "perfbotfpa", wantErr: `finding "a": ambiguous id prefix: 2 findings match: aa11223344, aa22334455`},
+		{name: "an older perfbot's id with its suffix", id: oldNR, want: record.FindingID(oldNR)},
+		{name: "unknown", id: "ee"},
+		{name: "unknown, an older perfbot's", id: "perfbotfpee"},
 		{name: "empty id", id: "", wantErr: "get finding: empty id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,12 +84,12 @@ func TestFindingRoundTrip(t *testing.T) {
 		Culprits: []record.Culprit{{
 			Commit: record.Commit{Hash: commitHash(4), Subject: "communicator: LL"}, Confidence: 0.995, Effect: record.Effect{Pct: -7.4},
 			Hunks:      []record.Hunk{{ID: "h1", File: "communicator/allreduce.go", Component: "communicator", Diff: "@@ -1 +1 @@\n-a\n+b\n"}},
-			HunkEffect: &record.HunkEffect{Applied: record.Effect{Pct: -7.1}, Reverted: record.Effect{Pct: 7.0}},
+			HunkEffect: &record.HunkEffect{Applied: &record.Effect{Pct: -7.1}, Reverted: &record.Effect{Pct: 7.0}},
 		}},
 		EnvDiffs: []record.EnvDiff{{Name: "NCCL_PROTO", Good: "Simple", Bad: "LL"}},
 		State:    record.StateKept,
 	}
-	f.ID = f.Fingerprint()
+	f.ID = f.DerivedID()
 	require.NoError(t, db.PutFinding(f))
 	got, ok, err := db.Finding(f.ID)
 	require.NoError(t, err)
@@ -147,13 +153,67 @@ func TestPutFindingIssue(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantStore, len(fs) == 1, "finding stored")
 			if tc.finding.ID != "" {
-				n, ok, err := db.IssueFor(tc.finding.ID)
+				n, ok, err := db.IssueFor(tc.finding.Fingerprint())
 				require.NoError(t, err)
 				assert.Equal(t, tc.wantStore, ok, "issue recorded")
 				if tc.wantStore {
 					assert.Equal(t, tc.number, n)
 				}
 			}
+		})
+	}
+}
+
+// TestFindingCommitLinks: a finding is stored with each commit's own URL,
+// never the pattern of them (a literal %s in the JSON); one stored by an
+// older perfbot with the pattern under "commit_url" is linked as it is
+// read.
+func TestFindingCommitLinks(t *testing.T) {
+	const pattern = "https://github.com/example/infer/commit/%s"
+	url := func(n int) string { return "https://github.com/example/infer/commit/" + commitHash(n) }
+	for _, tc := range []struct {
+		name    string
+		pattern string
+		raw     string // stored as an older perfbot wrote it, instead of PutFinding
+		own     string // the culprit's own URL
+		want    []string
+	}{
+		{name: "linked when stored", pattern: pattern, want: []string{url(0), url(9), url(4), url(5)}},
+		{name: "no pattern, no links", want: []string{"", "", "", ""}},
+		{name: "a commit's own URL is kept", pattern: pattern, own: "https://mirror.example/c/4", want: []string{url(0), url(9), "https://mirror.example/c/4", url(5)}},
+		{name: "an older finding's pattern links as it is read", raw: `{"id":"perfbotfpold","metric":"verify_tok_s","outcome":"culprit","state":"kept",
+			"commit_url":"` + pattern + `","good":{"commit":{"hash":"` + commitHash(0) + `"}},"bad":{"commit":{"hash":"` + commitHash(9) + `"}},
+			"culprits":[{"commit":{"hash":"` + commitHash(4) + `"}}],"probes":[{"commit":{"hash":"` + commitHash(5) + `"}}]}`,
+			want: []string{url(0), url(9), url(4), url(5)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "perfbot.db")
+			db, err := store.Open(path)
+			require.NoError(t, err)
+			f := record.Finding{ID: "perfbotfpold", Metric: "verify_tok_s", Outcome: record.OutcomeCulprit, CommitURL: tc.pattern,
+				Good: record.End{Commit: record.Commit{Hash: commitHash(0)}}, Bad: record.End{Commit: record.Commit{Hash: commitHash(9)}},
+				Culprits: []record.Culprit{{Commit: record.Commit{Hash: commitHash(4), URL: tc.own}}},
+				Probes:   []record.Probe{{Commit: record.Commit{Hash: commitHash(5)}}}}
+			if tc.raw == "" {
+				require.NoError(t, db.PutFinding(f))
+				assert.Equal(t, tc.own, f.Culprits[0].Commit.URL, "the caller's finding is left as it was")
+				assert.Empty(t, f.Probes[0].Commit.URL, "the caller's finding is left as it was")
+			}
+			require.NoError(t, db.Close())
+			if tc.raw != "" {
+				require.NoError(t, store.WriteRawFinding(path, f.ID, tc.raw, 0, strconv.Itoa(store.SchemaVersion)))
+			}
+			db, err = store.Open(path)
+			require.NoError(t, err)
+			defer db.Close()
+			got, ok, err := db.Finding(f.ID)
+			require.NoError(t, err)
+			require.True(t, ok)
+			assert.Equal(t, tc.want, []string{got.Good.Commit.URL, got.Bad.Commit.URL, got.Culprits[0].Commit.URL, got.Probes[0].Commit.URL})
+			js, err := json.Marshal(got)
+			require.NoError(t, err)
+			assert.NotContains(t, string(js), "%s")
+			assert.NotContains(t, string(js), "commit_url")
 		})
 	}
 }

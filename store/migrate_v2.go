@@ -53,11 +53,11 @@ func attachHunksV2(tx *bolt.Tx) error {
 		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}
-		var f record.Finding
-		var old findingV1
-		if err := json.Unmarshal(v, &f); err != nil {
+		f, err := decodeFinding(v)
+		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}
+		var old findingV1
 		if err := json.Unmarshal(v, &old); err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}
@@ -73,8 +73,8 @@ func attachHunksV2(tx *bolt.Tx) error {
 			}
 		}
 		if e := old.HunkEffect; e != nil && len(f.Culprits) == 1 {
-			halfWidth := func(pct, ci float64) record.Effect {
-				return record.Effect{Pct: pct, Interval: record.Interval{Lo: pct - ci, Hi: pct + ci}}
+			halfWidth := func(pct, ci float64) *record.Effect {
+				return &record.Effect{Pct: pct, Interval: record.Interval{Lo: pct - ci, Hi: pct + ci}}
 			}
 			f.Culprits[0].HunkEffect = &record.HunkEffect{
 				Applied:  halfWidth(e.AppliedPct, e.AppliedCIPct),

@@ -36,13 +36,13 @@ func TestMigrateV2AttachesHunks(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, fs, 1)
 	f := fs[0]
-	assert.Equal(t, f.Fingerprint(), f.ID, "re-keyed under the fingerprint")
+	assert.Equal(t, f.DerivedID(), f.ID, "re-keyed under the fingerprint, and then its id (version 5)")
 	require.Len(t, f.Culprits, 2)
 	assert.Equal(t, []record.Hunk{{ID: "h1", File: "a.go"}}, f.Culprits[0].Hunks, "a hunk without a commit is the first culprit's")
 	assert.Equal(t, []record.Hunk{{ID: "h2", File: "b.go"}}, f.Culprits[1].Hunks)
 	assert.Nil(t, f.Culprits[0].HunkEffect, "an effect of several culprits' hunks belongs to none")
 
-	n, ok, err := db.IssueFor(f.ID)
+	n, ok, err := db.IssueFor(f.Fingerprint())
 	require.NoError(t, err)
 	require.True(t, ok, "the issue follows the finding to its new key")
 	assert.Equal(t, 7, n)

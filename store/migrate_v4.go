@@ -27,8 +27,8 @@ func migrateV4(tx *bolt.Tx) error {
 		if err != nil || !changed {
 			return err
 		}
-		var f record.Finding
-		if err := json.Unmarshal(raw, &f); err != nil {
+		f, err := decodeFinding(raw)
+		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}
 		fixed = append(fixed, f)

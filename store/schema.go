@@ -24,7 +24,7 @@ import (
 //	samples/<metric> BE64(started) BE64(id) → sampleRecord   (ok runs only)
 //	jobs             job id → Job
 //	traces/<job id>  BE64(sequence) → TraceLine                (since version 2)
-//	findings         finding id → record.Finding                 (parents as hashes, warnings as values since version 4)
+//	findings         finding id → record.Finding                 (parents as hashes, warnings as values since version 4; ids of record.IDDigits hex digits since version 5)
 //	issues           finding fingerprint → issue number
 //	nights           BE64(night seq) → record.Night              (since version 3)
 //	nightly          "state" → record.NightlyState              (since version 3)
@@ -56,7 +56,7 @@ var (
 )
 
 // SchemaVersion is the version of the layout this package reads and writes.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migration brings a store from version-1 to version. Migrations run in
 // order inside the transaction that opens the store, so a store is never
@@ -72,6 +72,7 @@ var migrations = []migration{
 	{version: 2, name: "hunks belong to their culprit; job traces", apply: migrateV2},
 	{version: 3, name: "nights of the scheduled service", apply: createBucketsV3},
 	{version: 4, name: "one commit record; warnings as values", apply: migrateV4},
+	{version: 5, name: "one short id of a finding", apply: migrateV5},
 }
 
 func createBucketsV1(tx *bolt.Tx) error {

@@ -48,9 +48,10 @@ func TestListFindings(t *testing.T) {
 }
 
 func TestFindingByName(t *testing.T) {
-	// Every id starts "perfbotfp": a prefix the two share.
+	// Two ids that share a prefix.
 	a := culpritFinding(strings.Repeat("a", 40), 0.995)
 	b := culpritFinding(strings.Repeat("b", 40), 0.995)
+	a.ID, b.ID = "ab12345678", "ab98765432"
 	shared := commonPrefix(a.ID, b.ID)
 	tests := []struct {
 		name      string
@@ -61,7 +62,8 @@ func TestFindingByName(t *testing.T) {
 		{name: "the whole id", lookup: a.ID, want: a.ID},
 		{name: "a unique prefix", lookup: b.ID[:len(shared)+1], want: b.ID},
 		{name: "a prefix both share", lookup: shared, wantInput: "ambiguous"},
-		{name: "no such finding", lookup: "perfbotfpzz", wantInput: "no finding"},
+		{name: "no such finding", lookup: "zz", wantInput: "no finding"},
+		{name: "no such finding, named as an older perfbot did", lookup: "perfbotfpzz", wantInput: "no finding"},
 		{name: "no name", lookup: "", wantInput: "no finding"},
 	}
 	for _, tt := range tests {

@@ -17,9 +17,9 @@ import (
 
 func bisectCmd(g *globals) *cobra.Command {
 	var (
-		req                          service.BisectRequest
-		direction                    string
-		fileIssue, asJSON, failOnCul bool
+		req                                    service.BisectRequest
+		direction                              string
+		fileIssue, asJSON, failOnCul, withDiff bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bisect --good REV --bad REV",
@@ -31,7 +31,9 @@ bisect.min_effect are not_reproduced, and nothing is searched. Otherwise a
 noise-aware Bayesian search probes commits until one is the culprit with
 bisect.confidence, and confirms it with fresh interleaved runs of parent and
 culprit before it is reported; commits that do not build are skipped.
---hunks continues from each culprit into the diff hunks that explain it.
+--hunks continues from each culprit into the diff hunks that explain it,
+named by file and function with the lines each adds and removes (--diff
+prints their diffs).
 
 Every run is stored and reused: a second bisect over the same range, or a
 measure of the same commits, runs only what is missing. The verdict is
@@ -66,7 +68,7 @@ stderr. The exit status is 0 whatever the verdict, unless
 				if asJSON {
 					err = writeJSON(g.stdout, bisectJSON(&rep))
 				} else {
-					err = printBisect(g.stdout, &rep)
+					err = printBisect(g.stdout, &rep, withDiff)
 				}
 				return errors.Join(err, failOn(failOnCul, &rep))
 			}
@@ -98,7 +100,7 @@ stderr. The exit status is 0 whatever the verdict, unless
 			if asJSON {
 				err = writeJSON(g.stdout, bisectJSON(rep))
 			} else {
-				err = printBisect(g.stdout, rep)
+				err = printBisect(g.stdout, rep, withDiff)
 			}
 			return errors.Join(fileErr, err, failOn(failOnCul, rep))
 		},
@@ -109,6 +111,7 @@ stderr. The exit status is 0 whatever the verdict, unless
 	f.StringVar(&req.Metric, "metric", "", "metric to follow (default: the primary)")
 	f.StringVar(&direction, "direction", "regression", "regression, improvement or any")
 	f.BoolVar(&req.Hunks, "hunks", false, "continue from each culprit into its hunks")
+	f.BoolVar(&withDiff, "diff", false, "with --hunks, print the diff of each hunk")
 	f.IntVar(&req.Scan, "scan", 0, "survey every N commits first and bisect each differing stretch (finds changes masked by later opposite ones)")
 	f.BoolVar(&fileIssue, "file-issue", false, "file an issue per culprit (GitHub, or the issues directory)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
@@ -136,10 +139,15 @@ func failOn(on bool, rep *service.Bisection) error {
 }
 
 // printBisect prints the verdict, the probes, each culprit with its
-// confirmation, the hunks of each culprit searched, and what it cost.
-func printBisect(w io.Writer, rep *service.Bisection) error {
+// confirmation, the hunks of each culprit searched (their diffs too with
+// withDiff), and what it cost.
+func printBisect(w io.Writer, rep *service.Bisection, withDiff bool) error {
 	fmt.Fprintf(w, "%s on %s (%s): good %s median %s (n=%d)  bad %s median %s (n=%d)\n\n",
 		rep.Verdict, rep.Metric, rep.Direction, record.ShortHash(rep.Good.Commit), num.Format(rep.Good.Median), rep.Good.N, record.ShortHash(rep.Bad.Commit), num.Format(rep.Bad.Median), rep.Bad.N)
+	if ow, ok := record.OtherDirection(rep.Warnings); ok && rep.Verdict == record.OutcomeNotReproduced {
+		fmt.Fprintf(w, "no %s, but the ends differ the other way: %s of %s; to find its commit:\n  %s\n\n",
+			rep.Direction, ow.Direction.Indefinite(), ow.Change(), ow.Command(rep.Metric))
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tCOMMIT\tN\tMEDIAN\tSTATUS\tSIDE\tSUBJECT")
 	for _, p := range rep.Probes {
@@ -149,8 +157,8 @@ func printBisect(w io.Writer, rep *service.Bisection) error {
 	fmt.Fprintln(w)
 	for _, c := range rep.Culprits {
 		commit := rep.Commit(c.Commit)
-		fmt.Fprintf(w, "culprit %s %s confidence %.3f (%s) — %s by %s\n",
-			commit.Short(), c.Effect, c.Confidence, c.Direction, commit.Subject, commit.Author)
+		fmt.Fprintf(w, "culprit %s %s confidence %s (%s) — %s by %s\n",
+			commit.Short(), c.Effect, num.Confidence(c.Confidence), c.Direction, commit.Subject, commit.Author)
 		switch conf := c.Confirmation; {
 		case conf == nil:
 			fmt.Fprintf(w, "  NOT confirmed: no interleaved runs were taken\n")
@@ -169,7 +177,7 @@ func printBisect(w io.Writer, rep *service.Bisection) error {
 	}
 	for _, c := range rep.Culprits {
 		if h := rep.Hunks[c.Commit]; h != nil {
-			printHunks(w, h)
+			printHunks(w, h, withDiff)
 		}
 	}
 	for _, warn := range rep.Warnings {

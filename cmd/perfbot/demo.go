@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/demo"
+	"github.com/perfbot/perfbot/internal/num"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -70,7 +71,7 @@ func printDemo(w io.Writer, s *demo.Summary) error {
 		}
 		delta, conf := "", ""
 		if r.FoundCommit != "" {
-			delta, conf = fmt.Sprintf("%+.1f%%", r.DeltaPct), fmt.Sprintf("%.3f", r.Confidence)
+			delta, conf = fmt.Sprintf("%+.1f%%", r.DeltaPct), num.Confidence(r.Confidence)
 		}
 		night := ""
 		if r.Night > 0 {

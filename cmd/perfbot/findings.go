@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/internal/num"
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
@@ -57,9 +60,19 @@ func printFindings(w io.Writer, fs []record.Finding) error {
 		if f.Issue > 0 {
 			issue = fmt.Sprintf("#%d", f.Issue)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%v\t%s\t%s\n", record.ShortFindingID(f.ID), f.Outcome, f.Metric, culprit, delta, f.Confidence, f.Components, f.State, issue)
+		components := orNone(strings.Join(report.Components(&f), ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.ID, f.Outcome, f.Metric, culprit, delta, confidence(f), components, f.State, issue)
 	}
 	return tw.Flush()
+}
+
+// confidence is the finding's confidence as every view prints it, or "-"
+// for an outcome that has none (the ends did not differ).
+func confidence(f record.Finding) string {
+	if f.Outcome == record.OutcomeNotReproduced {
+		return "-"
+	}
+	return num.Confidence(f.Confidence)
 }
 
 func reportCmd(g *globals) *cobra.Command {

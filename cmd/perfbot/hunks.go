@@ -7,15 +7,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfbot/perfbot/minimize"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/service"
 )
 
 func hunksCmd(g *globals) *cobra.Command {
 	var (
-		req       service.HunksRequest
-		direction string
-		asJSON    bool
+		req              service.HunksRequest
+		direction        string
+		asJSON, withDiff bool
 	)
 	cmd := &cobra.Command{
 		Use:   "hunks REV | --worktree",
@@ -25,8 +26,9 @@ context) and finds the fewest hunks that explain the change of the metric
 (the primary one unless --metric): files first, then hunks inside them,
 applied to the parent and reverted from REV, each configuration built and
 measured. A configuration that does not apply or build is unresolved, never
-good. Each hunk is printed with its file, function and component, and the
-effect of the explaining hunks applied alone and reverted alone.
+good. Each explaining hunk is named by its file, function and component
+with the lines it adds and removes (--diff prints its diff too), and
+their effect is printed applied alone and reverted alone.
 
 With --worktree it searches the uncommitted changes of the working copy at
 repo.url instead (tracked changes, staged or not, and untracked files git
@@ -68,34 +70,44 @@ configuration, the workdir, the store, the issues directory) are left out.
 			if asJSON {
 				return writeJSON(g.stdout, hunksJSON(rep))
 			}
-			return printHunks(g.stdout, rep)
+			return printHunks(g.stdout, rep, withDiff)
 		},
 	}
 	cmd.Flags().BoolVar(&req.Worktree, "worktree", false, "search the uncommitted changes of the configured working copy")
 	cmd.Flags().StringVar(&req.Metric, "metric", "", "metric to follow (default: the primary)")
 	cmd.Flags().StringVar(&direction, "direction", "regression", "the kind of change whose hunks to find: regression or improvement")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&withDiff, "diff", false, "print the diff of each hunk")
 	return cmd
 }
 
-// printHunks prints the hunks that explain a change, with their diffs and
-// their effect applied alone and reverted alone.
-func printHunks(w io.Writer, rep *service.HunksReport) error {
+// printHunks prints the hunks that explain a change, each named by its
+// file and function with the lines it adds and removes, and their effect
+// applied alone and reverted alone; withDiff prints each hunk's diff
+// under it. A rewrite's diff runs to hundreds of lines, so it is asked
+// for.
+func printHunks(w io.Writer, rep *service.HunksReport, withDiff bool) error {
 	if rep.NoRuntimeChange != "" {
 		_, err := fmt.Fprintf(w, "\nhunks of %s (%s): none of its %d hunks can change %s: %s\n", record.ShortHash(rep.Change), rep.Subject, rep.TotalHunks, rep.Metric, rep.NoRuntimeChange)
 		return err
 	}
 	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", record.ShortHash(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
-	fmt.Fprintf(w, "  applied alone to %s: %s; reverted alone: %s\n", record.ShortHash(rep.Base), rep.Applied.Effect, rep.Reverted.Effect)
+	fmt.Fprintf(w, "  applied alone to %s: %s; reverted alone: %s\n", record.ShortHash(rep.Base), measured(rep.Applied), measured(rep.Reverted))
 	for _, h := range rep.Hunks {
 		loc := h.File
 		if h.Function != "" {
 			loc += "::" + h.Function
 		}
-		fmt.Fprintf(w, "  [%s] %s  @@ -%d,%d +%d,%d @@\n", orNone(h.Component), loc, h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+		fmt.Fprintf(w, "  [%s] %s  %s\n", orNone(h.Component), loc, h.Size())
+		if !withDiff {
+			continue
+		}
 		for _, line := range strings.Split(strings.TrimRight(h.Diff, "\n"), "\n") {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
+	}
+	if len(rep.Hunks) > 0 && !withDiff {
+		fmt.Fprintln(w, "  (--diff prints their diffs)")
 	}
 	if len(rep.Unresolved) > 0 {
 		fmt.Fprintf(w, "  %d configurations unresolved (did not apply or build, or stayed undecided)\n", len(rep.Unresolved))
@@ -105,6 +117,15 @@ func printHunks(w io.Writer, rep *service.HunksReport) error {
 	}
 	_, err := fmt.Fprintf(w, "  %d configurations, %d runs, %d builds, %.0fs\n", rep.Configurations, rep.Runs, rep.Builds, rep.WallSeconds)
 	return err
+}
+
+// measured is the effect, or "not measured" for one that was not: never
+// a zero that reads as measured.
+func measured(e minimize.Effect) string {
+	if !e.Measured() {
+		return "not measured"
+	}
+	return e.Effect.String()
 }
 
 func orNone(s string) string {
@@ -170,7 +191,7 @@ func printEnvBisect(w io.Writer, rep *service.EnvBisectReport) error {
 	for _, name := range rep.Minimal {
 		fmt.Fprintf(w, "  %s: %q (good) → %q (bad)\n", name, rep.Good[name], rep.Bad[name])
 	}
-	fmt.Fprintf(w, "  applied alone: %s; reverted alone: %s\n", rep.Applied.Effect, rep.Reverted.Effect)
+	fmt.Fprintf(w, "  applied alone: %s; reverted alone: %s\n", measured(rep.Applied), measured(rep.Reverted))
 	_, err := fmt.Fprintf(w, "  %d tests, %d runs, %.0fs\n", len(rep.Tests), rep.Runs, rep.WallSeconds)
 	return err
 }

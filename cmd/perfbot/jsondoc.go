@@ -149,9 +149,11 @@ type hunkDoc struct {
 	Diff      string `json:"diff"`
 }
 
+// effectDoc holds the effects of a set applied alone and reverted alone;
+// one that was not measured is null.
 type effectDoc struct {
-	Applied  deltaDoc `json:"applied"`
-	Reverted deltaDoc `json:"reverted"`
+	Applied  *deltaDoc `json:"applied"`
+	Reverted *deltaDoc `json:"reverted"`
 }
 
 type deltaDoc struct {
@@ -213,8 +215,11 @@ func envBisectJSON(r *service.EnvBisectReport) *envBisectDoc {
 }
 
 func effectJSON(applied, reverted minimize.Effect) effectDoc {
-	delta := func(e minimize.Effect) deltaDoc {
-		return deltaDoc{DeltaPct: e.Pct, CIPct: [2]float64{e.Lo, e.Hi}, N: e.N}
+	delta := func(e minimize.Effect) *deltaDoc {
+		if !e.Measured() {
+			return nil
+		}
+		return &deltaDoc{DeltaPct: e.Pct, CIPct: [2]float64{e.Lo, e.Hi}, N: e.N}
 	}
 	return effectDoc{Applied: delta(applied), Reverted: delta(reverted)}
 }

@@ -361,7 +361,7 @@ func TestFindingsFiledAndRead(t *testing.T) {
 
 	out, errOut, code = perfbot(t, dir, "findings")
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, record.ShortFindingID(id))
+	require.Contains(t, out, id)
 
 	tests := []struct {
 		name   string
@@ -370,11 +370,12 @@ func TestFindingsFiledAndRead(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{name: "render by prefix", args: []string{"report", record.ShortFindingID(id)}, want: exitOK, stdout: "# gen_tok_s"},
-		{name: "file again: nothing new", args: []string{"report", record.ShortFindingID(id), "--file-issue"}, want: exitOK, stderr: "issue #1"},
+		{name: "render by prefix", args: []string{"report", id}, want: exitOK, stdout: "# gen_tok_s"},
+		{name: "file again: nothing new", args: []string{"report", id, "--file-issue"}, want: exitOK, stderr: "issue #1"},
 		{name: "retry: nothing unfiled", args: []string{"report", "--retry-unfiled"}, want: exitOK, stderr: "0 unfiled findings"},
 		{name: "an unknown finding", args: []string{"report", "perfbotfpzz"}, want: exitInput, stderr: `no finding "perfbotfpzz"`},
-		{name: "a short prefix", args: []string{"report", "perf", "--file-issue"}, want: exitOK, stderr: "issue #1"},
+		{name: "a short prefix", args: []string{"report", id[:4], "--file-issue"}, want: exitOK, stderr: "issue #1"},
+		{name: "the fingerprint an older perfbot showed", args: []string{"report", "perfbotfp" + id}, want: exitOK, stdout: "perfbot finding `" + id + "`"},
 		{name: "neither finding nor retry", args: []string{"report"}, want: exitInput, stderr: "--retry-unfiled"},
 	}
 	for _, tt := range tests {
@@ -410,7 +411,7 @@ func TestFindingsFiledAndRead(t *testing.T) {
 	require.NoError(t, err)
 	cfg = append(cfg, "github: {repo: example/infer, token_env: PERFBOT_TEST_UNSET_TOKEN}\n"...)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "perfbot.yaml"), cfg, 0o644))
-	_, errOut, code = perfbot(t, dir, "report", record.ShortFindingID(id), "--file-issue")
+	_, errOut, code = perfbot(t, dir, "report", id, "--file-issue")
 	require.Equal(t, exitInput, code, errOut)
 	require.Contains(t, errOut, "$PERFBOT_TEST_UNSET_TOKEN is empty")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -32,10 +33,13 @@ func TestPrint(t *testing.T) {
 		print func(io.Writer) error
 		value any // printed as JSON; nil: the command has no JSON form
 	}{
-		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits()) }, bisectJSON(bisectCulprits())},
-		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates()) }, bisectJSON(bisectCandidates())},
-		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport()) }, hunksJSON(hunksReport())},
-		{"hunks-docs-only", func(w io.Writer) error { return printHunks(w, hunksDocsOnly()) }, hunksJSON(hunksDocsOnly())},
+		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits(), false) }, bisectJSON(bisectCulprits())},
+		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates(), false) }, bisectJSON(bisectCandidates())},
+		{"bisect-other-way", func(w io.Writer) error { return printBisect(w, bisectOtherWay(), false) }, bisectJSON(bisectOtherWay())},
+		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport(), false) }, hunksJSON(hunksReport())},
+		{"hunks-diff", func(w io.Writer) error { return printHunks(w, hunksReport(), true) }, nil},
+		{"hunks-docs-only", func(w io.Writer) error { return printHunks(w, hunksDocsOnly(), false) }, hunksJSON(hunksDocsOnly())},
+		{"hunks-incomplete", func(w io.Writer) error { return printHunks(w, hunksIncomplete(), false) }, hunksJSON(hunksIncomplete())},
 		{"demo", func(w io.Writer) error { return printDemo(w, demoSummary()) }, demoSummary()},
 		{"findings", func(w io.Writer) error { return printFindings(w, findingsList()) }, findingsList()},
 		{"findings-none", func(w io.Writer) error { return printFindings(w, []record.Finding{}) }, []record.Finding{}},
@@ -123,6 +127,15 @@ func effect(pct, lo, hi float64, n int) minimize.Effect {
 	return minimize.Effect{Effect: record.Effect{Pct: pct, Interval: record.Interval{Lo: lo, Hi: hi}}, N: n}
 }
 
+// hunksIncomplete is a hunk search whose bad end with the set reverted
+// did not build: its effect was not measured.
+func hunksIncomplete() *service.HunksReport {
+	r := hunksReport()
+	r.Reverted = minimize.Effect{}
+	r.Warnings = []record.Warning{{Kind: record.WarnSetIncomplete}}
+	return r
+}
+
 // hunksDocsOnly is the answer of hunks for a commit that touches
 // documentation only: nothing measured.
 func hunksDocsOnly() *service.HunksReport {
@@ -177,7 +190,7 @@ func bisectCulprits() *service.Bisection {
 		Commits: commits,
 		Hunks:   map[string]*service.HunksReport{hCulprit: hunksReport()},
 		Cost:    record.Cost{Runs: 64, Builds: 9, WallSeconds: 1342.5}, JobID: "bisect-0a1b2c3d",
-		Findings: []string{"perfbotfp0123456789abcdef0123", "perfbotfpfedcba9876543210fedc"},
+		Findings: []string{"0123456789", "fedcba9876"},
 	}
 }
 
@@ -198,6 +211,26 @@ func bisectCandidates() *service.Bisection {
 		},
 		Commits: []record.Commit{{Hash: hGood}, {Hash: hCulprit, Subject: "broken build"}, {Hash: hSecond, Subject: "fix the build"}, {Hash: hBad}},
 		Cost:    record.Cost{Runs: 21, Builds: 3, WallSeconds: 98}, JobID: "bisect-4e5f6a7b",
+	}
+}
+
+// bisectOtherWay is an improvement searched on ends that regressed by
+// 21%.
+func bisectOtherWay() *service.Bisection {
+	return &service.Bisection{
+		Metric: "verify_tok_s", Unit: "tok/s",
+		Result: bisect.Result{
+			Verdict: record.OutcomeNotReproduced, Direction: record.Improvement,
+			Good: end(hGood, 16, 1011, 1004, 1019), Bad: end(hBad, 16, 798.5, 791.2, 805.9),
+			Probes: []bisect.Probe{
+				{Commit: hGood, Index: 0, N: 16, Median: 1011, Status: "ok", Side: "good"},
+				{Commit: hBad, Index: 4, N: 16, Median: 798.5, Status: "ok", Side: "bad"},
+			},
+			Samples:  32,
+			Warnings: []record.Warning{{Kind: record.WarnOtherDirection, From: hGood, To: hBad, Direction: record.Regression, Pct: -21.0, LoPct: -21.9, HiPct: -20.1}},
+		},
+		Commits: commits,
+		Cost:    record.Cost{Runs: 32, Builds: 2, WallSeconds: 64}, JobID: "bisect-5e6f7a8b",
 	}
 }
 
@@ -244,15 +277,15 @@ func findingsList() []record.Finding {
 		return []record.Culprit{{Commit: record.Commit{Hash: hash}, Confidence: conf, Effect: record.Effect{Pct: delta}}}
 	}
 	return []record.Finding{
-		{ID: "perfbotfp0123456789abcdef0123", Created: day(23), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Regression,
+		{ID: "0123456789", Created: day(23), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Regression,
 			Culprits: culprit(hCulprit, -14.8, 0.9987), Components: []string{"communicator"}, Confidence: 0.9987,
 			State: record.StateFiled, Issue: 12, IssueURL: "https://github.com/example/infer/issues/12"},
-		{ID: "perfbotfp9a8b7c6d5e4f3a2b1c0d", Created: day(22), Outcome: record.OutcomeCulprit, Metric: "decode_tok_s", Direction: record.Regression,
+		{ID: "9a8b7c6d5e", Created: day(22), Outcome: record.OutcomeCulprit, Metric: "decode_tok_s", Direction: record.Regression,
 			Culprits: culprit(hSecond, -2.3, 0.93), Components: []string{"moe", "attention"}, Confidence: 0.93,
 			State: record.StateUnfiled, FileError: "create issue in example/infer: 401 Bad credentials"},
-		{ID: "perfbotfp5566778899aabbccddee", Created: day(21), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Improvement,
+		{ID: "5566778899", Created: day(21), Outcome: record.OutcomeCulprit, Metric: "verify_tok_s", Direction: record.Improvement,
 			Culprits: culprit(hProbe1, 6.2, 0.995), Confidence: 0.995, State: record.StateKept},
-		{ID: "perfbotfpffeeddccbbaa99887766-nr", Created: day(20), Outcome: record.OutcomeNotReproduced, Metric: "verify_tok_s", Direction: record.Regression,
+		{ID: "ffeeddccbb", Created: day(20), Outcome: record.OutcomeNotReproduced, Metric: "verify_tok_s", Direction: record.Regression,
 			State: record.StateKept},
 	}
 }
@@ -295,5 +328,119 @@ func envBisectReport() *service.EnvBisectReport {
 		Reverted: effect(10.3, 9.1, 11.6, 6),
 		Tests:    []minimize.Test{{Set: []string{"NCCL_PROTO"}, Side: "bad", N: 6, Median: 80.7, PBad: 0.99, Outcome: "bad"}},
 		Cost:     record.Cost{Runs: 30, Builds: 1, WallSeconds: 140},
+	}
+}
+
+// TestConfidenceReadsAlike: the findings table and the issue of one
+// finding print its confidence by one rule (num.Confidence), which never
+// rounds up to a certainty.
+func TestConfidenceReadsAlike(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		confidence float64
+		want       string
+	}{
+		{"rounded down", 0.9987, "99.8%"},
+		{"above 99.9%, not certain", 0.99996, "> 99.9%"},
+		{"a cut-off's worth", 0.93, "93.0%"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := findingsList()[0]
+			f.Confidence, f.Culprits[0].Confidence = tc.confidence, tc.confidence
+			var table bytes.Buffer
+			require.NoError(t, printFindings(&table, []record.Finding{f}))
+			require.Contains(t, table.String(), "  "+tc.want+"  ")
+			var issue bytes.Buffer
+			require.NoError(t, printReport(&issue, &f))
+			require.Contains(t, issue.String(), "confidence "+tc.want)
+		})
+	}
+}
+
+// TestNotMeasuredIsNoZero: an effect that was not measured reads "not
+// measured" (null in JSON), never +0.0% [+0.0%, +0.0%] beside the warning
+// that the set does not recover the change.
+func TestNotMeasuredIsNoZero(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		applied, rev minimize.Effect
+		text         string
+		jsonApplied  bool
+		jsonReverted bool
+	}{
+		{name: "reverted did not build", applied: effect(-14.2, -15.1, -13.3, 12), text: "applied alone to b0c1d2e3f4: -14.2% [-15.1%, -13.3%]; reverted alone: not measured", jsonApplied: true},
+		{name: "neither measured", text: "applied alone to b0c1d2e3f4: not measured; reverted alone: not measured"},
+		{name: "both measured", applied: effect(-14.2, -15.1, -13.3, 12), rev: effect(16.4, 15.2, 17.5, 12),
+			text: "reverted alone: +16.4% [+15.2%, +17.5%]", jsonApplied: true, jsonReverted: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := hunksReport()
+			r.Applied, r.Reverted = tc.applied, tc.rev
+			var text bytes.Buffer
+			require.NoError(t, printHunks(&text, r, false))
+			require.Contains(t, text.String(), tc.text)
+			require.NotContains(t, text.String(), "+0.0%")
+			d := hunksJSON(r)
+			require.Equal(t, tc.jsonApplied, d.Effect.Applied != nil)
+			require.Equal(t, tc.jsonReverted, d.Effect.Reverted != nil)
+		})
+	}
+}
+
+// TestHunksNamedWithoutTheirDiff: a rewrite's hunks are named by file and
+// function with the lines they add and remove; their diffs, every removed
+// line of a 50-line function, are printed with --diff only.
+func TestHunksNamedWithoutTheirDiff(t *testing.T) {
+	var rewrite strings.Builder
+	rewrite.WriteString("@@ -10,50 +10,50 @@ func Select(xs []int) int {\n")
+	for i := range 50 {
+		fmt.Fprintf(&rewrite, "-\told%d := xs[%d]\n", i, i)
+	}
+	for i := range 50 {
+		fmt.Fprintf(&rewrite, "+\tnew%d := xs[%d]\n", i, i)
+	}
+	r := hunksReport()
+	r.Hunks = []record.Hunk{{ID: "h1", File: "engine/topk/select.go", Function: "Select", OldStart: 10, OldLines: 50, NewStart: 10, NewLines: 50, Diff: rewrite.String()},
+		{ID: "h2", File: "engine/topk/heap.go", Component: "topk", Function: "(*heap).Push", OldStart: 3, OldLines: 2, NewStart: 3, NewLines: 3, Diff: "@@ -3,2 +3,3 @@\n a\n-b\n+c\n+d\n"}}
+	for _, tc := range []struct {
+		name     string
+		withDiff bool
+		want     []string
+		lines    int // at most
+	}{
+		{name: "named", want: []string{"[-] engine/topk/select.go::Select  +50 −50\n", "[topk] engine/topk/heap.go::(*heap).Push  +2 −1\n", "(--diff prints their diffs)"}, lines: 10},
+		{name: "with --diff", withDiff: true, want: []string{"engine/topk/select.go::Select  +50 −50\n", "    -\told49 := xs[49]\n", "    +d\n"}, lines: 120},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			require.NoError(t, printHunks(&out, r, tc.withDiff))
+			for _, w := range tc.want {
+				require.Contains(t, out.String(), w)
+			}
+			if !tc.withDiff {
+				require.NotContains(t, out.String(), "old0")
+			}
+			require.LessOrEqual(t, strings.Count(out.String(), "\n"), tc.lines)
+		})
+	}
+}
+
+// TestBisectOtherWay: a range searched for an improvement that regressed
+// is not_reproduced, and the command line says at once that the ends
+// differ the other way, by how much, and the command that searches it.
+func TestBisectOtherWay(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rep  *service.Bisection
+		want string
+	}{
+		{"a regression searched as an improvement", bisectOtherWay(),
+			"no improvement, but the ends differ the other way: a regression of -21.0% [-21.9%, -20.1%]; to find its commit:\n  perfbot bisect --good a1b2c3d4e5 --bad 9e8d7c6b5a --metric verify_tok_s --direction regression\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			require.NoError(t, printBisect(&out, tc.rep, false))
+			require.Contains(t, out.String(), tc.want)
+		})
 	}
 }

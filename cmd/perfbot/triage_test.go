@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/perfbot/perfbot/record"
 )
 
 func TestTriageCommand(t *testing.T) {
@@ -25,10 +23,10 @@ func TestTriageCommand(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{name: "invalid, with a note", args: []string{"triage", record.ShortFindingID(id), "invalid", "--note", "host throttled"}, want: exitOK, stdout: id + " (gen_tok_s at "},
-		{name: "an unknown state", args: []string{"triage", record.ShortFindingID(id), "wontfix"}, want: exitInput, stderr: `state "wontfix"`},
+		{name: "invalid, with a note", args: []string{"triage", id, "invalid", "--note", "host throttled"}, want: exitOK, stdout: id + " (gen_tok_s at "},
+		{name: "an unknown state", args: []string{"triage", id, "wontfix"}, want: exitInput, stderr: `state "wontfix"`},
 		{name: "an unknown finding", args: []string{"triage", "perfbotfpzz", "fixed"}, want: exitInput, stderr: `no finding "perfbotfpzz"`},
-		{name: "no state", args: []string{"triage", record.ShortFindingID(id)}, want: exitInput, stderr: "accepts 2 arg(s)"},
+		{name: "no state", args: []string{"triage", id}, want: exitInput, stderr: "accepts 2 arg(s)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := perfbot(t, dir, tt.args...)

@@ -1,11 +1,13 @@
 // Package num prints measured values as people write them: four
 // significant digits, thousands separated by commas, never an exponent
-// ("154,400", "812.5", "0.05597"). Every human view of perfbot (the
+// ("154,400", "812.5", "0.05597"), and confidences as percentages that
+// never overstate ("99.8%", "> 99.9%"). Every human view of perfbot (the
 // command line, issues, the dashboard) prints values through it, so one
 // value reads the same everywhere.
 package num
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -66,4 +68,23 @@ func group(s string) string {
 		b.WriteString("." + frac)
 	}
 	return sign + b.String()
+}
+
+// Confidence prints a probability (a culprit's confidence, a cut-off) as a
+// percentage with one decimal, rounded down so that it never reads higher
+// than it is: 0.9987 is "99.8%". One above 0.999 but short of 1 is
+// "> 99.9%", never "100.0%", which only exactly 1 is. NaN and
+// infinities print as "n/a".
+func Confidence(p float64) string {
+	switch {
+	case math.IsNaN(p) || math.IsInf(p, 0):
+		return "n/a"
+	case p >= 1:
+		return "100%"
+	case p > 0.999:
+		return "> 99.9%"
+	}
+	// The nudge keeps a product such as 0.995×1000 = 994.999… from
+	// rounding down a whole step.
+	return fmt.Sprintf("%.1f%%", math.Floor(p*1000+1e-6)/10)
 }

@@ -35,3 +35,29 @@ func TestFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestConfidence: one rule for every view of a confidence, so that the
+// command line and the issue of one finding say the same.
+func TestConfidence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    float64
+		want string
+	}{
+		{"a culprit at the default confidence", 0.99, "99.0%"},
+		{"rounded down, never up", 0.9987, "99.8%"},
+		{"a product that floats below its value", 0.995, "99.5%"},
+		{"a cut-off", 0.9, "90.0%"},
+		{"exactly 99.9%", 0.999, "99.9%"},
+		{"above 99.9% but not certain", 0.99995, "> 99.9%"},
+		{"short of certainty by a rounding error", 1 - 1e-12, "> 99.9%"},
+		{"certain", 1, "100%"},
+		{"low", 0.071, "7.1%"},
+		{"zero", 0, "0.0%"},
+		{"NaN", math.NaN(), "n/a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Confidence(tc.p))
+		})
+	}
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/perfbot/perfbot/record"
+)
+
+// migrateV5 gives every finding the one id every view shows
+// (record.Finding.DerivedID): a finding kept under its fingerprint
+// ("perfbotfp" and twenty hex digits, with a suffix such as "-nr" for some
+// outcomes) moves to record.FindingID of that key, and so does the key of
+// each finding the nightly state remembers commenting on. The issues
+// bucket stays keyed by fingerprint, the marker the issues carry. Should
+// two old keys give one id, the finding created last keeps it.
+func migrateV5(tx *bolt.Tx) error {
+	fb := tx.Bucket(bucketFindings)
+	moved := map[string]record.Finding{}
+	var old [][]byte
+	err := fb.ForEach(func(k, v []byte) error {
+		id := record.FindingID(string(k))
+		if id == string(k) {
+			return nil
+		}
+		f, err := decodeFinding(v)
+		if err != nil {
+			return fmt.Errorf("finding %s: %w", k, err)
+		}
+		old = append(old, k)
+		if prev, ok := moved[id]; ok && prev.Created.After(f.Created) {
+			return nil
+		}
+		f.ID = id
+		moved[id] = f
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range old {
+		if err := fb.Delete(k); err != nil {
+			return fmt.Errorf("finding %s: %w", k, err)
+		}
+	}
+	for id, f := range moved {
+		if err := putFinding(tx, f); err != nil {
+			return fmt.Errorf("finding %s: %w", id, err)
+		}
+	}
+	return notedIDsV5(tx)
+}
+
+// notedIDsV5 re-keys the nightly state's "noted" findings by their new
+// ids, leaving the rest of the state as it is stored.
+func notedIDsV5(tx *bolt.Tx) error {
+	nb := tx.Bucket(bucketNightly)
+	raw := nb.Get(keyNightlyState)
+	if raw == nil {
+		return nil
+	}
+	var state map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &state); err != nil {
+		return fmt.Errorf("nightly state: %w", err)
+	}
+	var noted map[string]uint64
+	if state["noted"] == nil {
+		return nil
+	}
+	if err := json.Unmarshal(state["noted"], &noted); err != nil {
+		return fmt.Errorf("nightly state: noted: %w", err)
+	}
+	renamed := make(map[string]uint64, len(noted))
+	for id, night := range noted {
+		renamed[record.FindingID(id)] = max(renamed[record.FindingID(id)], night)
+	}
+	var err error
+	if state["noted"], err = json.Marshal(renamed); err != nil {
+		return err
+	}
+	out, err := json.Marshal(state)
+	if err != nil {
+		return err
+	}
+	return nb.Put(keyNightlyState, out)
+}
