@@ -25,10 +25,13 @@ const (
 )
 
 // Indefinite is the direction with its indefinite article: "a
-// regression", "an improvement".
+// regression", "an improvement", "a change either way".
 func (d Direction) Indefinite() string {
-	if d == Improvement || d == Any {
-		return "an " + string(d)
+	switch d {
+	case Improvement:
+		return "an improvement"
+	case Any:
+		return "a change either way"
 	}
 	return "a " + string(d)
 }

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -21,10 +23,10 @@ func migrateV5(tx *bolt.Tx) error {
 	moved := map[string]record.Finding{}
 	var old [][]byte
 	err := fb.ForEach(func(k, v []byte) error {
-		id := record.FindingID(string(k))
-		if id == string(k) {
-			return nil
+		if !bytes.HasPrefix(k, []byte(record.FindingMarker)) {
+			return nil // an id already
 		}
+		id := record.FindingID(string(k))
 		f, err := decodeFinding(v)
 		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
@@ -74,7 +76,10 @@ func notedIDsV5(tx *bolt.Tx) error {
 	}
 	renamed := make(map[string]uint64, len(noted))
 	for id, night := range noted {
-		renamed[record.FindingID(id)] = max(renamed[record.FindingID(id)], night)
+		if strings.HasPrefix(id, record.FindingMarker) {
+			id = record.FindingID(id)
+		}
+		renamed[id] = max(renamed[id], night)
 	}
 	var err error
 	if state["noted"], err = json.Marshal(renamed); err != nil {
