@@ -16,9 +16,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -168,7 +170,6 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	fmt.Fprintf(opts.Progress, "replaying %d commits %s..%s as %d nights: %d quiet ones, %d commits a night, then %d at the head\n",
 		len(chain)-1, chain[0].Short(), head.Short(), len(tips), QuietNights, opts.Step, tail)
 	sum := &Summary{Repo: repoDir, Commits: len(chain) - 1, Nights: len(tips)}
-	var noted []service.AlertNote
 	for i, tip := range tips {
 		night, nightStart = i, time.Now()
 		if err := setBranch(ctx, origin, cfg.Repo.Branch, tip.Hash); err != nil {
@@ -180,11 +181,6 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return nil, fmt.Errorf("night %d: %w", i+1, err)
 		}
 		sum.Alerts += len(rep.Alerts)
-		for _, a := range rep.Alerts {
-			if a.Unbisected != nil {
-				noted = append(noted, a)
-			}
-		}
 		if err := bot.Drain(ctx); err != nil {
 			return nil, fmt.Errorf("night %d: %w", i+1, err)
 		}
@@ -216,17 +212,24 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	for i := range sum.Rows {
 		sum.Rows[i].Night = nights[sum.Rows[i].FoundCommit]
 	}
-	markNoted(sum.Rows, noted, chain)
+	// The alerts as the nights decided them, stored: what the dashboard
+	// draws, so that the table and the dashboard cannot disagree.
+	state, err := bot.Store.NightlyState()
+	if err != nil {
+		return nil, err
+	}
+	markNoted(sum.Rows, slices.Collect(maps.Values(state.Alerts)), chain)
 	sum.Runs, sum.Builds = bot.Oracle.Counts()
 	sum.Wall = time.Since(start).Seconds()
 	return sum, nil
 }
 
 // markNoted marks the rows of improvements that no bisection named but
-// that lie in the range of an improvement alert only noted, with the
-// night it was first seen. Other changes in such a range (a regression, a
-// commit meant to change nothing) are not what the alert saw.
-func markNoted(rows []Row, noted []service.AlertNote, chain []record.Commit) {
+// that lie in the range of an improvement alert the nights only noted,
+// with the night it was first seen. Other changes in such a range (a
+// regression, a commit meant to change nothing) are not what the alert
+// saw.
+func markNoted(rows []Row, alerts []record.Alert, chain []record.Commit) {
 	at := map[string]int{}
 	for i, c := range chain {
 		at[c.Hash] = i
@@ -237,12 +240,12 @@ func markNoted(rows []Row, noted []service.AlertNote, chain []record.Commit) {
 		if r.FoundCommit != "" || !ok || r.Kind != string(testbed.Improvement) {
 			continue
 		}
-		for _, a := range noted {
-			if a.Direction != record.Improvement {
+		for _, a := range alerts {
+			if a.Decision != record.DecisionNoted || a.Direction != record.Improvement {
 				continue
 			}
-			good, okGood := at[a.Unbisected.Good]
-			bad, okBad := at[a.Unbisected.Bad]
+			good, okGood := at[a.Good]
+			bad, okBad := at[a.Bad]
 			if okGood && okBad && good < c && c <= bad {
 				r.Noted = true
 				if r.Night == 0 || a.Night < r.Night {

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/record"
-	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/testbed"
 )
 
@@ -145,11 +144,15 @@ func TestMarkNoted(t *testing.T) {
 		{Change: "c", Kind: "regression", TrueCommit: hash(4), IntendedPct: -5},
 		{Change: "g", Kind: "non_runtime", TrueCommit: hash(7)},
 	}
-	noted := []service.AlertNote{
-		{Night: 31, Direction: record.Improvement, Unbisected: &service.Range{Good: hash(3), Bad: hash(7)}},
-		{Night: 30, Direction: record.Improvement, Unbisected: &service.Range{Good: hash(4), Bad: hash(5)}},
+	alerts := []record.Alert{
+		{Night: 31, Direction: record.Improvement, Decision: record.DecisionNoted, Good: hash(3), Bad: hash(7)},
+		{Night: 30, Direction: record.Improvement, Decision: record.DecisionNoted, Good: hash(4), Bad: hash(5)},
+		// An improvement bisected, and one the nights found transient:
+		// neither is a noted one.
+		{Night: 20, Direction: record.Improvement, Decision: record.DecisionAct, Good: hash(1), Bad: hash(2), Job: "alert-1"},
+		{Night: 21, Direction: record.Improvement, Decision: record.DecisionTransient, Good: hash(1), Bad: hash(3)},
 	}
-	markNoted(rows, noted, chain)
+	markNoted(rows, alerts, chain)
 	var got []string
 	for _, r := range rows {
 		got = append(got, r.Match())
