@@ -113,23 +113,28 @@ func TestDetectScenarios(t *testing.T) {
 			want: []want{{record.Regression, 10, 10, 10, false}}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			alerts, err := Detect(tc.series, tc.cfg)
-			require.NoError(t, err)
-			require.Len(t, alerts, len(tc.want), "alerts %+v", alerts)
-			for i, w := range tc.want {
-				a := alerts[i]
-				assert.Equal(t, w.dir, a.Direction, "alert %d", i)
-				if w.near {
-					assert.True(t, a.First <= w.change && w.change <= a.Last, "alert %d: %+v", i, a)
-				} else {
-					assert.Equal(t, w.change, a.Change, "alert %d", i)
-				}
-				assert.GreaterOrEqual(t, a.Night, w.night, "alert %d", i)
-				assert.LessOrEqual(t, a.Night, w.nightHi, "alert %d", i)
-				assertConsistent(t, tc.series, a)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { assertDetects(t, tc.series, tc.cfg, tc.want) })
+	}
+}
+
+// assertDetects runs Detect over series and checks its alerts against
+// want, in order.
+func assertDetects(t *testing.T, series []Point, cfg Config, want []want) {
+	t.Helper()
+	alerts, err := Detect(series, cfg)
+	require.NoError(t, err)
+	require.Len(t, alerts, len(want), "alerts %+v", alerts)
+	for i, w := range want {
+		a := alerts[i]
+		assert.Equal(t, w.dir, a.Direction, "alert %d", i)
+		if w.near {
+			assert.True(t, a.First <= w.change && w.change <= a.Last, "alert %d: %+v", i, a)
+		} else {
+			assert.Equal(t, w.change, a.Change, "alert %d", i)
+		}
+		assert.GreaterOrEqual(t, a.Night, w.night, "alert %d", i)
+		assert.LessOrEqual(t, a.Night, w.nightHi, "alert %d", i)
+		assertConsistent(t, series, a)
 	}
 }
 

@@ -57,23 +57,7 @@ func TestYoungScenarios(t *testing.T) {
 			want: []want{{record.Regression, 4, 4, 5, false}, {record.Regression, 14, 14, 15, false}}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			alerts, err := Detect(tc.series, tc.cfg)
-			require.NoError(t, err)
-			require.Len(t, alerts, len(tc.want), "alerts %+v", alerts)
-			for i, w := range tc.want {
-				a := alerts[i]
-				assert.Equal(t, w.dir, a.Direction, "alert %d", i)
-				if w.near {
-					assert.True(t, a.First <= w.change && w.change <= a.Last, "alert %d: %+v", i, a)
-				} else {
-					assert.Equal(t, w.change, a.Change, "alert %d", i)
-				}
-				assert.GreaterOrEqual(t, a.Night, w.night, "alert %d", i)
-				assert.LessOrEqual(t, a.Night, w.nightHi, "alert %d", i)
-				assertConsistent(t, tc.series, a)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { assertDetects(t, tc.series, tc.cfg, tc.want) })
 	}
 }
 

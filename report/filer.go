@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/perfbot/perfbot/internal/num"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -103,7 +104,7 @@ func (f *Filer) keepReason(fd *record.Finding) string {
 		return "not reproduced"
 	}
 	if cut := f.cutOff(); fd.Confidence < cut {
-		return fmt.Sprintf("confidence %s is below the publish cut-off %s", formatConfidence(fd.Confidence), formatConfidence(cut))
+		return fmt.Sprintf("confidence %s is below the publish cut-off %s", num.Confidence(fd.Confidence), num.Confidence(cut))
 	}
 	if fd.Unconfirmed != "" {
 		return "not confirmed: " + fd.Unconfirmed

@@ -34,7 +34,7 @@ var templates = template.Must(template.New("report").Funcs(template.FuncMap{
 	"effect":   formatEffect,
 	"measured": formatMeasured,
 	"an":       record.Direction.Indefinite,
-	"conf":     formatConfidence,
+	"conf":     num.Confidence,
 	"text":     escapeText,
 	"code":     codeSpan,
 	"cell":     tableCell,
@@ -586,9 +586,6 @@ func formatMeasured(e *record.Effect) string {
 	}
 	return formatEffect(*e)
 }
-
-// formatConfidence prints a confidence as every view of perfbot does.
-func formatConfidence(c float64) string { return num.Confidence(c) }
 
 func formatDate(t time.Time) string {
 	if t.IsZero() {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfbot/perfbot/internal/num"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -315,8 +316,8 @@ func TestFormatting(t *testing.T) {
 	assert.Equal(t, "+3.2%", formatPct(3.2))
 	assert.Equal(t, "0.0%", formatPct(-0.01))
 	assert.Equal(t, "n/a", formatPct(math.NaN()))
-	assert.Equal(t, "> 99.9%", formatConfidence(0.99999), "never a certain 100% (internal/num)")
-	assert.Equal(t, "99.8%", formatConfidence(0.9987), "confidence rounds down")
+	assert.Equal(t, "> 99.9%", num.Confidence(0.99999), "never a certain 100% (internal/num)")
+	assert.Equal(t, "99.8%", num.Confidence(0.9987), "confidence rounds down")
 	assert.Equal(t, "88.8", formatNum(88.8), "as every view prints it (internal/num)")
 	assert.Equal(t, "12,350", formatNum(12345.6))
 	assert.Equal(t, "0.01234", formatNum(0.01234))

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/internal/num"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -37,7 +38,7 @@ func Warnings(f *record.Finding) []string {
 	}
 	cut := f.PublishCutOff()
 	if f.Outcome != record.OutcomeNotReproduced && f.Confidence < cut {
-		ws = append(ws, fmt.Sprintf("Confidence %s is below the publish cut-off %s.", formatConfidence(f.Confidence), formatConfidence(cut)))
+		ws = append(ws, fmt.Sprintf("Confidence %s is below the publish cut-off %s.", num.Confidence(f.Confidence), num.Confidence(cut)))
 	}
 	if len(f.EnvDiffs) > 0 {
 		names := make([]string, len(f.EnvDiffs))
