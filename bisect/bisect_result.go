@@ -40,6 +40,7 @@ func (s *search) finish(res *Result, changes []found) *Result {
 	default:
 		res.Verdict = record.OutcomeInconclusive
 	}
+	res.held = map[string][]Run{}
 	for i, c := range s.commits {
 		switch {
 		case c.broken && c.infraSkip():
@@ -50,6 +51,7 @@ func (s *search) finish(res *Result, changes []found) *Result {
 			res.Skipped = append(res.Skipped, s.chain[i])
 			res.Probes = append(res.Probes, Probe{Commit: s.chain[i], Index: i, Status: StatusBroken})
 		case len(c.runs) > 0:
+			res.held[s.chain[i]] = c.runs
 			res.Probes = append(res.Probes, Probe{
 				Commit: s.chain[i],
 				Index:  i,

@@ -256,6 +256,10 @@ type Result struct {
 	// Warnings are statistical caveats a reader should see, as values;
 	// record.Warning.String renders them.
 	Warnings []record.Warning `json:"warnings,omitempty"`
+	// held are the runs of each commit measured, as the oracle last
+	// returned them: Locate's confirmation starts from them rather than
+	// asking the oracle again for what the search already holds.
+	held map[string][]Run
 }
 
 // Probe statuses.

@@ -104,6 +104,11 @@ type ConfirmOptions struct {
 	Host string
 	// OnProbe, when set, is called after every run.
 	OnProbe func(ProbeEvent)
+	// Held are runs already in hand, by commit, as the oracle last
+	// returned them (a search's own, Result.held). Confirm starts from
+	// them where they hold the parent or the culprit, and asks the
+	// oracle for what it has recorded otherwise.
+	Held map[string][]Run
 }
 
 // Confirm decides whether the change of culprit against its parent shows
@@ -134,10 +139,10 @@ func Confirm(ctx context.Context, o Oracle, parent, culprit string, opts Confirm
 		sign = 1
 	}
 	c := Confirmation{Commit: culprit, Parent: parent}
-	pr, err := o.Samples(ctx, parent, 0)
+	pr, err := heldOrRecorded(ctx, o, parent, opts.Held)
 	if err == nil {
 		var cr []Run
-		cr, err = o.Samples(ctx, culprit, 0)
+		cr, err = heldOrRecorded(ctx, o, culprit, opts.Held)
 		if err == nil {
 			err = c.run(ctx, o, pr, cr, sign, opts)
 		}
@@ -152,6 +157,15 @@ func Confirm(ctx context.Context, o Oracle, parent, culprit string, opts Confirm
 		return c, infraError(culprit, err)
 	}
 	return c, nil
+}
+
+// heldOrRecorded returns the runs of commit in held, or else those the
+// oracle has recorded.
+func heldOrRecorded(ctx context.Context, o Oracle, commit string, held map[string][]Run) ([]Run, error) {
+	if runs, ok := held[commit]; ok {
+		return runs, nil
+	}
+	return o.Samples(ctx, commit, 0)
 }
 
 // run is Confirm's sequential loop over the runs pr of the parent and cr

@@ -186,6 +186,19 @@ func TestLocate(t *testing.T) {
 		assert.GreaterOrEqual(t, covered, 16, "the 95% intervals hold the true effect")
 		assert.LessOrEqual(t, float64(runs)/20, 30.0, "mean runs of the whole job")
 	})
+	t.Run("the confirmation starts from the runs the search holds", func(t *testing.T) {
+		h := &bisecttest.History{Len: 33, CV: 0.02, Changes: []bisecttest.Change{changeAt(20, 0.95)}}
+		o := &recordedReads{Oracle: h.Oracle(3)}
+		res, err := bisect.Locate(context.Background(), h.Chain(), o, bisect.Options{})
+		require.NoError(t, err)
+		require.Len(t, res.Culprits, 1)
+		require.NotNil(t, res.Culprits[0].Confirmation)
+		assert.Positive(t, res.Culprits[0].Confirmation.Pairs)
+		// The search reads what the ends have recorded when it starts;
+		// the confirmation reads nothing again.
+		assert.NotContains(t, o.reads, "c0019")
+		assert.NotContains(t, o.reads, "c0020")
+	})
 	t.Run("a known confirmation is taken as it is", func(t *testing.T) {
 		h := &bisecttest.History{Len: 33, CV: 0.02, Changes: []bisecttest.Change{changeAt(20, 0.95)}}
 		o := h.Oracle(4)
@@ -262,4 +275,18 @@ func TestResidualBudget(t *testing.T) {
 		}
 		t.Logf("seed %d: %v, %q", seed, phase, record.WarningStrings(res.Warnings))
 	}
+}
+
+// recordedReads is an oracle that notes the commits whose recorded runs
+// alone (n = 0) are asked for.
+type recordedReads struct {
+	bisect.Oracle
+	reads []string
+}
+
+func (o *recordedReads) Samples(ctx context.Context, commit string, n int) ([]bisect.Run, error) {
+	if n == 0 {
+		o.reads = append(o.reads, commit)
+	}
+	return o.Oracle.Samples(ctx, commit, n)
 }

@@ -227,6 +227,9 @@ func confirmOnHosts(ctx context.Context, o Oracle, parent, commit string, hosts 
 			return conf, err
 		}
 		tried = append(tried, opts.Host)
+		// The runs taken on the host that left are in the oracle, not
+		// in what was held before.
+		opts.Held = nil
 	}
 }
 

@@ -79,6 +79,7 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 					After:     since,
 					Recent:    recent,
 					OnProbe:   confirmEvents(opts.OnProbe, index, &samples),
+					Held:      res.held,
 				})
 				if err != nil {
 					return nil, err

@@ -191,6 +191,14 @@ func mergeRange(out, res *Result, off int, probes map[int]Probe) {
 			out.SkippedInfra = append(out.SkippedInfra, s)
 		}
 	}
+	if out.held == nil {
+		out.held = map[string][]Run{}
+	}
+	for c, runs := range res.held {
+		if len(runs) > len(out.held[c]) {
+			out.held[c] = runs
+		}
+	}
 	for _, p := range res.Probes {
 		p.Index += off
 		if old, ok := probes[p.Index]; !ok || p.N > old.N {

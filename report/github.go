@@ -341,9 +341,9 @@ func withMarker(issues []*github.Issue, fp string) *github.Issue {
 // Create files a new issue. If an attempt fails in a way that may have
 // created the issue anyway (a 502 after GitHub stored it, a lost response),
 // the retry first looks for the body's marker among the newest issues, so
-// one regression never gets two issues.
+// one regression never gets two issues. Title and body are sent as given:
+// the Filer scrubs what it renders (RenderScrubbed).
 func (g *GitHub) Create(ctx context.Context, title, body string, labels []string) (Issue, error) {
-	title, body = g.scrub(title), g.scrub(body)
 	fp, hasMarker := fingerprintIn(body)
 	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body)}
 	if len(labels) > 0 {
@@ -374,10 +374,10 @@ func (g *GitHub) Create(ctx context.Context, title, body string, labels []string
 	return toIssue(iss), nil
 }
 
-// Comment adds a comment to issue number.
+// Comment adds a comment to issue number; body is sent as given.
 func (g *GitHub) Comment(ctx context.Context, number int, body string) error {
 	return g.call(ctx, fmt.Sprintf("comment on issue %d of %s", number, g.repo()), func(c *github.Client, _ int) (*github.Response, error) {
-		_, resp, err := c.Issues.CreateComment(ctx, g.owner, g.name, number, &github.IssueComment{Body: github.String(g.scrub(body))})
+		_, resp, err := c.Issues.CreateComment(ctx, g.owner, g.name, number, &github.IssueComment{Body: github.String(body)})
 		return resp, err
 	})
 }
@@ -589,7 +589,7 @@ func redactURL(raw string) string {
 }
 
 // scrub masks the token, and anything shaped like a credential, in s: in
-// an answer, in case a server or proxy echoed it, and in what is sent.
+// an answer, in case a server or proxy echoed it.
 func (g *GitHub) scrub(s string) string {
 	return secret.Scrub(s, []string{g.opts.Token})
 }

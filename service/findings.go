@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/perfbot/perfbot/bisect"
+	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -86,14 +87,15 @@ func (b *Bot) culpritFinding(ctx context.Context, bis *Bisection, c bisect.Culpr
 	default:
 		rc.Confirmation = conf.Record()
 	}
-	if p, err := b.Repo.Diff(ctx, parent.Hash, culprit.Hash); err == nil {
+	hr := bis.Hunks[c.Commit]
+	if p, err := b.culpritDiff(ctx, hr, parent.Hash, culprit.Hash); err == nil {
 		for _, fd := range p.Files {
 			rc.Commit.Files = append(rc.Commit.Files, fd.Path())
 		}
 		rc.NoCodeChange = len(p.Files) > 0 && !p.ChangesCode()
 	}
 	files := rc.Commit.Files
-	if hr := bis.Hunks[c.Commit]; hr != nil {
+	if hr != nil {
 		rc.Hunks = hr.Hunks
 		if hr.Applied.Measured() || hr.Reverted.Measured() {
 			rc.HunkEffect = &record.HunkEffect{Applied: hr.Applied.Record(), Reverted: hr.Reverted.Record()}
@@ -122,6 +124,15 @@ func (b *Bot) culpritFinding(ctx context.Context, bis *Bisection, c bisect.Culpr
 	}
 	f.ID = f.DerivedID()
 	return f, nil
+}
+
+// culpritDiff is the diff of culprit against parent: the one its hunk
+// search hr made, when the job searched its hunks, or a new one.
+func (b *Bot) culpritDiff(ctx context.Context, hr *HunksReport, parent, culprit string) (*gitops.Patch, error) {
+	if hr != nil && hr.patch != nil {
+		return hr.patch, nil
+	}
+	return b.Repo.Diff(ctx, parent, culprit)
 }
 
 // rangeFinding records a bisection that ended without a single culprit.

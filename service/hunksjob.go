@@ -66,6 +66,9 @@ type HunksReport struct {
 	// benchmark (it touches documentation only, and no effect of it was
 	// measured: HunksRequest.Known is nil); nothing was measured.
 	NoRuntimeChange string `json:"no_runtime_change,omitempty"`
+	// patch is the diff searched, for the finding of a culprit whose hunks
+	// were searched in the same job: one diff of the commit, not two.
+	patch *gitops.Patch
 }
 
 // Hunks searches the hunks of a commit (or of the working copy's
@@ -126,7 +129,7 @@ func (b *Bot) Hunks(ctx context.Context, req HunksRequest) (*HunksReport, error)
 		}
 		patch, full, rep.Change, rep.Subject = p, c.Hash, c.Hash, c.Subject
 	}
-	rep.Base = patch.Base
+	rep.Base, rep.patch = patch.Base, patch
 	all := patch.Hunks()
 	rep.TotalHunks = len(all)
 	if len(all) == 0 {

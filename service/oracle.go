@@ -178,8 +178,9 @@ func (o *Oracle) EnsureOn(ctx context.Context, t record.Target, host string, n i
 }
 
 // Recorded is Ensure, or EnsureOn when host is named, that returns t's
-// recorded runs as the store's cache holds them: read once, when nothing
-// was missing, or once more after the missing runs were recorded.
+// recorded runs as the store's cache holds them: read when nothing was
+// missing, or as the transaction that recorded the last missing run left
+// them, without reading them back.
 func (o *Oracle) Recorded(ctx context.Context, t record.Target, host string, n int) (store.CacheEntry, error) {
 	return o.ensure(ctx, t, host, n, nil)
 }
@@ -232,8 +233,12 @@ func (o *Oracle) ensureOnce(ctx context.Context, t record.Target, host string, n
 	if o.stopping() {
 		return entry, ErrStopping
 	}
-	if err := o.measure(ctx, t, host, missing, each); err != nil {
+	last, err := o.measure(ctx, t, host, missing, each)
+	if err != nil {
 		return entry, err
+	}
+	if last != nil {
+		return *last, nil
 	}
 	if entry, err = o.store.Cached(o.spec, key); err != nil {
 		return entry, fmt.Errorf("read cache of %s: %w", t.Short(), err)
@@ -294,11 +299,12 @@ func (o *Oracle) targetLock(key string) *sync.Mutex {
 
 // measure runs missing more benchmark invocations of t on a lease of the
 // pool (of host, when it is set), building first unless the lease's tree
-// holds t built.
-func (o *Oracle) measure(ctx context.Context, t record.Target, host string, missing int, each func(record.Run)) error {
+// holds t built. It returns t's cache entry as the last run's record left
+// it, nil when it recorded none.
+func (o *Oracle) measure(ctx context.Context, t record.Target, host string, missing int, each func(record.Run)) (*store.CacheEntry, error) {
 	src, err := o.source(t)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var lease *runner.Lease
 	if host != "" {
@@ -307,17 +313,20 @@ func (o *Oracle) measure(ctx context.Context, t record.Target, host string, miss
 		lease, err = o.pool.Acquire(ctx, t)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer lease.Release()
 	o.log.Debug("measure", "target", t.Short(), "host", lease.Host().Name(), "slot", lease.Slot(), "built", lease.Built(), "runs", missing)
 
 	var status record.Status
+	var last *store.CacheEntry
 	effort, err := o.runner.Measure(ctx, lease, src, missing, func(r record.Run) error {
 		status = r.Status
-		if err := o.record(r); err != nil {
-			return err
+		entry, err := o.store.AddRunEntry(&r)
+		if err != nil {
+			return fmt.Errorf("record run of %s: %w", r.Target.Short(), err)
 		}
+		last = &entry
 		if each != nil {
 			each(r)
 		}
@@ -326,13 +335,13 @@ func (o *Oracle) measure(ctx context.Context, t record.Target, host string, miss
 	o.count(effort.Runs, effort.Builds)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return ctx.Err()
+		return nil, ctx.Err()
 	case err != nil:
-		return err
+		return nil, err
 	case status != record.StatusOK:
-		return o.brokenFromStore(t)
+		return nil, o.brokenFromStore(t)
 	}
-	return nil
+	return last, nil
 }
 
 // source is what the hosts materialize for t: its commit and the patch
@@ -356,13 +365,6 @@ func (o *Oracle) brokenFromStore(t record.Target) error {
 		return fmt.Errorf("%s: %w", t.Short(), record.ErrBroken)
 	}
 	return o.brokenError(t, entry.Failed[len(entry.Failed)-1].ID)
-}
-
-func (o *Oracle) record(r record.Run) error {
-	if _, err := o.store.AddRun(&r); err != nil {
-		return fmt.Errorf("record run of %s: %w", r.Target.Short(), err)
-	}
-	return nil
 }
 
 func (o *Oracle) count(runs, builds int) {

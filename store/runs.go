@@ -100,9 +100,27 @@ func (db *DB) AddRun(r *record.Run) (uint64, error) {
 	return r.ID, nil
 }
 
+// AddRunEntry records r as AddRun does and returns the cache entry of r's
+// target as the same transaction left it: whoever measures a target learns
+// its runs, the new one included, without reading them back.
+func (db *DB) AddRunEntry(r *record.Run) (CacheEntry, error) {
+	var e CacheEntry
+	err := db.addRuns([]*record.Run{r}, func(tx *bolt.Tx) (err error) {
+		e, err = cached(tx, r.SpecHash, r.TargetKey)
+		return err
+	})
+	return e, err
+}
+
 // AddRuns records every run in one transaction: all of them or none. It is
 // meant for imports and bulk loads; each run gets a new id as in AddRun.
 func (db *DB) AddRuns(runs []*record.Run) error {
+	return db.addRuns(runs, nil)
+}
+
+// addRuns is AddRuns, calling then, when set, inside the transaction after
+// the runs are added.
+func (db *DB) addRuns(runs []*record.Run, then func(*bolt.Tx) error) error {
 	if len(runs) == 0 {
 		return nil
 	}
@@ -119,6 +137,9 @@ func (db *DB) AddRuns(runs []*record.Run) error {
 				return err
 			}
 			ids[i] = id
+		}
+		if then != nil {
+			return then(tx)
 		}
 		return nil
 	})

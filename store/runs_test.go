@@ -257,3 +257,22 @@ func refIDs(refs []store.RunRef) []uint64 {
 	}
 	return ids
 }
+
+// TestAddRunEntryIsTheCacheAsRecorded: the entry AddRunEntry returns is the
+// one Cached would read right after, the new run included, for ok and
+// failed runs alike.
+func TestAddRunEntryIsTheCacheAsRecorded(t *testing.T) {
+	db := storetest.Open(t)
+	for i, r := range []*record.Run{
+		newRun(1, 0, record.StatusOK, tok(100)),
+		newRun(1, time.Minute, record.StatusBenchFailed, nil),
+		newRun(1, 2*time.Minute, record.StatusOK, tok(101)),
+	} {
+		got, err := db.AddRunEntry(r)
+		require.NoError(t, err)
+		want, err := db.Cached(specA, r.TargetKey)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "run %d", i+1)
+		assert.Equal(t, uint64(i+1), r.ID, "the run has its id")
+	}
+}
