@@ -106,7 +106,7 @@ type search struct {
 	lastSeq uint64
 	// free counts the runs asked for that madeRuns found already made,
 	// which the budget does not charge (see made).
-	free int
+	free    int
 	log     *slog.Logger
 	worse   float64 // +1 when larger logs are worse (record.Lower), −1 otherwise
 	commits []commitState
