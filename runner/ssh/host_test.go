@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -578,4 +579,30 @@ func TestSSHLockReapsWhatADeadPerfbotLeft(t *testing.T) {
 			assert.Empty(t, entries, "the scratch directory is emptied")
 		})
 	}
+}
+
+// perfbot killed by SIGKILL while a command runs over SSH, the command
+// having started a process that left its group (setsid) as well as the
+// benchmark: the host kills both, the one that left by its mark.
+func TestKilledPerfbotLeavesNoEscapedProcessOnTheHost(t *testing.T) {
+	srv := sshdtest.Start(t)
+	sleeper := runnertest.Sleeper()
+	helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotSSHHelper$")
+	helper.Env = append(os.Environ(), sshHelperEnv+"="+strings.Join([]string{srv.Addr, srv.User, srv.KeyFile, srv.KnownHosts,
+		filepath.Join(t.TempDir(), "remote"), "setsid " + sleeper + " &\n" + sleeper + "; python3 bench.py"}, "|"))
+	require.NoError(t, helper.Start())
+	defer func() { _ = helper.Process.Kill(); _ = helper.Wait() }()
+	defer func() {
+		for _, pid := range runnertest.Running(t, sleeper) {
+			n, _ := strconv.Atoi(pid)
+			_ = syscall.Kill(n, syscall.SIGKILL)
+		}
+	}()
+	require.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 2 }, 30*time.Second, 10*time.Millisecond,
+		"the command's sleep and the one that left its group run")
+
+	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
+	_ = helper.Wait()
+	assert.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 0 }, DefaultKillGrace+5*time.Second, 10*time.Millisecond,
+		"no %q survives perfbot on the host", sleeper)
 }
