@@ -201,6 +201,8 @@ perfbot_kill_marked %[3]s KILL
 		// The dump comes back with the report, sparing a session.
 		q := proc.ShellQuote(cmd.EnvFile)
 		fmt.Fprintf(&b, "[ ! -s %s ] || printf 'perfbot-env %%s\\n' \"$(base64 -w0 < %s)\" >&2\n", q, q)
+		// It holds the benchmark's secrets in clear; it came back.
+		fmt.Fprintf(&b, "rm -f %s\n", q)
 	}
 	b.WriteString("echo \"perfbot-exit $rc\" >&2\n")
 	return b.String(), nil
