@@ -93,7 +93,11 @@ type historyWalk struct {
 func (h *historyWalk) full() bool { return h.q.Limit > 0 && len(h.rows) >= h.q.Limit }
 
 // add decodes one sample and keeps it if the query wants it.
-func (h *historyWalk) add(metric string, k, v []byte) error {
+func (h *historyWalk) add(metric string, k, raw []byte) error {
+	v, err := unseal(k, raw)
+	if err != nil {
+		return err
+	}
 	s, err := decodeSample(v)
 	if err != nil {
 		return fmt.Errorf("decode sample %s/%x: %w", metric, k, err)

@@ -110,7 +110,7 @@ func listJobs(tx *bolt.Tx) ([]Job, error) {
 	var jobs []Job
 	err := tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
 		var j Job
-		if err := json.Unmarshal(v, &j); err != nil {
+		if err := decodeJSON(k, v, &j); err != nil {
 			return fmt.Errorf("list jobs: decode %s: %w", k, err)
 		}
 		jobs = append(jobs, j)

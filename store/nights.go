@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -42,7 +41,7 @@ func (db *DB) Nights() (nights []record.Night, err error) {
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketNights).ForEach(func(k, v []byte) error {
 			var n record.Night
-			if err := json.Unmarshal(v, &n); err != nil {
+			if err := decodeJSON(k, v, &n); err != nil {
 				return fmt.Errorf("nights: decode %x: %w", k, err)
 			}
 			nights = append(nights, n)

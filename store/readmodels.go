@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -71,7 +70,7 @@ func (db *DB) RunTotals(after uint64, totals map[RunKey]RunTotal) (map[RunKey]Ru
 				Status   record.Status `json:"status"`
 				Duration time.Duration `json:"duration"`
 			}
-			if err := json.Unmarshal(v, &r); err != nil {
+			if err := decodeJSON(k, v, &r); err != nil {
 				return fmt.Errorf("run totals: decode run %x: %w", k, err)
 			}
 			key := RunKey{Host: r.Host, Status: r.Status}

@@ -271,7 +271,7 @@ func indexRun(tx *bolt.Tx, id uint64, st []byte, r *record.Run) error {
 		{bucketRunsByTarget, indexKey(prefixKey(r.TargetKey), st)},
 		{bucketRunsByCommit, indexKey(prefixKey(r.Target.Commit), st)},
 	} {
-		if err := tx.Bucket(ix.bucket).Put(ix.key, nil); err != nil {
+		if err := putSealed(tx.Bucket(ix.bucket), ix.key, nil); err != nil {
 			return fmt.Errorf("add run %d: index %s: %w", id, ix.bucket, err)
 		}
 	}
@@ -353,7 +353,11 @@ func cached(tx *bolt.Tx, specHash, targetKey string) (CacheEntry, error) {
 	prefix := prefixKey(specHash, targetKey)
 	c := tx.Bucket(bucketCache).Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		ref, err := decodeCacheRecord(k, v)
+		value, err := unseal(k, v)
+		if err != nil {
+			return e, err
+		}
+		ref, err := decodeCacheRecord(k, value)
 		if err != nil {
 			return e, fmt.Errorf("cache of %s under spec %s: %w", targetKey, specHash, err)
 		}
@@ -383,6 +387,7 @@ func latestStatus(tx *bolt.Tx, specHash, targetKey string) (record.Status, bool,
 	return ref.Status, found, nil
 }
 
+// decodeCacheRecord decodes an unsealed cache entry.
 func decodeCacheRecord(k, v []byte) (RunRef, error) {
 	var rec cacheRecord
 	if err := json.Unmarshal(v, &rec); err != nil {

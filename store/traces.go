@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -49,7 +48,7 @@ func (db *DB) Trace(id string) (lines []TraceLine, err error) {
 		}
 		return b.ForEach(func(k, v []byte) error {
 			var l TraceLine
-			if err := json.Unmarshal(v, &l); err != nil {
+			if err := decodeJSON(k, v, &l); err != nil {
 				return fmt.Errorf("trace of %s: decode line %x: %w", id, k, err)
 			}
 			lines = append(lines, l)
