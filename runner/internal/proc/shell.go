@@ -18,7 +18,8 @@ import (
 // whose environment holds PERFBOT_RUN=MARK: those that left the group
 // (setsid, a daemon) keep the mark they were started with. The script
 // that calls it must not export the mark itself, or its own tools would
-// be among them.
+// be among them. One grep -z reads every environment: a loop of a
+// process per /proc entry would take seconds on a busy host.
 const ShellLib = `perfbot_live() {
 	_g=$1 _m=${2:-}
 	for _f in /proc/[0-9]*; do
@@ -41,8 +42,9 @@ perfbot_stop() {
 	kill -KILL -"$1" 2> /dev/null
 }
 perfbot_kill_marked() {
-	for _f in /proc/[0-9]*; do
-		tr '\0' '\n' < "$_f/environ" 2> /dev/null | grep -qxF "PERFBOT_RUN=$1" && kill -"$2" "${_f#/proc/}" 2> /dev/null
+	for _f in $(grep -lzxF "PERFBOT_RUN=$1" /proc/[0-9]*/environ 2> /dev/null); do
+		_f=${_f#/proc/}
+		kill -"$2" "${_f%/environ}" 2> /dev/null
 	done
 	:
 }
