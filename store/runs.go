@@ -323,7 +323,12 @@ func listRuns(tx *bolt.Tx, f RunFilter) ([]record.Run, error) {
 		st := k[len(k)-stampLen:]
 		var h runHead
 		if ok, err := getJSON(byTime, st, &h); err != nil || !ok {
-			return false, fmt.Errorf("list runs: %s entry %x has no head in %s (%v)", bucket, k, bucketRunsByTime, err)
+			if err != nil {
+				return false, fmt.Errorf("list runs: %s entry %x: %w", bucket, k, err)
+			}
+			// Written in one transaction with its run, an index entry
+			// without it means the file was overwritten.
+			return false, fmt.Errorf("list runs: %s entry %x has no head in %s: %w", bucket, k, bucketRunsByTime, ErrDamaged)
 		}
 		if !matches(f, h) {
 			return true, nil
@@ -334,7 +339,7 @@ func listRuns(tx *bolt.Tx, f RunFilter) ([]record.Run, error) {
 			return false, err
 		}
 		if !ok {
-			return false, fmt.Errorf("list runs: %s names run %d, which does not exist", bucket, id)
+			return false, fmt.Errorf("list runs: %s names run %d, which does not exist: %w", bucket, id, ErrDamaged)
 		}
 		runs = append(runs, r)
 		return f.Limit <= 0 || len(runs) < f.Limit, nil
