@@ -41,7 +41,7 @@ func (db *DB) PutFindingIssue(f record.Finding, number int) error {
 // "perfbotfp…", or a prefix of it) names the finding it had become
 // (record.FindingID).
 func (db *DB) Finding(id string) (f record.Finding, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		f, ok, err = getFinding(tx, id)
 		return err
 	})
@@ -50,7 +50,7 @@ func (db *DB) Finding(id string) (f record.Finding, ok bool, err error) {
 
 // Findings returns every finding, newest first.
 func (db *DB) Findings() (fs []record.Finding, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		fs, err = listFindings(tx)
 		return err
 	})
@@ -60,7 +60,7 @@ func (db *DB) Findings() (fs []record.Finding, err error) {
 // IssueFor returns the number of the issue filed for the fingerprint, and
 // false if none was.
 func (db *DB) IssueFor(fingerprint string) (n int, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		n, ok, err = issueFor(tx, fingerprint)
 		return err
 	})

@@ -41,7 +41,7 @@ type HistoryRow struct {
 // History returns the samples q selects, newest first; samples of one run
 // are ordered by metric name.
 func (db *DB) History(q HistoryQuery) (rows []HistoryRow, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		rows, err = history(tx, q)
 		return err
 	})

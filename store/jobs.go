@@ -47,7 +47,7 @@ func (db *DB) PutJob(j Job) error {
 
 // Job returns the job with the id, and false if there is none.
 func (db *DB) Job(id string) (j Job, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		j, ok, err = getJob(tx, id)
 		return err
 	})
@@ -56,7 +56,7 @@ func (db *DB) Job(id string) (j Job, ok bool, err error) {
 
 // Jobs returns every job, newest (by creation) first.
 func (db *DB) Jobs() (jobs []Job, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		jobs, err = listJobs(tx)
 		return err
 	})

@@ -133,7 +133,7 @@ func (db *DB) AddRuns(runs []*record.Run) error {
 
 // Run returns the run with the id, and false if there is none.
 func (db *DB) Run(id uint64) (r record.Run, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		r, ok, err = getRun(tx, id)
 		return err
 	})
@@ -142,7 +142,7 @@ func (db *DB) Run(id uint64) (r record.Run, ok bool, err error) {
 
 // Runs returns the runs that match f, newest (by start time) first.
 func (db *DB) Runs(f RunFilter) (runs []record.Run, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		runs, err = listRuns(tx, f)
 		return err
 	})
@@ -151,7 +151,7 @@ func (db *DB) Runs(f RunFilter) (runs []record.Run, err error) {
 
 // Cached returns every attempt at the target under the spec.
 func (db *DB) Cached(specHash, targetKey string) (e CacheEntry, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		e, err = cached(tx, specHash, targetKey)
 		return err
 	})
@@ -172,7 +172,7 @@ func (db *DB) Values(specHash, targetKey, metric string) ([]float64, error) {
 // spec (build_failed when the latest attempt failed to build), and false
 // when the target was never attempted.
 func (db *DB) Status(specHash, targetKey string) (s record.Status, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		s, ok, err = latestStatus(tx, specHash, targetKey)
 		return err
 	})

@@ -128,6 +128,14 @@ func openChecked(path string, o bolt.Options) (*bolt.DB, error) {
 	return openGuarded(path, &o)
 }
 
+// view runs fn in a read transaction, with a fault or panic inside bbolt
+// reported as ErrDamaged: Open checks the structure of the pages, but a
+// leaf page's contents are read only when used, and bbolt trusts them (a
+// damaged element header sends it past the end of the mapping).
+func (db *DB) view(fn func(*bolt.Tx) error) error {
+	return guard(db.path, func() error { return db.bolt.View(fn) })
+}
+
 // Path is the file the store lives in.
 func (db *DB) Path() string { return db.path }
 

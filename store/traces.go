@@ -41,7 +41,7 @@ func (db *DB) AppendTrace(id string, l TraceLine) error {
 // Trace returns the trace of job id, oldest line first; nil when the job
 // has none.
 func (db *DB) Trace(id string) (lines []TraceLine, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTraces).Bucket([]byte(id))
 		if b == nil {
 			return nil
