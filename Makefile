@@ -57,21 +57,28 @@ figures: $(if $(FIGURES_SLOW),build)
 	$(GO) run ./scripts/figures -o docs/figures.md -trials '$(FIGURES_TRIALS)' $(if $(FIGURES_SLOW),-slow -perfbot $(BIN))
 
 # Every fuzz target (func FuzzX in a _test.go file) for FUZZTIME each, one
-# after another; go test runs one -fuzz target at a time. Crashers land in
-# the package's testdata/fuzz/FuzzX/ and stay there as seeds. Minimizing a
-# new input may take a minute by default, during which nothing is fuzzed;
+# after another; go test runs one -fuzz target at a time. A failing target
+# does not stop the rest: every target runs, and the summary at the end
+# names each failure (make then fails). Crashers land in the package's
+# testdata/fuzz/FuzzX/ and stay there as seeds. Minimizing a new input may
+# take a minute by default, during which nothing is fuzzed;
 # FUZZMINIMIZETIME keeps it short.
 FUZZTIME ?= 1m
 FUZZMINIMIZETIME ?= 5s
 
 fuzz:
-	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	@ran=0; failed=""; \
+	for file in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
 		pkg=./$$(dirname $${file#./}); \
 		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
-			echo "== $$pkg $$name"; \
-			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
+			echo "== $$pkg $$name"; ran=$$((ran+1)); \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg \
+				|| failed="$$failed $$pkg:$$name"; \
 		done; \
-	done
+	done; \
+	echo "== fuzz: $$ran targets, $$(echo $$failed | wc -w) failed"; \
+	for f in $$failed; do echo "FAIL $$f"; done; \
+	test -z "$$failed"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi

@@ -194,7 +194,9 @@ func FuzzNCCLDebug(f *testing.F) {
 func FuzzPrometheus(f *testing.F) {
 	fuzzSeeds(f, nil, promText, "up\n", `up{job="x 1`+"\n", "# HELP x y\n",
 		"go_gc_duration_seconds{quantile=\"0.5\"} NaN\nup 1\n", "vllm:gpu_cache_usage_perc +Inf\n",
-		`a{b="c \"d\" }",e="f"} 1e300 1700000000000`+"\n")
+		`a{b="c \"d\" }",e="f"} 1e300 1700000000000`+"\n",
+		// Names that are not legacy names are quoted when written back.
+		`"0"0`, `{"vllm.cache","le.x"="1"} 2`+"\n")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		samples := checkParse(t, "prometheus", data, nil)
 		if samples == nil {

@@ -11,7 +11,10 @@
 // JSON) is ErrBenchmarkFailed, so the revision counts as one whose
 // benchmark failed. The exceptions are settings and "no data" markers,
 // which are dropped: a serving benchmark's request rate "inf" and a
-// Prometheus summary quantile that is NaN.
+// Prometheus summary quantile that is NaN. A rate or time at or below
+// zero is ErrBenchmarkFailed too (zero is kept where the output rounds to
+// it or where it is true, see allPossible). A gobench line of 32 KiB or
+// more (a progress bar redrawn with \r) is not read as a result.
 //
 // Names and units by format (each parser's comment has the details):
 //

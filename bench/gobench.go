@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"regexp"
@@ -34,7 +35,7 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 	}
 	var failures []string
 	firstFailure := 0
-	var nonFinite error
+	var nonFinite, syntaxErrLong error
 	for i, l := range lines {
 		if failureLine.MatchString(l) {
 			if firstFailure == 0 {
@@ -47,12 +48,26 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 		}
 	}
 
-	br := benchfmt.NewReader(strings.NewReader(strings.Join(lines, "\n")), file)
+	// benchfmt reads lines of up to 64 KiB and stops at a longer one. No
+	// result line is that long: a long line is a progress bar redrawn
+	// with \r, or a dump, and is left out (blank, to keep the numbering).
+	results := make([]string, len(lines))
+	for i, l := range lines {
+		if len(l) < maxGoBenchLine {
+			results[i] = l
+			continue
+		}
+		if strings.HasPrefix(strings.TrimSpace(l), "Benchmark") && syntaxErrLong == nil {
+			syntaxErrLong = &OutputError{File: file, Line: i + 1, Text: quoted(strings.TrimSpace(l)),
+				Msg: fmt.Sprintf("benchmark line of %d bytes, too long to be a result", len(l)), Err: ErrSyntax}
+		}
+	}
+	br := benchfmt.NewReader(strings.NewReader(strings.Join(results, "\n")), file)
 	type result struct {
 		name  string
 		value benchfmt.Value
 	}
-	var results []result
+	var values []result
 	var syntaxErr error
 	for syntaxErr == nil && br.Scan() {
 		switch rec := br.Result().(type) {
@@ -67,7 +82,7 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 			}
 			// The Reader reuses rec; copy out what we keep.
 			for _, v := range rec.Values {
-				results = append(results, result{rec.Name.String(), v})
+				values = append(values, result{rec.Name.String(), v})
 			}
 		}
 	}
@@ -78,7 +93,7 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 	// A failure explains a malformed line ("BenchmarkX-2 \tpanic: ..."),
 	// so it is reported first.
 	if len(failures) > 0 {
-		if len(results) == 0 && syntaxErr == nil {
+		if len(values) == 0 && syntaxErr == nil {
 			e := noResults(file, lines, "benchmark results")
 			e.Err = ErrBenchmarkFailed
 			return nil, e
@@ -90,10 +105,13 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 	if nonFinite != nil {
 		return nil, nonFinite
 	}
+	if syntaxErr == nil {
+		syntaxErr = syntaxErrLong
+	}
 	if syntaxErr != nil {
 		return nil, syntaxErr
 	}
-	if len(results) == 0 {
+	if len(values) == 0 {
 		return nil, noResults(file, lines, "benchmark results")
 	}
 	if n, last := lastNonEmpty(lines); n > 0 && isBareBenchmarkName(last) {
@@ -102,13 +120,17 @@ func parseGoBench(r io.Reader, file string, _ Options) ([]record.Sample, error) 
 	}
 
 	units := br.Units()
-	samples := make([]record.Sample, len(results))
-	for i, res := range results {
+	samples := make([]record.Sample, len(values))
+	for i, res := range values {
 		samples[i] = record.Sample{Name: res.name, Unit: res.value.Unit, Value: res.value.Value,
 			Better: direction(units.GetBetter(res.value.Unit))}
 	}
 	return samples, nil
 }
+
+// maxGoBenchLine is the length from which a line is not read as a result:
+// half of bufio.MaxScanTokenSize, benchfmt's limit.
+const maxGoBenchLine = bufio.MaxScanTokenSize / 2
 
 // nonFiniteResult returns the notFinite error for a result line (name,
 // iterations, then value-unit pairs) that holds a NaN or infinite value.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -61,7 +62,7 @@ func Formats() []string {
 // metric name, each metric's series in their order). Output that holds no
 // result, or that reports a failed benchmark, is an error; Parse never
 // returns an empty slice with a nil error, nor a value that is NaN or
-// infinite.
+// infinite, nor a rate or time that cannot be (see allPossible).
 func Parse(format string, r io.Reader, opts map[string]string) ([]record.Sample, error) {
 	file := opts["file"]
 	if file == "" {
@@ -71,9 +72,16 @@ func Parse(format string, r io.Reader, opts map[string]string) ([]record.Sample,
 		if f.name != format {
 			continue
 		}
-		samples, err := f.parse(r, file, opts)
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s output: read %s: %w", format, file, err)
+		}
+		samples, err := f.parse(bytes.NewReader(data), file, opts)
 		if err == nil {
 			err = allFinite(samples, file)
+		}
+		if err == nil {
+			err = allPossible(format, samples, file, data)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("parse %s output: %w", format, err)

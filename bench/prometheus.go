@@ -19,7 +19,8 @@ import (
 // /metrics serves) through prometheus/common's expfmt parser, the one
 // Prometheus itself and the client libraries' tests use: one sample per
 // series, named `metric` or `metric{label="value",...}`, labels in the
-// order written and values escaped as in the format. A histogram or
+// order written and values escaped as in the format (a name that is not a
+// legacy one is quoted, `{"vllm.cache"}`, as the format writes it). A histogram or
 // summary declared by # TYPE gives its series as written, with the le or
 // quantile label last: x_bucket{...,le="0.1"}, x_sum, x_count,
 // x{...,quantile="0.5"}. Samples come in metric name order, each metric's
@@ -60,7 +61,7 @@ func parsePrometheus(r io.Reader, file string, _ Options) ([]record.Sample, erro
 				n, text := nonFiniteLine(lines, s.metric)
 				return nil, notFinite(file, n, text, s.name, s.value)
 			}
-			samples = append(samples, record.Sample{Name: s.name, Unit: prometheusUnit(s.name), Value: s.value})
+			samples = append(samples, record.Sample{Name: s.name, Unit: prometheusUnit(s.metric), Value: s.value})
 		}
 	}
 	if len(samples) == 0 {
@@ -148,28 +149,50 @@ func label(name string, v float64) *dto.LabelPair {
 	return &dto.LabelPair{Name: &name, Value: &text}
 }
 
-// seriesName writes metric{labels} as the text format does, extra last.
+// seriesName writes metric{labels} as the text format does (expfmt's
+// writeNameAndLabelPairs), extra last: a name that is not a legacy one
+// ("0", "vllm.cache") is quoted, and a metric name so quoted goes inside
+// the braces, {"0"}. Read back, the name gives the same series.
 func seriesName(metric string, labels []*dto.LabelPair, extra *dto.LabelPair) string {
 	if extra != nil {
 		labels = append(slices.Clip(labels), extra)
 	}
-	if len(labels) == 0 {
-		return metric
-	}
 	var b strings.Builder
-	b.WriteString(metric)
-	b.WriteByte('{')
-	for i, l := range labels {
-		if i > 0 {
-			b.WriteByte(',')
+	sep := byte('{')
+	inside := !model.LegacyValidation.IsValidMetricName(metric)
+	if inside {
+		b.WriteByte(sep)
+		sep = ','
+	}
+	writeSeriesName(&b, metric)
+	if len(labels) == 0 {
+		if inside {
+			b.WriteByte('}')
 		}
-		b.WriteString(l.GetName())
+		return b.String()
+	}
+	for _, l := range labels {
+		b.WriteByte(sep)
+		sep = ','
+		writeSeriesName(&b, l.GetName())
 		b.WriteString(`="`)
 		b.WriteString(labelEscaper.Replace(l.GetValue()))
 		b.WriteByte('"')
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// writeSeriesName writes a metric or label name, quoted unless it is a
+// legacy name.
+func writeSeriesName(b *strings.Builder, name string) {
+	if model.LegacyValidation.IsValidMetricName(name) {
+		b.WriteString(name)
+		return
+	}
+	b.WriteByte('"')
+	b.WriteString(labelEscaper.Replace(name))
+	b.WriteByte('"')
 }
 
 // labelEscaper escapes a label value as the text format does.
@@ -204,8 +227,7 @@ func nonFiniteLine(lines []string, metric string) (int, string) {
 }
 
 // prometheusUnit derives a unit from the metric name's suffix.
-func prometheusUnit(series string) string {
-	metric, _, _ := strings.Cut(series, "{")
+func prometheusUnit(metric string) string {
 	for _, part := range []string{"_bucket", "_count", "_total"} {
 		if strings.HasSuffix(metric, part) {
 			return "count"

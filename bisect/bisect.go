@@ -104,6 +104,9 @@ type search struct {
 	rounds int
 	// lastSeq is the latest Run.Seq of any answer so far (madeRuns).
 	lastSeq uint64
+	// free counts the runs asked for that madeRuns found already made,
+	// which the budget does not charge (see made).
+	free    int
 	log     *slog.Logger
 	worse   float64 // +1 when larger logs are worse (record.Lower), −1 otherwise
 	commits []commitState
@@ -812,7 +815,7 @@ func (s *search) measureRequests(ctx context.Context, phase string, reqs []reque
 			if len(runs) < len(s.commits[r.i].runs)+fresh {
 				err = s.recordErr(ctx, phase, r.i, fresh, infraError(s.chain[r.i], fmt.Errorf("asked for %d runs, got %d", len(s.commits[r.i].runs)+fresh, len(runs))))
 			} else {
-				err = s.recordRuns(phase, r.i, madeRuns(len(s.commits[r.i].runs), fresh, runs, before), runs)
+				err = s.recordRuns(phase, r.i, s.made(len(s.commits[r.i].runs), fresh, runs, before), runs)
 			}
 		default:
 			err = s.recordErr(ctx, phase, r.i, len(failed), failed[0])
@@ -832,9 +835,22 @@ func (s *search) measure(ctx context.Context, phase string, i, n int) error {
 	case err == nil && len(v) < n:
 		return s.recordErr(ctx, phase, i, fresh, infraError(s.chain[i], fmt.Errorf("asked for %d runs, got %d", n, len(v))))
 	case err == nil:
-		return s.recordRuns(phase, i, madeRuns(len(s.commits[i].runs), fresh, v, s.lastSeq), v)
+		return s.recordRuns(phase, i, s.made(len(s.commits[i].runs), fresh, v, s.lastSeq), v)
 	}
 	return s.recordErr(ctx, phase, i, fresh, err)
+}
+
+// made is madeRuns bounded: runs an answer held already are free, but no
+// more of them than a whole budget. Past that every run asked for is
+// charged: an oracle whose places in time go backwards (stamps near 2^64
+// that wrap, a stamp repeated) would otherwise hand out new runs that the
+// search takes for old ones, and the search would ask for more forever.
+func (s *search) made(known, asked int, runs []Run, before uint64) int {
+	n := madeRuns(known, asked, runs, before)
+	if s.free += asked - n; s.free > s.limit {
+		return asked
+	}
+	return n
 }
 
 // madeRuns is how many of the asked runs of a commit the oracle made,

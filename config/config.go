@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -103,6 +104,16 @@ type Host struct {
 // maxTrees bounds hosts[].trees: each tree is a whole checkout with its
 // build on the host's disk.
 const maxTrees = 64
+
+// Bounds of values that cannot be meant. maxSlots bounds hosts[].slots and
+// slurm slots: each slot is a worktree and a target measured at once.
+// maxRepeats bounds the repeats of detect and bisect: runs of one commit
+// before any comparison. minScheduleEvery is the least "@every" interval.
+const (
+	maxSlots         = 256
+	maxRepeats       = 1000
+	minScheduleEvery = time.Minute
+)
 
 // Host kinds.
 const (

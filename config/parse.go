@@ -245,7 +245,7 @@ func (d *decoder) hosts(n *yaml.Node, dir string) []Host {
 			Workdir:    d.str(value(f, "workdir"), p+".workdir"),
 		}
 		if n := value(f, "slots"); n != nil {
-			h.Slots = d.positive(n, p+".slots")
+			h.Slots = d.within(n, p+".slots", 1, maxSlots)
 		}
 		if n := value(f, "trees"); n != nil {
 			h.Trees = d.within(n, p+".trees", 1, maxTrees)
@@ -335,11 +335,16 @@ func (d *decoder) step(item *yaml.Node, f map[string]field, p string, timeout ti
 	return s
 }
 
-// env reads an environment mapping whose keys must be variable names.
+// env reads an environment mapping whose keys must be variable names and
+// whose values cannot hold NUL, which ends a C string: the process would
+// see a shorter value than the one written.
 func (d *decoder) env(n *yaml.Node, p string) map[string]string {
 	for _, f := range d.pairs(n, p) {
 		if !envName.MatchString(f.key.Value) {
 			d.errorf(f.key, join(p, f.key.Value), "not an environment variable name")
+		}
+		if v := resolve(f.value); v != nil && v.Kind == yaml.ScalarNode && strings.ContainsRune(v.Value, 0) {
+			d.errorf(f.value, join(p, f.key.Value), "the value holds a NUL byte, which no environment variable can hold")
 		}
 	}
 	return d.stringMap(n, p)
@@ -562,14 +567,14 @@ func (d *decoder) bisect(n *yaml.Node) Bisect {
 		b.MaxHunkRuns = d.positive(v, "bisect.max_hunk_runs")
 	}
 	if v := value(f, "repeats"); v != nil {
-		b.Repeats = d.positive(v, "bisect.repeats")
+		b.Repeats = d.within(v, "bisect.repeats", 1, maxRepeats)
 	}
 	if v := value(f, "hunk_confidence"); v != nil {
 		b.HunkConfidence = d.confidence(v, "bisect.hunk_confidence")
 	}
 	b.HunkRepeats = max(defaultHunkRepeats, b.Repeats)
 	if v := value(f, "hunk_repeats"); v != nil {
-		b.HunkRepeats = d.positive(v, "bisect.hunk_repeats")
+		b.HunkRepeats = d.within(v, "bisect.hunk_repeats", 1, maxRepeats)
 	}
 	return b
 }
@@ -596,7 +601,7 @@ func (d *decoder) detect(n *yaml.Node) Detect {
 		det.MinEffect = d.percent(v, "detect.min_effect")
 	}
 	if v := value(f, "repeats"); v != nil {
-		det.Repeats = d.positive(v, "detect.repeats")
+		det.Repeats = d.within(v, "detect.repeats", 1, maxRepeats)
 	}
 	if v := value(f, "missing_nights"); v != nil {
 		det.MissingNights = d.positive(v, "detect.missing_nights")
@@ -669,6 +674,13 @@ func (d *decoder) schedule(n *yaml.Node) string {
 	}
 	if _, err := cron.ParseStandard(s); err != nil {
 		d.errorf(n, "schedule", "bad cron schedule %q: %v (want five fields such as \"0 2 * * *\", or @daily)", s, err)
+		return s
+	}
+	// cron runs "@every 0s" and "@every -1h" every second.
+	if every, ok := strings.CutPrefix(s, "@every "); ok {
+		if v, err := time.ParseDuration(strings.TrimSpace(every)); err == nil && v < minScheduleEvery {
+			d.errorf(n, "schedule", "%q is more often than every %s, the least interval between nightly cycles", s, minScheduleEvery)
+		}
 	}
 	return s
 }

@@ -69,7 +69,7 @@ func (d *decoder) slurm(f map[string]field, item *yaml.Node, p, dir string) (str
 		}
 	}
 	if n := value(f, "slots"); n != nil {
-		s.Slots = d.positive(n, p+".slots")
+		s.Slots = d.within(n, p+".slots", 1, maxSlots)
 	}
 	if n := value(f, "exclusive"); n != nil {
 		s.Exclusive = d.boolean(n, p+".exclusive")

@@ -85,9 +85,9 @@ type Commit struct {
 	URL  string    `json:"url,omitempty"`
 	// Parents are the hashes of its parents, the first parent first.
 	Parents []string `json:"parents,omitempty"`
-	// Login is the author's GitHub login when it is known (from the host's
-	// API or a users.noreply.github.com address); only then is the author
-	// @-mentioned.
+	// Login is the author's GitHub login when the host's API gave one. An
+	// issue shows it as text, never as an @-mention: the host matches
+	// commits to accounts by email, which a committer writes at will.
 	Login string `json:"login,omitempty"`
 	// Files are the paths the commit changes, for the docs-or-tests-only
 	// warning; nil when not known.

@@ -96,7 +96,7 @@ func TestGPUStateEvidence(t *testing.T) {
 	_, body, err := Render(throttled())
 	require.NoError(t, err)
 	assert.Contains(t, body, "- GPU 0: the culprit ran throttled at 1410 MHz (HW slowdown, HW thermal slowdown); the parent at 1980 MHz (SW power cap).")
-	assert.Contains(t, body, "The GPUs or NCCL of the two ends were in different states (GPU 0 SM clock, /etc/nccl.conf, NCCL_PROTO set by environment, NCCL AllReduce algorithm/protocol)")
+	assert.Contains(t, body, "The GPUs or NCCL of the two ends were in different states (GPU 0 SM clock, /etc/nccl.conf, NCCL\\_PROTO set by environment, NCCL AllReduce algorithm/protocol)")
 	assert.Contains(t, body, "GPU topology of the parent and the culprit")
 
 	// The good end faster but throttled: the words follow the clocks.

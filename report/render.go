@@ -240,19 +240,17 @@ func (v *view) Link(c record.Commit) string {
 	return "[" + short + "](" + url + ")"
 }
 
-// Author names the commit's author, @-mentioning them only when the login
-// is known: a guessed handle would notify a stranger.
+// Author names the commit's author as plain text. It never @-mentions:
+// the name, the email and a login derived from them are whatever the
+// committer wrote (a noreply address is as easy to forge as any other),
+// so a mention would let a commit make perfbot ping a stranger.
 func (v *view) Author(c record.Commit) string {
-	name := escapeText(c.Author)
-	login := c.Login
-	if login == "" {
-		login = noreplyLogin(c.Email)
-	}
+	name, login := escapeText(c.Author), escapeText(c.Login)
 	switch {
 	case login != "" && name != "":
-		return "@" + login + " (" + name + ")"
+		return name + " (" + login + ")"
 	case login != "":
-		return "@" + login
+		return login
 	case name != "":
 		return name
 	}
@@ -515,24 +513,6 @@ func fingerprintIn(body string) (string, bool) {
 func disarmMarkers(s string) string {
 	return markerWordRE.ReplaceAllString(s, "${1}\u2060${2}")
 }
-
-// noreplyLogin returns the login of a GitHub noreply address
-// ("1234+login@users.noreply.github.com" or "login@users.noreply.github.com").
-func noreplyLogin(email string) string {
-	local, ok := strings.CutSuffix(strings.ToLower(email), "@users.noreply.github.com")
-	if !ok || local == "" {
-		return ""
-	}
-	if _, after, ok := strings.Cut(local, "+"); ok {
-		local = after
-	}
-	if !loginRE.MatchString(local) {
-		return ""
-	}
-	return local
-}
-
-var loginRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,38})$`)
 
 // logTail returns the last keep bytes of log, starting at a line, and how
 // many bytes it left out.

@@ -330,10 +330,6 @@ func TestFormatting(t *testing.T) {
 	assert.Equal(t, "````diff\n```\n````", fenced("diff", "```\n"), "a block holding a fence uses a longer one")
 	assert.Equal(t, "`a\\|b`", tableCell("a|b"))
 
-	assert.Equal(t, "anaruiz", noreplyLogin("41234+AnaRuiz@users.noreply.github.com"))
-	assert.Equal(t, "meilin", noreplyLogin("meilin@users.noreply.github.com"))
-	assert.Equal(t, "", noreplyLogin("mlin@example.com"))
-
 	escaped := escapeText("thanks @bob | see #12 <b>x</b>")
 	assert.NotContains(t, escaped, "@bob", "no mention from commit text")
 	assert.NotContains(t, escaped, " | ")

@@ -88,7 +88,8 @@ type Workspace struct {
 	Dir string
 	// Scratch is a directory of the tree, outside it and under the host's
 	// workdir, for perfbot's own files: the environment dumps and the
-	// records of running commands.
+	// records of running commands. It is its owner's only (0700): a dump
+	// holds the benchmark's tokens in clear until it is read.
 	Scratch string
 	// Stamp names this materialization for Verify; every Materialize of
 	// the tree, by any process, makes a new one.
@@ -110,8 +111,8 @@ type Command struct {
 	// EnvFile, when set, names a file on the host where the environment
 	// the script's benchmark saw is written (NUL-separated KEY=VALUE, as
 	// env -0 writes it): the script's exported environment when it exits,
-	// so that what it exports itself counts; the host also returns it in
-	// Result.Env.
+	// so that what it exports itself counts, readable by its owner only;
+	// the host returns it in Result.Env and removes the file.
 	EnvFile string
 	// Scratch, when set, is the directory on the host for perfbot's files
 	// about the command (the record of its process group).

@@ -140,7 +140,7 @@ func (l *Local) Materialize(ctx context.Context, slot, tree int, src Source) (Wo
 	op := "check out " + t.Short()
 	n := l.treeNumber(slot, tree)
 	scratch := l.scratch(n)
-	if err := os.MkdirAll(scratch, 0o755); err != nil {
+	if err := privateScratch(scratch); err != nil {
 		return Workspace{}, l.infra("create scratch directory", err)
 	}
 	var dir string
@@ -298,7 +298,7 @@ func (l *Local) Exec(ctx context.Context, slot int, cmd Command) (Result, error)
 	}
 	res.Output, res.Truncated = out.Bytes()
 	if cmd.EnvFile != "" {
-		res.Env = proc.ReadEnvFile(cmd.EnvFile)
+		res.Env = proc.TakeEnvFile(cmd.EnvFile)
 	}
 	if waitErr != nil {
 		return res, fmt.Errorf("run %q: %w", proc.FirstLine(cmd.Script), waitErr)
@@ -357,7 +357,17 @@ func (l *Local) reapScratch(scratch string) error {
 	if err := os.RemoveAll(scratch); err != nil {
 		return err
 	}
-	return os.MkdirAll(scratch, 0o755)
+	return privateScratch(scratch)
+}
+
+// privateScratch creates a tree's scratch directory, it and the directory
+// of all of them readable by perfbot's user only: they hold environment
+// dumps and captured output, tokens included.
+func privateScratch(scratch string) error {
+	if err := proc.PrivateDir(filepath.Dir(scratch)); err != nil {
+		return err
+	}
+	return proc.PrivateDir(scratch)
 }
 
 // wait waits for the shell started by c to exit, for the timeout or for

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -336,13 +338,11 @@ func TestMeasureOnLocalHost(t *testing.T) {
 	assert.Equal(t, "", runs[0].Logs[0].Output)
 	assert.Equal(t, "BenchmarkVerifyStep-2 1 99 tok/s\n", runs[0].Logs[1].Output)
 
-	// The tree, the environment dumps and the captured output are all
-	// under the host's workdir; nothing is left in the temp directory.
+	// The tree is under the host's workdir; the environment dumps were
+	// read and removed; nothing is left in the temp directory.
 	assert.FileExists(t, filepath.Join(box.Workdir, "slots", "0", "built"))
-	dump, err := os.ReadFile(filepath.Join(box.Workdir, "scratch", "0", "bench-engine"))
-	require.NoError(t, err)
-	assert.Contains(t, string(dump), "SPEED=99\x00")
-	assert.FileExists(t, filepath.Join(box.Workdir, "scratch", "0", "build-build"))
+	assert.NoFileExists(t, filepath.Join(box.Workdir, "scratch", "0", "bench-engine"))
+	assert.NoFileExists(t, filepath.Join(box.Workdir, "scratch", "0", "build-build"))
 	left, err := filepath.Glob(filepath.Join(tmp, "perfbot-*"))
 	require.NoError(t, err)
 	assert.Empty(t, left)
@@ -354,6 +354,34 @@ func TestMeasureOnLocalHost(t *testing.T) {
 	require.Len(t, runs, 1)
 	assert.Equal(t, []string{"engine"}, logSteps(runs[0]), "no build for an environment change")
 	assert.Equal(t, 101.0, runs[0].Values["verify_tok_s"])
+}
+
+// TestMeasureLeavesNoSecretReadableByOthers: after a run, no file under
+// the host's workdir that another user could read holds a secret of the
+// benchmark's environment, given or inherited (the environment dumps of
+// every step hold all of it).
+func TestMeasureLeavesNoSecretReadableByOthers(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	secrets := []string{"hf_" + strings.Repeat("S3cr3tV4lue", 3), "wJalrXUtnFEMIK7MDENGbPxRfiCY", "pr0xyPassw0rd"}
+	t.Setenv("HF_TOKEN", secrets[0])
+	box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
+	pool, err := runner.NewPool(box)
+	require.NoError(t, err)
+	spec := localSpec
+	spec.Benchmarks = slices.Clone(localSpec.Benchmarks)
+	spec.Benchmarks[0].Env = map[string]string{"SPEED": "1", "AWS_SECRET_ACCESS_KEY": secrets[1],
+		"GOPROXY": "https://bot:" + secrets[2] + "@goproxy.example/,direct"}
+	r := &runner.Runner{Spec: spec}
+	runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: commit}}, 1)
+	require.NoError(t, err)
+	require.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
+	assert.Empty(t, runnertest.Exposed(t, box.Workdir, secrets), "files other users can read that hold a secret")
+	for _, dir := range []string{filepath.Join(box.Workdir, "scratch"), filepath.Join(box.Workdir, "scratch", "0")} {
+		info, err := os.Stat(dir)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o700), info.Mode().Perm(), dir)
+	}
 }
 
 func TestMeasureVanishedTree(t *testing.T) {

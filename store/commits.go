@@ -17,7 +17,7 @@ func (db *DB) PutCommit(c record.Commit) error {
 
 // Commit returns the commit with the full hash, and false if it is unknown.
 func (db *DB) Commit(hash string) (c record.Commit, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		c, ok, err = getCommit(tx, hash)
 		return err
 	})

@@ -2,9 +2,9 @@ package store
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -39,7 +39,7 @@ func CheckConsistency(db *DB) error {
 		runs := map[uint64]record.Run{}
 		err := tx.Bucket(bucketRuns).ForEach(func(k, v []byte) error {
 			var r record.Run
-			if err := json.Unmarshal(v, &r); err != nil {
+			if err := decodeJSON(k, v, &r); err != nil {
 				return err
 			}
 			runs[r.ID] = r
@@ -123,11 +123,11 @@ func WriteRawFinding(path, key, raw string, issue int, version string) error {
 	}
 	defer b.Close()
 	return b.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketFindings).Put([]byte(key), []byte(raw)); err != nil {
+		if err := tx.Bucket(bucketFindings).Put([]byte(key), layoutOf(version, []byte(key), []byte(raw))); err != nil {
 			return err
 		}
 		if issue != 0 {
-			if err := tx.Bucket(bucketIssues).Put([]byte(key), []byte(fmt.Sprint(issue))); err != nil {
+			if err := tx.Bucket(bucketIssues).Put([]byte(key), layoutOf(version, []byte(key), []byte(fmt.Sprint(issue)))); err != nil {
 				return err
 			}
 		}
@@ -145,7 +145,7 @@ func WriteRawCommit(path, hash, raw string, version string) error {
 	}
 	defer b.Close()
 	return b.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketCommits).Put([]byte(hash), []byte(raw)); err != nil {
+		if err := tx.Bucket(bucketCommits).Put([]byte(hash), layoutOf(version, []byte(hash), []byte(raw))); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte(version))
@@ -161,6 +161,70 @@ func WriteRawNightlyState(path, raw string) error {
 	}
 	defer b.Close()
 	return b.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketNightly).Put(keyNightlyState, []byte(raw))
+		version := string(tx.Bucket(bucketMeta).Get(keySchemaVersion))
+		return tx.Bucket(bucketNightly).Put(keyNightlyState, layoutOf(version, keyNightlyState, []byte(raw)))
+	})
+}
+
+// layoutOf is value as a store of the schema version writes it: sealed
+// from version 6 on.
+func layoutOf(version string, key, value []byte) []byte {
+	if v, err := strconv.Atoi(version); err == nil && v >= 6 {
+		return seal(key, value)
+	}
+	return value
+}
+
+// WriteVersion5 rewrites the closed store at path as perfbot wrote it at
+// schema version 5: every value without its checksum.
+func WriteVersion5(path string) error {
+	b, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return b.Update(func(tx *bolt.Tx) error {
+		var strip func(b *bolt.Bucket) error
+		strip = func(b *bolt.Bucket) error {
+			type kv struct{ k, v []byte }
+			var values []kv
+			var nested [][]byte
+			err := b.ForEach(func(k, v []byte) error {
+				if v == nil && b.Bucket(k) != nil {
+					nested = append(nested, bytes.Clone(k))
+					return nil
+				}
+				plain, err := unseal(k, v)
+				if err != nil {
+					return err
+				}
+				values = append(values, kv{bytes.Clone(k), bytes.Clone(plain)})
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, e := range values {
+				if err := b.Put(e.k, e.v); err != nil {
+					return err
+				}
+			}
+			for _, k := range nested {
+				if err := strip(b.Bucket(k)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			if bytes.Equal(name, bucketMeta) {
+				return nil
+			}
+			return strip(b)
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte("5"))
 	})
 }

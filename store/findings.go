@@ -41,7 +41,7 @@ func (db *DB) PutFindingIssue(f record.Finding, number int) error {
 // "perfbotfp…", or a prefix of it) names the finding it had become
 // (record.FindingID).
 func (db *DB) Finding(id string) (f record.Finding, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		f, ok, err = getFinding(tx, id)
 		return err
 	})
@@ -50,7 +50,7 @@ func (db *DB) Finding(id string) (f record.Finding, ok bool, err error) {
 
 // Findings returns every finding, newest first.
 func (db *DB) Findings() (fs []record.Finding, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		fs, err = listFindings(tx)
 		return err
 	})
@@ -60,7 +60,7 @@ func (db *DB) Findings() (fs []record.Finding, err error) {
 // IssueFor returns the number of the issue filed for the fingerprint, and
 // false if none was.
 func (db *DB) IssueFor(fingerprint string) (n int, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		n, ok, err = issueFor(tx, fingerprint)
 		return err
 	})
@@ -79,7 +79,7 @@ func putFinding(tx *bolt.Tx, f record.Finding) error {
 	}
 	if f.Triage == nil {
 		if raw := tx.Bucket(bucketFindings).Get([]byte(f.ID)); raw != nil {
-			if old, err := decodeFinding(raw); err == nil {
+			if old, err := decodeFinding([]byte(f.ID), raw); err == nil {
 				f.Triage = old.Triage
 			}
 		}
@@ -108,16 +108,25 @@ func getFinding(tx *bolt.Tx, id string) (record.Finding, bool, error) {
 	if raw == nil {
 		return f, false, nil
 	}
-	if f, err = decodeFinding(raw); err != nil {
+	if f, err = decodeFinding(key, raw); err != nil {
 		return f, false, fmt.Errorf("get finding %s: %w", key, err)
 	}
 	return f, true, nil
 }
 
-// decodeFinding decodes a stored finding. One stored before its commits
-// carried their URLs has the pattern of them under "commit_url": its
-// commits are linked by it as they are read.
-func decodeFinding(raw []byte) (record.Finding, error) {
+// decodeFinding unseals and decodes the finding stored under key.
+func decodeFinding(key, raw []byte) (record.Finding, error) {
+	value, err := unseal(key, raw)
+	if err != nil {
+		return record.Finding{}, err
+	}
+	return decodeFindingJSON(value)
+}
+
+// decodeFindingJSON decodes a finding's JSON. One stored before its
+// commits carried their URLs has the pattern of them under "commit_url":
+// its commits are linked by it as they are read.
+func decodeFindingJSON(raw []byte) (record.Finding, error) {
 	var stored struct {
 		record.Finding
 		CommitURL string `json:"commit_url"`
@@ -166,7 +175,7 @@ func candidates(ids []string) string {
 func listFindings(tx *bolt.Tx) ([]record.Finding, error) {
 	var fs []record.Finding
 	err := tx.Bucket(bucketFindings).ForEach(func(k, v []byte) error {
-		f, err := decodeFinding(v)
+		f, err := decodeFinding(k, v)
 		if err != nil {
 			return fmt.Errorf("list findings: decode %s: %w", k, err)
 		}
@@ -186,9 +195,9 @@ func issueFor(tx *bolt.Tx, fingerprint string) (int, bool, error) {
 	if fingerprint == "" {
 		return 0, false, errors.New("issue for: empty fingerprint")
 	}
-	raw := tx.Bucket(bucketIssues).Get([]byte(fingerprint))
-	if raw == nil {
-		return 0, false, nil
+	raw, err := getSealed(tx.Bucket(bucketIssues), []byte(fingerprint))
+	if err != nil || raw == nil {
+		return 0, false, err
 	}
 	n, err := strconv.Atoi(string(raw))
 	if err != nil {
@@ -204,7 +213,7 @@ func setIssue(tx *bolt.Tx, fingerprint string, number int) error {
 	if number <= 0 {
 		return fmt.Errorf("set issue of %s: number %d is not a positive issue number", fingerprint, number)
 	}
-	if err := tx.Bucket(bucketIssues).Put([]byte(fingerprint), []byte(strconv.Itoa(number))); err != nil {
+	if err := putSealed(tx.Bucket(bucketIssues), []byte(fingerprint), []byte(strconv.Itoa(number))); err != nil {
 		return fmt.Errorf("set issue of %s: %w", fingerprint, err)
 	}
 	return nil

@@ -41,7 +41,7 @@ type HistoryRow struct {
 // History returns the samples q selects, newest first; samples of one run
 // are ordered by metric name.
 func (db *DB) History(q HistoryQuery) (rows []HistoryRow, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		rows, err = history(tx, q)
 		return err
 	})
@@ -93,7 +93,11 @@ type historyWalk struct {
 func (h *historyWalk) full() bool { return h.q.Limit > 0 && len(h.rows) >= h.q.Limit }
 
 // add decodes one sample and keeps it if the query wants it.
-func (h *historyWalk) add(metric string, k, v []byte) error {
+func (h *historyWalk) add(metric string, k, raw []byte) error {
+	v, err := unseal(k, raw)
+	if err != nil {
+		return err
+	}
 	s, err := decodeSample(v)
 	if err != nil {
 		return fmt.Errorf("decode sample %s/%x: %w", metric, k, err)

@@ -47,7 +47,7 @@ func (db *DB) PutJob(j Job) error {
 
 // Job returns the job with the id, and false if there is none.
 func (db *DB) Job(id string) (j Job, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		j, ok, err = getJob(tx, id)
 		return err
 	})
@@ -56,7 +56,7 @@ func (db *DB) Job(id string) (j Job, ok bool, err error) {
 
 // Jobs returns every job, newest (by creation) first.
 func (db *DB) Jobs() (jobs []Job, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		jobs, err = listJobs(tx)
 		return err
 	})
@@ -110,7 +110,7 @@ func listJobs(tx *bolt.Tx) ([]Job, error) {
 	var jobs []Job
 	err := tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
 		var j Job
-		if err := json.Unmarshal(v, &j); err != nil {
+		if err := decodeJSON(k, v, &j); err != nil {
 			return fmt.Errorf("list jobs: decode %s: %w", k, err)
 		}
 		jobs = append(jobs, j)

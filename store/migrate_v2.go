@@ -53,7 +53,7 @@ func attachHunksV2(tx *bolt.Tx) error {
 		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}
-		f, err := decodeFinding(v)
+		f, err := decodeFindingJSON(v)
 		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}
@@ -92,7 +92,7 @@ func attachHunksV2(tx *bolt.Tx) error {
 		if err := fb.Delete([]byte(m.old)); err != nil {
 			return err
 		}
-		if err := putJSON(fb, []byte(m.f.ID), m.f); err != nil {
+		if err := putPlainJSON(fb, []byte(m.f.ID), m.f); err != nil {
 			return fmt.Errorf("finding %s: %w", m.f.ID, err)
 		}
 		if n := ib.Get([]byte(m.old)); n != nil && m.old != m.f.ID {

@@ -27,7 +27,7 @@ func migrateV4(tx *bolt.Tx) error {
 		if err != nil || !changed {
 			return err
 		}
-		f, err := decodeFinding(raw)
+		f, err := decodeFindingJSON(raw)
 		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}
@@ -38,7 +38,7 @@ func migrateV4(tx *bolt.Tx) error {
 		return err
 	}
 	for _, f := range fixed {
-		if err := putJSON(fb, []byte(f.ID), f); err != nil {
+		if err := putPlainJSON(fb, []byte(f.ID), f); err != nil {
 			return fmt.Errorf("finding %s: %w", f.ID, err)
 		}
 	}
@@ -67,8 +67,8 @@ func commitDatesV4(tx *bolt.Tx) error {
 		return err
 	}
 	for _, c := range fixed {
-		if err := putCommit(tx, c); err != nil {
-			return err
+		if err := putPlainJSON(cb, []byte(c.Hash), c); err != nil {
+			return fmt.Errorf("put commit %s: %w", c.Hash, err)
 		}
 	}
 	return nil
@@ -98,7 +98,7 @@ func findingV4(tx *bolt.Tx, raw []byte) ([]byte, bool, error) {
 				var known struct {
 					Parents []string `json:"parents"`
 				}
-				if ok, err := getJSON(tx.Bucket(bucketCommits), []byte(hash), &known); err == nil && ok && len(known.Parents) > 0 {
+				if ok, err := getPlainJSON(tx.Bucket(bucketCommits), []byte(hash), &known); err == nil && ok && len(known.Parents) > 0 {
 					v["parents"] = known.Parents
 				}
 				changed = true

@@ -27,7 +27,7 @@ func migrateV5(tx *bolt.Tx) error {
 			return nil // an id already
 		}
 		id := record.FindingID(string(k))
-		f, err := decodeFinding(v)
+		f, err := decodeFindingJSON(v)
 		if err != nil {
 			return fmt.Errorf("finding %s: %w", k, err)
 		}
@@ -48,7 +48,13 @@ func migrateV5(tx *bolt.Tx) error {
 		}
 	}
 	for id, f := range moved {
-		if err := putFinding(tx, f); err != nil {
+		if raw := fb.Get([]byte(id)); raw != nil && f.Triage == nil {
+			if kept, err := decodeFindingJSON(raw); err == nil {
+				f.Triage = kept.Triage
+			}
+		}
+		f.LinkCommits()
+		if err := putPlainJSON(fb, []byte(id), f); err != nil {
 			return fmt.Errorf("finding %s: %w", id, err)
 		}
 	}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -39,10 +38,10 @@ func (db *DB) AddNight(n *record.Night, next record.NightlyState) error {
 
 // Nights returns every night, oldest first.
 func (db *DB) Nights() (nights []record.Night, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketNights).ForEach(func(k, v []byte) error {
 			var n record.Night
-			if err := json.Unmarshal(v, &n); err != nil {
+			if err := decodeJSON(k, v, &n); err != nil {
 				return fmt.Errorf("nights: decode %x: %w", k, err)
 			}
 			nights = append(nights, n)
@@ -55,7 +54,7 @@ func (db *DB) Nights() (nights []record.Night, err error) {
 // NightlyState returns the state the last night handed on; the zero state
 // before the first night.
 func (db *DB) NightlyState() (s record.NightlyState, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		s, err = getNightlyState(tx)
 		return err
 	})

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -20,7 +19,7 @@ func (db *DB) FindCommit(rev string) (c record.Commit, ok bool, err error) {
 	if rev == "" {
 		return c, false, errors.New("find commit: empty revision")
 	}
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCommits)
 		if c, ok, err = getCommit(tx, rev); ok || err != nil {
 			return err
@@ -63,7 +62,7 @@ func (db *DB) RunTotals(after uint64, totals map[RunKey]RunTotal) (map[RunKey]Ru
 		totals = map[RunKey]RunTotal{}
 	}
 	last := after
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRuns).Cursor()
 		for k, v := c.Seek(runKey(after + 1)); k != nil; k, v = c.Next() {
 			var r struct {
@@ -71,7 +70,7 @@ func (db *DB) RunTotals(after uint64, totals map[RunKey]RunTotal) (map[RunKey]Ru
 				Status   record.Status `json:"status"`
 				Duration time.Duration `json:"duration"`
 			}
-			if err := json.Unmarshal(v, &r); err != nil {
+			if err := decodeJSON(k, v, &r); err != nil {
 				return fmt.Errorf("run totals: decode run %x: %w", k, err)
 			}
 			key := RunKey{Host: r.Host, Status: r.Status}
@@ -90,7 +89,7 @@ func (db *DB) RunTotals(after uint64, totals map[RunKey]RunTotal) (map[RunKey]Ru
 // page of history names a few hundred commits).
 func (db *DB) Commits(hashes []string) (map[string]record.Commit, error) {
 	out := make(map[string]record.Commit, len(hashes))
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		for _, h := range hashes {
 			if _, done := out[h]; done || h == "" {
 				continue

@@ -154,7 +154,7 @@ func (db *DB) addRuns(runs []*record.Run, then func(*bolt.Tx) error) error {
 
 // Run returns the run with the id, and false if there is none.
 func (db *DB) Run(id uint64) (r record.Run, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		r, ok, err = getRun(tx, id)
 		return err
 	})
@@ -163,7 +163,7 @@ func (db *DB) Run(id uint64) (r record.Run, ok bool, err error) {
 
 // Runs returns the runs that match f, newest (by start time) first.
 func (db *DB) Runs(f RunFilter) (runs []record.Run, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		runs, err = listRuns(tx, f)
 		return err
 	})
@@ -172,7 +172,7 @@ func (db *DB) Runs(f RunFilter) (runs []record.Run, err error) {
 
 // Cached returns every attempt at the target under the spec.
 func (db *DB) Cached(specHash, targetKey string) (e CacheEntry, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		e, err = cached(tx, specHash, targetKey)
 		return err
 	})
@@ -193,7 +193,7 @@ func (db *DB) Values(specHash, targetKey, metric string) ([]float64, error) {
 // spec (build_failed when the latest attempt failed to build), and false
 // when the target was never attempted.
 func (db *DB) Status(specHash, targetKey string) (s record.Status, ok bool, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		s, ok, err = latestStatus(tx, specHash, targetKey)
 		return err
 	})
@@ -292,7 +292,7 @@ func indexRun(tx *bolt.Tx, id uint64, st []byte, r *record.Run) error {
 		{bucketRunsByTarget, indexKey(prefixKey(r.TargetKey), st)},
 		{bucketRunsByCommit, indexKey(prefixKey(r.Target.Commit), st)},
 	} {
-		if err := tx.Bucket(ix.bucket).Put(ix.key, nil); err != nil {
+		if err := putSealed(tx.Bucket(ix.bucket), ix.key, nil); err != nil {
 			return fmt.Errorf("add run %d: index %s: %w", id, ix.bucket, err)
 		}
 	}
@@ -344,7 +344,12 @@ func listRuns(tx *bolt.Tx, f RunFilter) ([]record.Run, error) {
 		st := k[len(k)-stampLen:]
 		var h runHead
 		if ok, err := getJSON(byTime, st, &h); err != nil || !ok {
-			return false, fmt.Errorf("list runs: %s entry %x has no head in %s (%v)", bucket, k, bucketRunsByTime, err)
+			if err != nil {
+				return false, fmt.Errorf("list runs: %s entry %x: %w", bucket, k, err)
+			}
+			// Written in one transaction with its run, an index entry
+			// without it means the file was overwritten.
+			return false, fmt.Errorf("list runs: %s entry %x has no head in %s: %w", bucket, k, bucketRunsByTime, ErrDamaged)
 		}
 		if !matches(f, h) {
 			return true, nil
@@ -355,7 +360,7 @@ func listRuns(tx *bolt.Tx, f RunFilter) ([]record.Run, error) {
 			return false, err
 		}
 		if !ok {
-			return false, fmt.Errorf("list runs: %s names run %d, which does not exist", bucket, id)
+			return false, fmt.Errorf("list runs: %s names run %d, which does not exist: %w", bucket, id, ErrDamaged)
 		}
 		runs = append(runs, r)
 		return f.Limit <= 0 || len(runs) < f.Limit, nil
@@ -374,7 +379,11 @@ func cached(tx *bolt.Tx, specHash, targetKey string) (CacheEntry, error) {
 	prefix := prefixKey(specHash, targetKey)
 	c := tx.Bucket(bucketCache).Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		ref, err := decodeCacheRecord(k, v)
+		value, err := unseal(k, v)
+		if err != nil {
+			return e, err
+		}
+		ref, err := decodeCacheRecord(k, value)
 		if err != nil {
 			return e, fmt.Errorf("cache of %s under spec %s: %w", targetKey, specHash, err)
 		}
@@ -404,6 +413,7 @@ func latestStatus(tx *bolt.Tx, specHash, targetKey string) (record.Status, bool,
 	return ref.Status, found, nil
 }
 
+// decodeCacheRecord decodes an unsealed cache entry.
 func decodeCacheRecord(k, v []byte) (RunRef, error) {
 	var rec cacheRecord
 	if err := json.Unmarshal(v, &rec); err != nil {

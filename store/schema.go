@@ -12,7 +12,9 @@ import (
 
 // This file is the whole schema: every bucket, every key layout, the schema
 // version and the migrations that bring an older file up to it. Values are
-// JSON so that `bbolt get` shows something a person can read.
+// JSON so that `bbolt get` shows something a person can read, each but the
+// schema version followed by a checksum of its key and itself (since
+// version 6, seal.go); an index entry's value is the checksum alone.
 //
 //	meta             "schema_version" → decimal version
 //	commits          hash → record.Commit                        (a date, not a time, since version 4)
@@ -56,7 +58,7 @@ var (
 )
 
 // SchemaVersion is the version of the layout this package reads and writes.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migration brings a store from version-1 to version. Migrations run in
 // order inside the transaction that opens the store, so a store is never
@@ -73,6 +75,7 @@ var migrations = []migration{
 	{version: 3, name: "nights of the scheduled service", apply: createBucketsV3},
 	{version: 4, name: "one commit record; warnings as values", apply: migrateV4},
 	{version: 5, name: "one short id of a finding", apply: migrateV5},
+	{version: 6, name: "a checksum in every value", apply: migrateV6},
 }
 
 func createBucketsV1(tx *bolt.Tx) error {
@@ -190,7 +193,8 @@ func indexKey(prefix []byte, st []byte) []byte {
 }
 
 // walkNewest calls fn for every key of b that starts with prefix and is not
-// below floor (nil: no floor), newest first, until fn returns false.
+// below floor (nil: no floor), newest first, until fn returns false; fn
+// gets the value unsealed.
 func walkNewest(b *bolt.Bucket, prefix, floor []byte, fn func(k, v []byte) (bool, error)) error {
 	c := b.Cursor()
 	var k, v []byte
@@ -205,7 +209,11 @@ func walkNewest(b *bolt.Bucket, prefix, floor []byte, fn func(k, v []byte) (bool
 		if floor != nil && bytes.Compare(k[len(prefix):], floor) < 0 {
 			return nil
 		}
-		more, err := fn(k, v)
+		value, err := unseal(k, v)
+		if err != nil {
+			return err
+		}
+		more, err := fn(k, value)
 		if err != nil || !more {
 			return err
 		}

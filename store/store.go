@@ -13,7 +13,11 @@
 //
 // Open reads a file through before it trusts it: a store that is empty,
 // cut short or overwritten is refused with ErrDamaged, naming the file and
-// what to do; perfbot never repairs or recreates one.
+// what to do; perfbot never repairs or recreates one. bbolt checks the
+// structure of its pages but not what they hold, so every value carries a
+// checksum of its key and itself (seal.go): a damaged record is reported
+// as ErrDamagedRecord (also ErrDamaged) when it is read, never read as
+// other data.
 //
 // Only one process may hold a store: a second Open fails after a short lock
 // timeout with ErrLocked instead of waiting forever.
@@ -124,6 +128,14 @@ func openChecked(path string, o bolt.Options) (*bolt.DB, error) {
 	return openGuarded(path, &o)
 }
 
+// view runs fn in a read transaction, with a fault or panic inside bbolt
+// reported as ErrDamaged: Open checks the structure of the pages, but a
+// leaf page's contents are read only when used, and bbolt trusts them (a
+// damaged element header sends it past the end of the mapping).
+func (db *DB) view(fn func(*bolt.Tx) error) error {
+	return guard(db.path, func() error { return db.bolt.View(fn) })
+}
+
 // Path is the file the store lives in.
 func (db *DB) Path() string { return db.path }
 
@@ -135,9 +147,29 @@ func (db *DB) Close() error {
 	return nil
 }
 
-// getJSON decodes the value under key into v; it reports false when the key
-// is absent. Decoding copies, so v outlives the transaction.
+// getJSON decodes the sealed value under key into v (see seal); it
+// reports false when the key is absent. Decoding copies, so v outlives the
+// transaction.
 func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
+	raw := b.Get(key)
+	if raw == nil {
+		return false, nil
+	}
+	return true, decodeJSON(key, raw, v)
+}
+
+// putJSON stores v under key as sealed JSON.
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %q: %w", key, err)
+	}
+	return putSealed(b, key, raw)
+}
+
+// getPlainJSON and putPlainJSON are getJSON and putJSON of the layouts
+// before version 6, for the migrations up to it.
+func getPlainJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
 	raw := b.Get(key)
 	if raw == nil {
 		return false, nil
@@ -148,7 +180,7 @@ func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
 	return true, nil
 }
 
-func putJSON(b *bolt.Bucket, key []byte, v any) error {
+func putPlainJSON(b *bolt.Bucket, key []byte, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %q: %w", key, err)

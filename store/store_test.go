@@ -71,7 +71,7 @@ func TestOpen(t *testing.T) {
 				require.NoError(t, db.Close())
 				require.NoError(t, store.WriteSchemaVersion(path, "7"))
 			},
-			wantErr: "the file has version 7, this perfbot reads up to version 5; upgrade perfbot",
+			wantErr: "the file has version 7, this perfbot reads up to version 6; upgrade perfbot",
 			wantIs:  store.ErrNewerSchema,
 		},
 		{

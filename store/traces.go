@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -42,14 +41,14 @@ func (db *DB) AppendTrace(id string, l TraceLine) error {
 // Trace returns the trace of job id, oldest line first; nil when the job
 // has none.
 func (db *DB) Trace(id string) (lines []TraceLine, err error) {
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTraces).Bucket([]byte(id))
 		if b == nil {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
 			var l TraceLine
-			if err := json.Unmarshal(v, &l); err != nil {
+			if err := decodeJSON(k, v, &l); err != nil {
 				return fmt.Errorf("trace of %s: decode line %x: %w", id, k, err)
 			}
 			lines = append(lines, l)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -29,7 +28,7 @@ func (db *DB) Triage(id string, fn TriageFunc) (f record.Finding, ok bool, err e
 		var nights []record.Night
 		err := tx.Bucket(bucketNights).ForEach(func(k, v []byte) error {
 			var n record.Night
-			if err := json.Unmarshal(v, &n); err != nil {
+			if err := decodeJSON(k, v, &n); err != nil {
 				return fmt.Errorf("decode night %x: %w", k, err)
 			}
 			nights = append(nights, n)

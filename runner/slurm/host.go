@@ -313,7 +313,7 @@ func (s *Host) execJob(ctx context.Context, slot int, cmd runner.Command, srv *r
 	node, id := readJobStart(files.node)
 	res.Node = node
 	if cmd.EnvFile != "" {
-		res.Env = proc.ReadEnvFile(cmd.EnvFile)
+		res.Env = proc.TakeEnvFile(cmd.EnvFile)
 	}
 	var sr runner.ServerResult
 	if sj != nil {
@@ -435,7 +435,9 @@ func (s *Host) createJobFiles(scratch, name string, served bool) (jobFiles, erro
 	if err != nil {
 		return jobFiles{}, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The job's files hold a server's output and the node's environment
+	// dump: owner only.
+	if err := proc.PrivateDir(dir); err != nil {
 		return jobFiles{}, err
 	}
 	f := jobFiles{node: filepath.Join(dir, name+".node"), exit: filepath.Join(dir, name+".exit")}
@@ -443,7 +445,7 @@ func (s *Host) createJobFiles(scratch, name string, served bool) (jobFiles, erro
 		f.ready, f.server = filepath.Join(dir, name+".ready"), filepath.Join(dir, name+".server")
 	}
 	for _, p := range f.paths() {
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
 			return jobFiles{}, err
 		}
 	}

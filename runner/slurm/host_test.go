@@ -259,6 +259,26 @@ func TestSlurmMeasure(t *testing.T) {
 	assert.Equal(t, slurmtest.Node, failed[0].Node)
 }
 
+// After a run on a Slurm host, no file of the shared workdir that another
+// user could read holds a secret of the benchmark's environment: the job
+// files and scratch directories are the owner's only, and the
+// environment dumps are removed once read.
+func TestSlurmMeasureLeavesNoSecretReadableByOthers(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	s, commits := newSlurm(t, 1, 2)
+	pool, err := runner.NewPool(s)
+	require.NoError(t, err)
+	secrets := []string{"hf_" + strings.Repeat("S3cr3tV4lue", 3), "pr0xyPassw0rd"}
+	spec := runnertest.CounterSpec
+	spec.Benchmarks = slices.Clone(spec.Benchmarks)
+	spec.Benchmarks[0].Env = map[string]string{"HF_TOKEN": secrets[0], "GOPROXY": "https://bot:" + secrets[1] + "@goproxy.example/"}
+	runs, err := runnertest.Measure(t, context.Background(), pool, &runner.Runner{Spec: spec}, runner.Source{Target: record.Target{Commit: commits[1]}}, 1)
+	require.NoError(t, err)
+	require.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
+	assert.Empty(t, runnertest.Exposed(t, s.Local.Workdir, secrets), "files other users can read that hold a secret")
+}
+
 // A benchmark whose job Slurm ends is recorded as an infrastructure
 // failure, without samples, and Measure returns the *record.InfraError.
 func TestSlurmMeasureInfraError(t *testing.T) {

@@ -122,13 +122,15 @@ func (s *Host) stop(ctx context.Context, proto *wrapperLog, mark string, stdin i
 }
 
 // killGroup sends SIGTERM to process group pgid, SIGKILL after the grace,
-// and waits for the group to go. Only a group with the command's mark is
-// killed: one that ended meanwhile may have left its number to another.
+// and waits for the group to go; then it kills the processes that left
+// the group and still carry the mark. Only a group with the command's
+// mark is killed: one that ended meanwhile may have left its number to
+// another.
 func (s *Host) killGroup(ctx context.Context, pgid int, mark string) error {
 	pg := strconv.Itoa(pgid)
 	tenths := strconv.Itoa(int(s.killGrace() / (100 * time.Millisecond)))
-	script := proc.ShellLib + "perfbot_live " + pg + " " + mark + " || exit 0\n" +
-		"perfbot_stop " + pg + " " + tenths + "\nperfbot_gone " + pg + " 100\n"
+	script := proc.ShellLib + "if perfbot_live " + pg + " " + mark + "; then perfbot_stop " + pg + " " + tenths +
+		"; perfbot_gone " + pg + " 100; fi\nperfbot_kill_marked " + mark + " KILL\n"
 	_, err := s.output(ctx, "kill process group "+pg, script, nil)
 	return err
 }
@@ -149,8 +151,10 @@ func (s *Host) outputCap() int {
 
 // execScript is the wrapper run for cmd: it enters the directory, starts
 // the script under setsid with the command's environment and mark,
-// records its group, has a watcher kill the group when the session's
-// input ends, waits, kills what is left of the group and reports on
+// records its group, has a watcher kill the group and every process
+// still marked (one that left the group with setsid) when the session's
+// input ends, waits, kills what is left of the group and of the marked
+// processes and reports on
 // standard error (perfbot-started PGID, perfbot-env BASE64 of the
 // environment dump, perfbot-exit STATUS, or perfbot-error: WHY). The
 // script's own output, both streams, goes to standard output.
@@ -170,9 +174,11 @@ func (s *Host) execScript(cmd runner.Command, mark string) (string, error) {
 		return "", err
 	}
 	b.WriteString(exports)
-	fmt.Fprintf(&b, "%s=%s; export %s\n", proc.RunMark, mark, proc.RunMark)
 	b.WriteString("exec 3<&0\n")
-	fmt.Fprintf(&b, "setsid /bin/sh -c %s < /dev/null 2>&1 3<&- &\npg=$!\n", proc.ShellQuote(proc.WithEnvDump(cmd.Script, cmd.EnvFile)))
+	// Only the command carries the mark: the wrapper's own tools (the
+	// watcher's cat and sleep) must not be among the marked processes
+	// it kills.
+	fmt.Fprintf(&b, "%s=%s setsid /bin/sh -c %s < /dev/null 2>&1 3<&- &\npg=$!\n", proc.RunMark, mark, proc.ShellQuote(proc.WithEnvDump(cmd.Script, cmd.EnvFile)))
 	running := ""
 	if cmd.Scratch != "" {
 		running = proc.ShellQuote(path.Join(cmd.Scratch, proc.GroupFile))
@@ -180,13 +186,14 @@ func (s *Host) execScript(cmd runner.Command, mark string) (string, error) {
 			mark, running, proc.ShellQuote("perfbot-error: cannot record the process group in "+cmd.Scratch))
 	}
 	fmt.Fprintf(&b, `echo "perfbot-started $pg" >&2
-( cat <&3 > /dev/null; kill -TERM -"$pg"; sleep %d; kill -KILL -"$pg" ) > /dev/null 2>&1 &
+( cat <&3 > /dev/null; kill -TERM -"$pg"; perfbot_kill_marked %[3]s TERM; sleep %[1]d; kill -KILL -"$pg"; perfbot_kill_marked %[3]s KILL ) > /dev/null 2>&1 &
 w=$!
 exec 3<&-
 wait "$pg"; rc=$?
 kill "$w" 2> /dev/null
-kill -KILL -"$pg" 2> /dev/null && perfbot_gone "$pg" %d
-`, max(int(s.killGrace()/time.Second), 1), int(proc.GroupExitWait/(100*time.Millisecond)))
+kill -KILL -"$pg" 2> /dev/null && perfbot_gone "$pg" %[2]d
+perfbot_kill_marked %[3]s KILL
+`, max(int(s.killGrace()/time.Second), 1), int(proc.GroupExitWait/(100*time.Millisecond)), mark)
 	if running != "" {
 		fmt.Fprintf(&b, "rm -f %s\n", running)
 	}
@@ -194,6 +201,8 @@ kill -KILL -"$pg" 2> /dev/null && perfbot_gone "$pg" %d
 		// The dump comes back with the report, sparing a session.
 		q := proc.ShellQuote(cmd.EnvFile)
 		fmt.Fprintf(&b, "[ ! -s %s ] || printf 'perfbot-env %%s\\n' \"$(base64 -w0 < %s)\" >&2\n", q, q)
+		// It holds the benchmark's secrets in clear; it came back.
+		fmt.Fprintf(&b, "rm -f %s\n", q)
 	}
 	b.WriteString("echo \"perfbot-exit $rc\" >&2\n")
 	return b.String(), nil

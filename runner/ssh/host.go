@@ -67,7 +67,7 @@ import (
 // the host. Sessions are spread over as many connections as needed, a few
 // per connection, below sshd's default MaxSessions.
 //
-// The remote host needs a POSIX sh, git, flock(1) and setsid(1) (Debian's
+// The remote host needs a POSIX sh, git, grep -z (GNU grep), flock(1) and setsid(1) (Debian's
 // util-linux), coreutils and a Linux /proc. Every session starts the
 // user's login shell, whose rc files (bash reads ~/.bashrc for sshd) are
 // paid by each; a step costs two sessions (its command, and the check of

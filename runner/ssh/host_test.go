@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -173,6 +175,38 @@ func TestSSHMeasure(t *testing.T) {
 	refs, err := exec.Command("git", "-C", filepath.Join(h.Workdir, "repo"), "for-each-ref", "--format=%(refname)").Output()
 	require.NoError(t, err)
 	assert.Equal(t, 2, strings.Count(string(refs), "refs/perfbot/have/"), "two bundles sent, the second holding only what the first lacked")
+}
+
+// After a run over SSH, no file on the host that another user could read
+// holds a secret of the benchmark's environment: the scratch directories
+// are the owner's only and the environment dumps are removed once read.
+func TestSSHMeasureLeavesNoSecretReadableByOthers(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	srv := sshdtest.Start(t)
+	ctx := context.Background()
+	src, commits := gitopstest.NewRepo(t, 2)
+	repo, err := gitops.Open(ctx, src, t.TempDir())
+	require.NoError(t, err)
+	h := sshHost(t, srv, repo)
+	pool, err := runner.NewPool(h)
+	require.NoError(t, err)
+	secrets := []string{"hf_" + strings.Repeat("S3cr3tV4lue", 3), "pr0xyPassw0rd"}
+	spec := runnertest.CounterSpec
+	spec.Build = slices.Clone(spec.Build)
+	spec.Benchmarks = slices.Clone(spec.Benchmarks)
+	for i := range spec.Build {
+		spec.Build[i].Env = map[string]string{"HF_TOKEN": secrets[0]}
+	}
+	spec.Benchmarks[0].Env = map[string]string{"HF_TOKEN": secrets[0], "GOPROXY": "https://bot:" + secrets[1] + "@goproxy.example/"}
+	r := &runner.Runner{Spec: spec}
+	runs, err := runnertest.Measure(t, ctx, pool, r, runner.Source{Target: record.Target{Commit: commits[1]}}, 1)
+	require.NoError(t, err)
+	require.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
+	assert.Empty(t, runnertest.Exposed(t, h.Workdir, secrets), "files other users can read that hold a secret")
+	info, err := os.Stat(filepath.Join(h.Workdir, "scratch", "0"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm())
 }
 
 // A target's hunks are applied on the host, and a tree changed behind the
@@ -578,4 +612,30 @@ func TestSSHLockReapsWhatADeadPerfbotLeft(t *testing.T) {
 			assert.Empty(t, entries, "the scratch directory is emptied")
 		})
 	}
+}
+
+// perfbot killed by SIGKILL while a command runs over SSH, the command
+// having started a process that left its group (setsid) as well as the
+// benchmark: the host kills both, the one that left by its mark.
+func TestKilledPerfbotLeavesNoEscapedProcessOnTheHost(t *testing.T) {
+	srv := sshdtest.Start(t)
+	sleeper := runnertest.Sleeper()
+	helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotSSHHelper$")
+	helper.Env = append(os.Environ(), sshHelperEnv+"="+strings.Join([]string{srv.Addr, srv.User, srv.KeyFile, srv.KnownHosts,
+		filepath.Join(t.TempDir(), "remote"), "setsid " + sleeper + " &\n" + sleeper + "; python3 bench.py"}, "|"))
+	require.NoError(t, helper.Start())
+	defer func() { _ = helper.Process.Kill(); _ = helper.Wait() }()
+	defer func() {
+		for _, pid := range runnertest.Running(t, sleeper) {
+			n, _ := strconv.Atoi(pid)
+			_ = syscall.Kill(n, syscall.SIGKILL)
+		}
+	}()
+	require.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 2 }, 30*time.Second, 10*time.Millisecond,
+		"the command's sleep and the one that left its group run")
+
+	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
+	_ = helper.Wait()
+	assert.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 0 }, DefaultKillGrace+5*time.Second, 10*time.Millisecond,
+		"no %q survives perfbot on the host", sleeper)
 }

@@ -68,7 +68,7 @@ func (s *Host) Lock(ctx context.Context, slot, tree int) (func(), error) {
 	if wait > 0 {
 		waitCmd = fmt.Sprintf("flock -w %.1f 9 || exit 3", wait.Seconds())
 	}
-	script := proc.ShellLib + fmt.Sprintf(`mkdir -p %s %s || exit 1
+	script := proc.ShellLib + fmt.Sprintf(`mkdir -p %s %s && chmod 700 %[2]s || exit 1
 exec 9>> %s || exit 1
 if ! flock -n 9; then
 	echo "perfbot-waiting $(head -c 1000 %s | tr -d '\n')" >&2
@@ -83,7 +83,7 @@ if [ -f %s/running ]; then
 		echo "perfbot-reaped $pg" >&2
 	fi
 fi
-rm -rf %s && mkdir -p %s || exit 1
+rm -rf %s && mkdir -m 700 -p %s || exit 1
 echo perfbot-locked >&2
 exec cat > /dev/null
 `, proc.ShellQuote(path.Join(s.Workdir, "trees")), proc.ShellQuote(path.Join(s.Workdir, "scratch")),
@@ -298,7 +298,7 @@ rm -f "$g/index.lock" "$g/HEAD.lock"
 git -C %[1]s -c core.autocrlf=false -c advice.detachedHead=false checkout --quiet --detach --force %[4]s || exit 1
 git -C %[1]s clean -ffdxq || exit 1
 %[5]sprintf '%%s\n' %[6]s > %[1]s.checkout.tmp && mv -f %[1]s.checkout.tmp %[1]s.checkout
-mkdir -p %[7]s
+mkdir -m 700 -p %[7]s && chmod 700 %[7]s
 `, dir, proc.ShellQuote(path.Join(s.Workdir, "lock")), repo, st.Commit, apply, proc.ShellQuote(string(stamp)), proc.ShellQuote(s.scratch(n)))
 	if _, err := s.output(ctx, op, script, in); err != nil {
 		return runner.Workspace{}, err

@@ -80,7 +80,10 @@ func WithEnvDump(script, envFile string) string {
 		return script
 	}
 	q := ShellQuote(envFile)
-	dump := "{ env -0 > " + q + " || cat /proc/self/environ > " + q + "; } 2> /dev/null"
+	// The dump holds the benchmark's whole environment, tokens included:
+	// it is written for its owner only (umask 077, in a subshell so that
+	// the script's own umask stays).
+	dump := "( umask 077; env -0 > " + q + " || cat /proc/self/environ > " + q + " ) 2> /dev/null"
 	return "trap " + ShellQuote(dump) + " EXIT\n" + dump + "\n" + script
 }
 
@@ -89,13 +92,26 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// ReadEnvFile parses a NUL-separated environment dump.
-func ReadEnvFile(path string) map[string]string {
+// TakeEnvFile parses a NUL-separated environment dump and removes it: it
+// holds the benchmark's secrets in clear, and what is recorded of it is
+// redacted from the map.
+func TakeEnvFile(path string) map[string]string {
 	data, err := os.ReadFile(path)
+	_ = os.Remove(path)
 	if err != nil {
 		return nil
 	}
 	return ParseEnvDump(data)
+}
+
+// PrivateDir creates dir and its missing parents, and makes dir readable
+// by its owner only (0700), also when it existed: scratch directories
+// hold environment dumps and captured output.
+func PrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
 }
 
 // ParseEnvDump parses what env -0 writes; nil when data is empty.

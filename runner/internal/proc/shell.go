@@ -14,7 +14,12 @@ import (
 // another that took its number). perfbot_gone PGID N waits up to N tenths
 // of a second for the group to be gone. perfbot_stop PGID N sends SIGTERM
 // to the group, and SIGKILL to what is left of it after N tenths of a
-// second.
+// second. perfbot_kill_marked MARK SIGNAL sends SIGNAL to every process
+// whose environment holds PERFBOT_RUN=MARK: those that left the group
+// (setsid, a daemon) keep the mark they were started with. The script
+// that calls it must not export the mark itself, or its own tools would
+// be among them. One grep -z reads every environment: a loop of a
+// process per /proc entry would take seconds on a busy host.
 const ShellLib = `perfbot_live() {
 	_g=$1 _m=${2:-}
 	for _f in /proc/[0-9]*; do
@@ -35,6 +40,13 @@ perfbot_stop() {
 	kill -TERM -"$1" 2> /dev/null
 	perfbot_gone "$1" "$2"
 	kill -KILL -"$1" 2> /dev/null
+}
+perfbot_kill_marked() {
+	for _f in $(grep -lzxF "PERFBOT_RUN=$1" /proc/[0-9]*/environ 2> /dev/null); do
+		_f=${_f#/proc/}
+		kill -"$2" "${_f%/environ}" 2> /dev/null
+	done
+	:
 }
 `
 
