@@ -384,10 +384,10 @@ func (s *search) searchSpan(ctx context.Context, sp span) (found, []span, spanOu
 }
 
 // notReproducedTail is the probability of a change of at least the
-// minimum effect below which two commits are called the same for good.
-// Nothing gets bisected after that verdict, and the end comparison looks
-// at the data after every pair of runs, so it asks for ten times the
-// evidence a culprit needs.
+// minimum effect below which two commits are called the same for good:
+// the evidence a culprit needs (1−Confidence). The change a search is
+// started for is larger than the minimum effect, so ends that hold it
+// fall that far into the tail only by chance many standard errors wide.
 func (s *search) notReproducedTail() float64 {
 	if s.opts.SameTail > 0 {
 		return s.opts.SameTail

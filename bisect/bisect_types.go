@@ -113,9 +113,10 @@ type Options struct {
 	Expected float64
 	// SameTail is the probability of a change of at least MinEffect below
 	// which the ends are called the same (not_reproduced). Zero asks for
-	// a tenth of 1−Confidence: nothing is bisected after that verdict, so
-	// it asks for more evidence than a culprit. Scan screens many
-	// stretches and uses a laxer default (ScanSameTail).
+	// 1−Confidence, the evidence a culprit needs: the verdict excludes a
+	// change of MinEffect, while a real change searched for is larger and
+	// lies far beyond that tail. Scan screens many stretches and uses a
+	// laxer default (ScanSameTail).
 	SameTail float64
 	// Scan, when above 1, makes Locate survey the chain every Scan
 	// commits (see Scan) instead of bisecting it whole.

@@ -30,8 +30,10 @@ const (
 	strictVerifyAlpha = 0.01
 	noisyRatio        = 2.0
 	// notReproducedFactor scales 1−Confidence into the tail that calls
-	// the ends the same for good (see notReproducedTail).
-	notReproducedFactor = 0.1
+	// the ends the same for good (see notReproducedTail). A tenth asked
+	// for several times the runs of a search to exclude a change no
+	// larger than the noise; the change searched for lies beyond it.
+	notReproducedFactor = 1.0
 	// residualAlpha is the error allowed when a range beside a culprit is
 	// called different; it starts another bisection, so it is strict.
 	residualAlpha = 1e-3
@@ -59,8 +61,9 @@ const (
 	residualExtendShare = 1.0
 	residualMinBudget   = 2
 	// notReproducedRuns is the runs each end needs before the ends of a
-	// range are called the same for good.
-	notReproducedRuns = 10
+	// range are called the same for good: enough that the noise within
+	// the ends is itself measured (ten degrees of freedom).
+	notReproducedRuns = 6
 )
 
 // endsTest compares two commits of the chain.

@@ -95,8 +95,8 @@
 //     round of one run on each host) until the change shows in the searched
 //     direction by at least MinEffect (error 5%, as the search keeps
 //     checking; 1% on a host whose noise exceeds 1.4×MinEffect) or is
-//     shown smaller than MinEffect with ten times the evidence a culprit
-//     needs and at least ten runs per end; the latter is
+//     shown smaller than MinEffect with the evidence a culprit needs
+//     (1−Confidence) and at least six runs per end; the latter is
 //     record.OutcomeNotReproduced and nothing is bisected. Ends that do
 //     differ the other way add a record.WarnOtherDirection with their
 //     effect (stats.Delta of their runs paired in time) and its interval.
@@ -158,6 +158,19 @@
 // commit and kept by the screen) has none: the ends are measured until it
 // has one, and a budget spent first ends the range with
 // record.WarnNoValues, which names the end.
+//
+// # How it chooses and stops
+//
+// Each run goes where it is expected to tell the most: the posterior's
+// median, where one run's outcome is least predictable (a commit already
+// built is preferred when it splits nearly as well), or an end when the
+// level it pins down rests on too few runs. The search stops at one of
+// three points: the ends are shown to differ by less than MinEffect (not
+// reproduced); one commit holds Confidence with enough runs of it and its
+// parent for the noise to be measured and the confirmation to pair; or
+// the budget is spent. The cost that remains over the information a run
+// carries is the price of learning the two levels and the noise from the
+// runs themselves: the model knows neither in advance.
 //
 // # Scan
 //

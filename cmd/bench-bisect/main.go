@@ -28,6 +28,9 @@
 //     p-value, different below 0.01, 10 more runs on unknown, speculation
 //     2 (three midpoints per different range).
 //
+// Rows with a target (issue 34: mean runs and accuracy perfbot should
+// reach) are listed again in a second table, each marked met or not met.
+//
 // Usage:
 //
 //	bench-bisect [-trials 1000] [-seed 1] [-rows substring] [-workers N]
@@ -73,6 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%d trials per row, seed %d\n\n", *trials, *seed)
 	fmt.Fprintf(stdout, "| scenario | strategy | accuracy | mean runs | p90 runs | mean rounds | mean builds | misses wrong/extra/short/none |\n")
 	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|\n")
+	var goals []string
 	for _, sc := range scenarios() {
 		if !strings.Contains(sc.name, *rows) {
 			continue
@@ -85,8 +89,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stdout, "| %s | %s | %.4f | %.1f | %d | %.1f | %.1f | %s |\n",
 				sc.name, st.name, sum.accuracy, sum.meanRuns, sum.p90Runs, sum.meanRounds, sum.meanBuilds, sum.misses)
+			if sc.target != nil && strings.HasPrefix(st.name, "perfbot") {
+				goals = append(goals, goalRow(sc, sum))
+			}
+		}
+	}
+	if len(goals) > 0 {
+		fmt.Fprintf(stdout, "\n| scenario | perfbot | target | met |\n|---|---|---|---|\n")
+		for _, g := range goals {
+			fmt.Fprint(stdout, g)
 		}
 	}
 	fmt.Fprintf(stderr, "bench-bisect: done in %s\n", time.Since(start).Round(time.Second))
 	return 0
+}
+
+// goalRow is the line of the targets table for a row with a target.
+func goalRow(sc scenario, s summary) string {
+	met := "not met"
+	if sc.target.met(s) {
+		met = "met"
+	}
+	return sprintf("| %s | %.1f runs, accuracy %.4f | %s | %s |\n", sc.name, s.meanRuns, s.accuracy, sc.target, met)
 }

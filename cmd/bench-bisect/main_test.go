@@ -18,10 +18,10 @@ func TestRunPrintsTable(t *testing.T) {
 	require.Equal(t, 0, code, errOut.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	// The plain search row, the two variants with three strategies each,
-	// and the whole job.
-	require.Len(t, lines, 2+2+3+3+1, out.String())
+	// and the whole job; then the targets table with the whole job's row.
+	require.Len(t, lines, 2+2+3+3+1+4, out.String())
 	assert.Equal(t, "| scenario | strategy | accuracy | mean runs | p90 runs | mean rounds | mean builds | misses wrong/extra/short/none |", lines[2])
-	for _, l := range lines[4:] {
+	for _, l := range lines[4:11] {
 		assert.True(t, strings.HasPrefix(l, "| N=64 CV=2% 5% drop"), l)
 	}
 	assert.Contains(t, lines[5], "| plain k=10 | ")
@@ -29,6 +29,40 @@ func TestRunPrintsTable(t *testing.T) {
 	// after another.
 	assert.Contains(t, lines[5], "| 80.0 | 80 | 80.0 | 8.0 | ")
 	assert.Contains(t, lines[10], ", whole job (CLI) | perfbot job | ")
+	assert.Equal(t, "| scenario | perfbot | target | met |", lines[12])
+	assert.Regexp(t, `^\| N=64 CV=2% 5% drop, whole job \(CLI\) \| [0-9.]+ runs, accuracy [0-9.]+ \| ≤ 18 runs \| (met|not met) \|$`, lines[14])
+}
+
+// TestTargetsNameRows: every target belongs to a row of the table, so
+// that a renamed row cannot drop its target silently.
+func TestTargetsNameRows(t *testing.T) {
+	names := map[string]bool{}
+	for _, sc := range scenarios() {
+		names[sc.name] = true
+	}
+	for name := range targets {
+		assert.True(t, names[name], "target of %q names no row", name)
+	}
+}
+
+// TestTargetMet: a row meets its target only within both bounds.
+func TestTargetMet(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		t    target
+		s    summary
+		want bool
+	}{
+		{"both within", target{maxRuns: 20, minAccuracy: 0.995}, summary{meanRuns: 19.9, accuracy: 0.996}, true},
+		{"too many runs", target{maxRuns: 20, minAccuracy: 0.995}, summary{meanRuns: 20.1, accuracy: 1}, false},
+		{"too few right", target{maxRuns: 20, minAccuracy: 0.995}, summary{meanRuns: 10, accuracy: 0.99}, false},
+		{"runs only", target{maxRuns: 26}, summary{meanRuns: 25, accuracy: 0}, true},
+		{"accuracy only", target{minAccuracy: 0.95}, summary{meanRuns: 500, accuracy: 0.94}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.t.met(tc.s))
+		})
+	}
 }
 
 // TestRunHostsRow: the row of four hosts of different speeds takes its

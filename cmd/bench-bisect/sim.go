@@ -33,6 +33,43 @@ type scenario struct {
 	// the configuration's defaults) instead of the search alone, and only
 	// that strategy.
 	job bool
+	// target is what perfbot (or perfbot job) should reach on the row;
+	// nil for rows without one.
+	target *target
+}
+
+// target is a row's goal: at most maxRuns mean runs (0: no bound) at an
+// accuracy of at least minAccuracy (0: no bound).
+type target struct {
+	maxRuns     float64
+	minAccuracy float64
+}
+
+// met reports whether a row's summary reaches the target.
+func (t target) met(s summary) bool {
+	return (t.maxRuns == 0 || s.meanRuns <= t.maxRuns) && s.accuracy >= t.minAccuracy
+}
+
+// String says the target the way the table shows it.
+func (t target) String() string {
+	switch {
+	case t.maxRuns == 0:
+		return sprintf("accuracy ≥ %.3f", t.minAccuracy)
+	case t.minAccuracy == 0:
+		return sprintf("≤ %.0f runs", t.maxRuns)
+	}
+	return sprintf("≤ %.0f runs at accuracy ≥ %.3f", t.maxRuns, t.minAccuracy)
+}
+
+// targets are the goals of issue 34, by scenario name.
+var targets = map[string]target{
+	"N=256 CV=2% 5% drop":                                {maxRuns: 20, minAccuracy: 0.995},
+	"N=256 CV=5% 5% drop":                                {maxRuns: 80, minAccuracy: 0.99},
+	"N=1024 CV=2% 5% drop":                               {maxRuns: 22, minAccuracy: 0.995},
+	"N=256 CV=2% no change":                              {maxRuns: 26},
+	"N=256 CV=2% two 3% drops":                           {minAccuracy: 0.95},
+	"N=256 CV=2% 5% drop, host drift (AR1 sd 4%, ρ 0.9)": {maxRuns: 50, minAccuracy: 0.99},
+	"N=64 CV=2% 5% drop, whole job (CLI)":                {maxRuns: 18},
 }
 
 // drop5 is the level factor of a 5% drop.
@@ -134,6 +171,11 @@ func scenarios() []scenario {
 			},
 		},
 	)
+	for j := range out {
+		if t, ok := targets[out[j].name]; ok {
+			out[j].target = &t
+		}
+	}
 	return out
 }
 
