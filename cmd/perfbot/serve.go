@@ -71,7 +71,8 @@ and the interrupted job resumes on the next start.`,
 				default:
 				}
 			}})
-			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+			limited := server.Limit(ln, server.ConnLimit())
+			srv := limited.Server(api)
 			url := "http://" + ln.Addr().String()
 			path := endpointPath(bot.Store.Path())
 			if err := writeEndpoint(path, endpoint{URL: url, PID: os.Getpid(), Token: session}); err != nil {
@@ -80,7 +81,7 @@ and the interrupted job resumes on the next start.`,
 			defer os.Remove(path)
 			fmt.Fprintf(g.stderr, "serving %s on %s (store %s)\n", cfg.Repo.URL, url, bot.Store.Path())
 			httpDone := make(chan error, 1)
-			go func() { httpDone <- srv.Serve(ln) }()
+			go func() { httpDone <- srv.Serve(limited) }()
 			serveErr := bot.Serve(ctx, service.ServeOptions{Wake: wake})
 			shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()

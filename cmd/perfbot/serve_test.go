@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -67,4 +71,87 @@ func TestCommandsBesideServe(t *testing.T) {
 	}
 	require.NoFileExists(t, endpointFile)
 	require.Contains(t, stderr.String(), "stopped")
+}
+
+// TestIdleConnectionsBesideAJob: a client holding more idle keep-alive
+// connections than the server keeps (and more than its process has
+// descriptors) while a bisection runs does not stop the job: the server
+// keeps at most its limit and the job forks git and the benchmark to the
+// end.
+func TestIdleConnectionsBesideAJob(t *testing.T) {
+	dir, hashes := toyProject(t, []toyCommit{{tokS: 100}, {tokS: 100}, {tokS: 80}})
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	const nofile, idle = 256, 400
+	// ulimit lowers the hard limit too, so that Go does not raise the soft
+	// one back at start.
+	cmd := exec.Command("sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" serve --listen 127.0.0.1:0`, nofile), exe)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PERFBOT_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	endpointFile := filepath.Join(dir, ".perfbot", "perfbot.db.serve")
+	waitFor(t, func() bool { _, ok := readEndpoint(endpointFile); return ok })
+	ep, _ := readEndpoint(endpointFile)
+	addr := strings.TrimPrefix(ep.URL, "http://")
+
+	var conns []net.Conn
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for range idle {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		require.NoError(t, err)
+		conns = append(conns, c)
+		// One request, its answer never read: the connection stays open,
+		// idle between requests.
+		_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+	}
+	time.Sleep(500 * time.Millisecond)
+	held := sockets(t, cmd.Process.Pid)
+
+	done := make(chan struct{})
+	var out, errOut string
+	var code int
+	go func() {
+		defer close(done)
+		out, errOut, code = perfbot(t, dir, "bisect", "--good", "HEAD~2", "--bad", "HEAD", "--json")
+	}()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the bisection did not finish beside %d idle connections: %s", idle, stderr.String())
+	}
+	t.Logf("%d idle connections opened, %d sockets held by the server before the job (limit %d of %d descriptors); the job exited %d", idle, held, nofile/4, nofile, code)
+	require.Equal(t, 0, code, errOut+stderr.String())
+	var rep struct {
+		Verdict  string `json:"verdict"`
+		Culprits []struct {
+			Commit string `json:"commit"`
+		} `json:"culprits"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.Equal(t, "culprit", rep.Verdict)
+	require.Equal(t, hashes[2], rep.Culprits[0].Commit)
+	require.LessOrEqual(t, held, nofile/4+1, "the server keeps at most its limit (and its listener)")
+}
+
+// sockets counts the sockets process pid holds open.
+func sockets(t *testing.T, pid int) int {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(l, "socket:") {
+			n++
+		}
+	}
+	return n
 }
