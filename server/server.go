@@ -18,7 +18,8 @@
 //	GET  /metrics                     Prometheus metrics (see metrics.go)
 //	GET  /                            the dashboard (see dashboard.go)
 //
-// A list comes a page at a time (see page.go). Bad parameters get 400 with a JSON error naming the parameter; a job,
+// A list comes a page at a time (see page.go). A request whose Host
+// header does not name the server gets 421 (see hosts.go). Bad parameters get 400 with a JSON error naming the parameter; a job,
 // commit or finding that does not exist gets 404. Mutations need
 // "Authorization: Bearer <token>" with one of the tokens the server was
 // given: without one, or with a wrong one, 401. A server given no token
@@ -79,6 +80,10 @@ type Options struct {
 	// Now is the clock of the nightly cycles POST /api/nightly queues;
 	// nil is time.Now.
 	Now func() time.Time
+	// Listen is the address served (host:port); requests whose Host
+	// header names another host are refused (see hosts.go). Empty accepts
+	// localhost names and loopback addresses only.
+	Listen string
 }
 
 // New returns the handler of the API and the dashboard, which read through
@@ -101,7 +106,7 @@ func New(r Reader, w Writer, opts Options) http.Handler {
 	mux.HandleFunc("POST /api/findings/{id}/triage", s.authorized(s.triage))
 	mux.Handle("GET /metrics", s.metricsHandler())
 	s.dashboardRoutes(mux)
-	return mux
+	return hostCheck(opts.Listen, mux)
 }
 
 type srv struct {

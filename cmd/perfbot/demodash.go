@@ -42,7 +42,7 @@ func demoDashboard(ctx context.Context, g *globals, dir string, serve bool, list
 		return usagef("--listen %s: %v", listen, err)
 	}
 	limited := server.Limit(ln, server.ConnLimit())
-	srv := limited.Server(server.New(v, nil, server.Options{}))
+	srv := limited.Server(server.New(v, nil, server.Options{Listen: listen}))
 	fmt.Fprintf(g.stderr, "serving the demo's dashboard on http://%s until interrupted\n", ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(limited) }()

@@ -65,7 +65,10 @@ and the interrupted job resumes on the next start.`,
 			}
 			read := views.New(cfg, bot.Store)
 			read.HostStates = bot.Oracle.HostStates
-			api := server.New(read, bot, server.Options{Tokens: tokens, Enqueued: func() {
+			if w := listenWarning(listen); w != "" {
+				fmt.Fprintln(g.stderr, w)
+			}
+			api := server.New(read, bot, server.Options{Tokens: tokens, Listen: listen, Enqueued: func() {
 				select {
 				case wake <- struct{}{}:
 				default:
@@ -95,6 +98,15 @@ and the interrupted job resumes on the next start.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to serve the API on (default: serve.listen, 127.0.0.1:8080)")
 	return cmd
+}
+
+// listenWarning warns when the API, whose GET requests need no token, is
+// served on every interface of the machine; "" when it is not.
+func listenWarning(listen string) string {
+	if !server.EveryInterface(listen) {
+		return ""
+	}
+	return fmt.Sprintf("warning: serve.listen %s binds every interface and GET needs no token: whoever reaches this machine reads the history, jobs and findings; listen on 127.0.0.1 (or a private address) behind a proxy that authenticates", listen)
 }
 
 // endpoint is what a running server tells the commands beside it, in a

@@ -155,3 +155,30 @@ func sockets(t *testing.T, pid int) int {
 	}
 	return n
 }
+
+// TestListenWarning: serving on every interface, where any GET reads the
+// store without a token, is said at start; a loopback or named address is
+// not.
+func TestListenWarning(t *testing.T) {
+	for _, tt := range []struct {
+		listen string
+		warns  bool
+	}{
+		{"127.0.0.1:8080", false},
+		{"[::1]:8080", false},
+		{"perf.internal:8080", false},
+		{"0.0.0.0:8080", true},
+		{"[::]:8080", true},
+		{":8080", true},
+	} {
+		t.Run(tt.listen, func(t *testing.T) {
+			w := listenWarning(tt.listen)
+			if !tt.warns {
+				require.Empty(t, w)
+				return
+			}
+			require.Contains(t, w, "binds every interface")
+			require.Contains(t, w, tt.listen)
+		})
+	}
+}
