@@ -125,6 +125,35 @@ func (r *remote) history(ctx context.Context, q views.HistoryQuery) ([]views.His
 	}
 }
 
+// findings lists the findings through the server, every page.
+func (r *remote) findings(ctx context.Context) ([]record.Finding, error) {
+	fs := []record.Finding{}
+	v := url.Values{"limit": {strconv.Itoa(server.MaxLimit)}}
+	for {
+		var page []views.FindingRow
+		h, err := r.doHeader(ctx, http.MethodGet, "/api/findings?"+v.Encode(), nil, &page)
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range page {
+			fs = append(fs, row.Finding)
+		}
+		next := server.NextPage(h)
+		if next == "" {
+			return fs, nil
+		}
+		v.Set("cursor", next)
+	}
+}
+
+// finding reads one finding (its id or a unique prefix) through the
+// server.
+func (r *remote) finding(ctx context.Context, name string) (record.Finding, error) {
+	var row views.FindingRow
+	err := r.do(ctx, http.MethodGet, "/api/findings/"+url.PathEscape(name), nil, &row)
+	return row.Finding, err
+}
+
 // run submits a job and follows its trace on progress until it ends; it
 // decodes the job's report into out.
 func (r *remote) run(ctx context.Context, kind record.JobKind, req any, progress io.Writer, out any) error {

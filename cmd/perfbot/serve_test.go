@@ -60,6 +60,16 @@ func TestCommandsBesideServe(t *testing.T) {
 	require.Contains(t, errOut, "going through it")
 	require.Contains(t, errOut, `no finding "perfbotfp00"`)
 
+	// So do findings and report.
+	out, errOut, code = perfbot(t, dir, "findings", "--json")
+	require.Equal(t, exitOK, code, errOut+stderr.String())
+	require.Contains(t, errOut, "going through it")
+	require.JSONEq(t, "[]", out)
+	_, errOut, code = perfbot(t, dir, "report", "perfbotfp00")
+	require.Equal(t, exitInput, code, errOut+stderr.String())
+	require.Contains(t, errOut, "going through it")
+	require.Contains(t, errOut, `no finding "perfbotfp00"`)
+
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
