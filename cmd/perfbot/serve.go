@@ -31,8 +31,9 @@ served on serve.listen (127.0.0.1:8080 by default).
 
 While it runs it holds the store; the other commands on the same store go
 through it: history, findings and report read through the API, triage
-records through it, bisect submits a job and follows its trace. On SIGTERM the run under way finishes and is recorded,
-and the interrupted job resumes on the next start.`,
+records through it, bisect submits a job and follows its trace. On
+SIGTERM the run under way finishes and is recorded, and the interrupted
+job resumes on the next start.`,
 		Example: `  perfbot serve
   PERFBOT_API_TOKEN=secret perfbot serve --listen 127.0.0.1:9090`,
 		Args: usageArgs(cobra.NoArgs),
