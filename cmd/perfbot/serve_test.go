@@ -60,6 +60,12 @@ func TestCommandsBesideServe(t *testing.T) {
 	require.Contains(t, errOut, "going through it")
 	require.Contains(t, errOut, `no finding "perfbotfp00"`)
 
+	// So does measure, as a job.
+	out, errOut, code = perfbot(t, dir, "measure", "HEAD~1", "--repeats", "1", "--json")
+	require.Equal(t, exitOK, code, errOut+stderr.String())
+	require.Contains(t, errOut, "going through it")
+	require.Contains(t, out, hashes[1])
+
 	// So do findings and report.
 	out, errOut, code = perfbot(t, dir, "findings", "--json")
 	require.Equal(t, exitOK, code, errOut+stderr.String())
