@@ -8,6 +8,8 @@ const (
 	JobBisect    JobKind = "bisect"
 	JobHunks     JobKind = "hunks"
 	JobEnvBisect JobKind = "envbisect"
+	// JobMeasure measures revisions, as `perfbot measure` does.
+	JobMeasure JobKind = "measure"
 	// JobNightly is one scheduled cycle; JobAlert acts on one alert of a
 	// cycle (bisect, hunks, file).
 	JobNightly JobKind = "nightly"
@@ -17,7 +19,7 @@ const (
 // Valid reports whether k is one of the kinds above.
 func (k JobKind) Valid() bool {
 	switch k {
-	case JobBisect, JobHunks, JobEnvBisect, JobNightly, JobAlert:
+	case JobBisect, JobHunks, JobEnvBisect, JobMeasure, JobNightly, JobAlert:
 		return true
 	}
 	return false

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/secret"
 )
 
@@ -414,13 +415,14 @@ func (g *GitHub) call(ctx context.Context, op string, do func(c *github.Client, 
 			return &FileError{Op: op, Status: f.status, Msg: f.msg}
 		}
 		if attempt >= g.opts.Retries {
-			return fmt.Errorf("%s: giving up after %d attempts: %s", op, attempt+1, f.msg)
+			// GitHub unreachable or failing: the infrastructure's fault.
+			return &record.InfraError{Op: op, Err: fmt.Errorf("giving up after %d attempts: %s", attempt+1, f.msg)}
 		}
 		g.opts.Logger.Warn("github request failed; retrying", "op", op, "attempt", attempt+1, "status", f.status, "wait", f.wait, "err", f.msg)
 		if f.rateLimited {
 			if f.wait > g.opts.MaxWait {
 				g.setResume(g.opts.Now().Add(f.wait))
-				return fmt.Errorf("%s: %s; it resets in %s, more than the %s allowed to wait", op, f.msg, f.wait.Round(time.Second), g.opts.MaxWait)
+				return &record.InfraError{Op: op, Err: fmt.Errorf("%s; it resets in %s, more than the %s allowed to wait", f.msg, f.wait.Round(time.Second), g.opts.MaxWait)}
 			}
 			g.setResume(g.opts.Now().Add(f.wait))
 			continue

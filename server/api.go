@@ -70,7 +70,16 @@ func isHex(s string) bool {
 }
 
 func (s *srv) findings(w http.ResponseWriter, r *http.Request) {
-	fs, err := s.read.ListFindings(r.Context())
+	limit, cursor, ok := pageParams(w, r)
+	if !ok {
+		return
+	}
+	fs, next, err := s.read.FindingsPage(r.Context(), cursor, limit)
+	var ie *record.InputError
+	if errors.As(err, &ie) {
+		badParam(w, "cursor", err)
+		return
+	}
 	if err != nil {
 		fail(w, err)
 		return
@@ -79,7 +88,7 @@ func (s *srv) findings(w http.ResponseWriter, r *http.Request) {
 	for _, f := range fs {
 		out = append(out, views.FindingRow{Finding: f, TriageState: f.TriageState()})
 	}
-	writeJSON(w, http.StatusOK, out)
+	writePage(w, r, out, next)
 }
 
 func (s *srv) finding(w http.ResponseWriter, r *http.Request) {

@@ -4,12 +4,12 @@
 // through package service (the queue and triage); neither imports it.
 //
 //	GET  /healthz                     200 "ok"
-//	GET  /api/history?metric=&since=&limit=
+//	GET  /api/history?metric=&since=&limit=&cursor=
 //	GET  /api/commits/{sha}           a commit (hash or unique prefix): runs, metrics, fingerprint
 //	GET  /api/compare?a=&b=           two commits side by side
-//	GET  /api/jobs                    every job, newest first, without traces
+//	GET  /api/jobs?limit=&cursor=     the jobs, newest first, without traces
 //	GET  /api/jobs/{id}               one job with its trace
-//	GET  /api/findings                every finding, newest first, with its triage
+//	GET  /api/findings?limit=&cursor= the findings, newest first, with their triage
 //	GET  /api/findings/{id}           a finding (its id or a unique prefix) with its triage
 //	POST /api/jobs {"kind","request"} enqueue a job (bearer token); 202 {"id"}
 //	POST /api/bisect {BisectRequest}  enqueue a bisection (bearer token); 202 {"id"}
@@ -18,7 +18,8 @@
 //	GET  /metrics                     Prometheus metrics (see metrics.go)
 //	GET  /                            the dashboard (see dashboard.go)
 //
-// Bad parameters get 400 with a JSON error naming the parameter; a job,
+// A list comes a page at a time (see page.go). A request whose Host
+// header does not name the server gets 421 (see hosts.go). Bad parameters get 400 with a JSON error naming the parameter; a job,
 // commit or finding that does not exist gets 404. Mutations need
 // "Authorization: Bearer <token>" with one of the tokens the server was
 // given: without one, or with a wrong one, 401. A server given no token
@@ -35,7 +36,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -47,10 +47,10 @@ import (
 
 // Reader is what the server reads: the read side, a *views.Views.
 type Reader interface {
-	History(ctx context.Context, q views.HistoryQuery) ([]views.HistoryRow, error)
-	Jobs(ctx context.Context) ([]store.Job, error)
+	HistoryPage(ctx context.Context, q views.HistoryQuery, after string) ([]views.HistoryRow, string, error)
+	JobsPage(ctx context.Context, after string, limit int) ([]store.Job, string, error)
 	Job(ctx context.Context, id string) (views.JobView, error)
-	ListFindings(ctx context.Context) ([]record.Finding, error)
+	FindingsPage(ctx context.Context, after string, limit int) ([]record.Finding, string, error)
 	Finding(ctx context.Context, name string) (record.Finding, error)
 	Commit(ctx context.Context, rev string) (*views.CommitView, error)
 	Compare(ctx context.Context, a, b string) (*views.Comparison, error)
@@ -80,6 +80,10 @@ type Options struct {
 	// Now is the clock of the nightly cycles POST /api/nightly queues;
 	// nil is time.Now.
 	Now func() time.Time
+	// Listen is the address served (host:port); requests whose Host
+	// header names another host are refused (see hosts.go). Empty accepts
+	// localhost names and loopback addresses only.
+	Listen string
 }
 
 // New returns the handler of the API and the dashboard, which read through
@@ -102,7 +106,7 @@ func New(r Reader, w Writer, opts Options) http.Handler {
 	mux.HandleFunc("POST /api/findings/{id}/triage", s.authorized(s.triage))
 	mux.Handle("GET /metrics", s.metricsHandler())
 	s.dashboardRoutes(mux)
-	return mux
+	return hostCheck(opts.Listen, mux)
 }
 
 type srv struct {
@@ -150,37 +154,44 @@ func (s *srv) history(w http.ResponseWriter, r *http.Request) {
 		}
 		hq.Since = t
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			badParam(w, "limit", fmt.Errorf("limit %q: want a number of samples (0: all)", v))
-			return
-		}
-		hq.Limit = n
+	limit, cursor, ok := pageParams(w, r)
+	if !ok {
+		return
 	}
-	rows, err := s.read.History(r.Context(), hq)
+	hq.Limit = limit
+	rows, next, err := s.read.HistoryPage(r.Context(), hq, cursor)
 	var ie *record.InputError
 	if errors.As(err, &ie) {
-		badParam(w, "metric", err)
+		param := "metric"
+		if errors.Is(err, store.ErrBadCursor) {
+			param = "cursor"
+		}
+		badParam(w, param, err)
 		return
 	}
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, rows)
+	writePage(w, r, rows, next)
 }
 
 func (s *srv) jobs(w http.ResponseWriter, r *http.Request) {
-	jobs, err := s.read.Jobs(r.Context())
+	limit, cursor, ok := pageParams(w, r)
+	if !ok {
+		return
+	}
+	jobs, next, err := s.read.JobsPage(r.Context(), cursor, limit)
+	var ie *record.InputError
+	if errors.As(err, &ie) {
+		badParam(w, "cursor", err)
+		return
+	}
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	if jobs == nil {
-		jobs = []store.Job{}
-	}
-	writeJSON(w, http.StatusOK, jobs)
+	writePage(w, r, jobs, next)
 }
 
 func (s *srv) job(w http.ResponseWriter, r *http.Request) {

@@ -27,20 +27,20 @@ type fake struct {
 	lastQ    views.HistoryQuery
 }
 
-func (f *fake) History(_ context.Context, q views.HistoryQuery) ([]views.HistoryRow, error) {
+func (f *fake) HistoryPage(_ context.Context, q views.HistoryQuery, _ string) ([]views.HistoryRow, string, error) {
 	f.lastQ = q
 	if q.Metric == "nope" {
-		return nil, &record.InputError{Err: errInput("metric \"nope\" is not configured")}
+		return nil, "", &record.InputError{Err: errInput("metric \"nope\" is not configured")}
 	}
-	return f.rows, nil
+	return f.rows, "", nil
 }
 
-func (f *fake) Jobs(context.Context) ([]store.Job, error) {
+func (f *fake) JobsPage(context.Context, string, int) ([]store.Job, string, error) {
 	var out []store.Job
 	for _, j := range f.jobs {
 		out = append(out, j.Job)
 	}
-	return out, nil
+	return out, "", nil
 }
 
 func (f *fake) Job(_ context.Context, id string) (views.JobView, error) {

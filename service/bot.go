@@ -20,10 +20,13 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
@@ -86,7 +89,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Bot, error) {
 	repo, err := gitops.Open(ctx, cfg.Repo.URL, cfg.Workdir)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open repository %s: %w", cfg.Repo.URL, err)
+		return nil, repoError(cfg.Repo.URL, err)
 	}
 	hosts := []runner.Host{opts.Host}
 	switch {
@@ -254,4 +257,23 @@ func (m meter) read() record.Cost {
 	}
 	r, bu := m.b.Oracle.Counts()
 	return record.Cost{Runs: r - m.runs0, Builds: bu - m.builds0, WallSeconds: m.b.now().Sub(m.start).Seconds()}
+}
+
+// repoError says whose fault a repository that does not open is: with no
+// repo.url, or a local path where there is nothing, the configuration's;
+// a clone URL git could not fetch from, the network's or the remote's.
+// Anything else (the workdir) keeps its own kind.
+func repoError(url string, err error) error {
+	var exit *exec.ExitError
+	switch {
+	case url == "":
+		return &record.InputError{Err: errors.New("repo.url is missing: name the repository to watch (a local path or a clone URL)")}
+	case gitops.IsLocalPath(url):
+		if _, serr := os.Stat(url); errors.Is(serr, fs.ErrNotExist) {
+			return &record.InputError{Err: fmt.Errorf("repo.url %s: no such repository: %w", url, serr)}
+		}
+	case errors.As(err, &exit):
+		return &record.InfraError{Op: "open repository " + url, Err: err}
+	}
+	return fmt.Errorf("open repository %s: %w", url, err)
 }

@@ -36,6 +36,7 @@ func init() {
 		record.JobBisect:    taskOf((*Bot).Bisect),
 		record.JobHunks:     taskOf((*Bot).Hunks),
 		record.JobEnvBisect: taskOf((*Bot).EnvBisect),
+		record.JobMeasure:   taskOf((*Bot).MeasureJob),
 		record.JobAlert:     taskOf((*Bot).Alert),
 		record.JobNightly:   taskOf((*Bot).NightlyJob),
 	}

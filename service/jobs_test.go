@@ -38,6 +38,7 @@ func TestRunJobTable(t *testing.T) {
 		{name: "unknown kind", kind: "nightly-typo", req: `{}`, wantErr: `unknown kind of job "nightly-typo"`},
 		{name: "request that is not JSON", kind: record.JobBisect, req: `{"Good":`, wantErr: "request:"},
 		{name: "unknown field", kind: record.JobBisect, req: `{"Good":"a","Bda":"b"}`, wantErr: `unknown field "Bda"`},
+		{name: "measure without revisions", kind: record.JobMeasure, req: `{"Repeats":1}`, wantErr: "at least one revision"},
 		{name: "bisect", kind: record.JobBisect, req: `{"Good":"` + h.commits[0] + `","Bad":"main"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +55,7 @@ func TestRunJobTable(t *testing.T) {
 			require.Equal(t, h.commits[5], rep.Culprits[0].Commit)
 		})
 	}
-	assert.Equal(t, []record.JobKind{record.JobAlert, record.JobBisect, record.JobEnvBisect, record.JobHunks, record.JobNightly}, Kinds())
+	assert.Equal(t, []record.JobKind{record.JobAlert, record.JobBisect, record.JobEnvBisect, record.JobHunks, record.JobMeasure, record.JobNightly}, Kinds())
 }
 
 // TestJobRecordAndTrace checks what a job leaves in the store: its record,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/perfbot/perfbot/bench"
 	"github.com/perfbot/perfbot/record"
@@ -19,6 +20,32 @@ type Measurement struct {
 	Status  record.Status          `json:"status"`
 	Error   string                 `json:"error,omitempty"`
 	Metrics []record.MetricSummary `json:"metrics"`
+}
+
+// MeasureRequest is a measure job's request: what `perfbot measure` asks
+// a running service for. Asked tells two requests of the same revisions
+// apart, since a revision such as HEAD moves.
+type MeasureRequest struct {
+	Revs    []string
+	Repeats int
+	Asked   time.Time `json:",omitzero"`
+}
+
+// MeasureReport is a measure job's report.
+type MeasureReport struct {
+	Measurements []Measurement
+}
+
+// MeasureJob runs Measure as a job of the queue.
+func (b *Bot) MeasureJob(ctx context.Context, req MeasureRequest) (*MeasureReport, error) {
+	if len(req.Revs) == 0 || req.Repeats < 1 {
+		return nil, &record.InputError{Err: fmt.Errorf("measure: want at least one revision and repeats ≥ 1, got %d revisions and repeats %d", len(req.Revs), req.Repeats)}
+	}
+	ms, err := b.Measure(ctx, req.Revs, req.Repeats)
+	if err != nil {
+		return nil, err
+	}
+	return &MeasureReport{Measurements: ms}, nil
 }
 
 // Measure makes sure every revision has at least repeats ok runs and

@@ -87,6 +87,7 @@ func historyMetrics(tx *bolt.Tx, metric string) ([]string, error) {
 // historyWalk collects rows until the query's limit.
 type historyWalk struct {
 	q    HistoryQuery
+	from *historyPos // a page's start; nil is the newest sample
 	rows []HistoryRow
 }
 
@@ -94,6 +95,9 @@ func (h *historyWalk) full() bool { return h.q.Limit > 0 && len(h.rows) >= h.q.L
 
 // add decodes one sample and keeps it if the query wants it.
 func (h *historyWalk) add(metric string, k, raw []byte) error {
+	if !h.from.past(metric, k) {
+		return nil
+	}
 	v, err := unseal(k, raw)
 	if err != nil {
 		return err
@@ -146,7 +150,7 @@ func (h *historyWalk) byTime(tx *bolt.Tx, metrics []string) error {
 	heads := make([]*head, 0, len(metrics))
 	for _, m := range metrics {
 		c := tx.Bucket(bucketSamples).Bucket([]byte(m)).Cursor()
-		k, v := c.Last()
+		k, v := h.from.seek(c, m)
 		heads = append(heads, &head{metric: m, c: c, k: k, v: v})
 	}
 	for !h.full() {

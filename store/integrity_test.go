@@ -107,9 +107,19 @@ func TestDamagedValueIsReportedDamaged(t *testing.T) {
 	require.NoError(t, db.PutFinding(record.Finding{ID: "f1", Metric: "verify_tok_s"}))
 	require.NoError(t, db.Close())
 
-	for _, tc := range []struct{ name, from, to string }{
-		{"a sample's value", `81.25`, `91.25`},
-		{"a finding's metric", `"metric":"verify_tok_s"`, `"metric":"verify_tok_x"`},
+	history := func(db *store.DB) error { _, err := db.History(store.HistoryQuery{All: true}); return err }
+	historyPage := func(db *store.DB) error {
+		_, _, err := db.HistoryPage(store.HistoryQuery{All: true, Limit: 10}, "")
+		return err
+	}
+	findings := func(db *store.DB) error { _, err := db.Findings(); return err }
+	findingsPage := func(db *store.DB) error { _, _, err := db.FindingsPage("", 10); return err }
+	for _, tc := range []struct {
+		name, from, to string
+		reads          []func(*store.DB) error
+	}{
+		{"a sample's value", `81.25`, `91.25`, []func(*store.DB) error{history, historyPage}},
+		{"a finding's metric", `"metric":"verify_tok_s"`, `"metric":"verify_tok_x"`, []func(*store.DB) error{findings, findingsPage}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file, err := os.ReadFile(path)
@@ -120,13 +130,12 @@ func TestDamagedValueIsReportedDamaged(t *testing.T) {
 			db, err := store.Open(damaged)
 			require.NoError(t, err, "bbolt's pages are intact; the damage is inside a value")
 			defer db.Close()
-			_, err = db.History(store.HistoryQuery{All: true})
-			if err == nil {
-				_, err = db.Findings()
+			for i, read := range tc.reads {
+				err := read(db)
+				require.ErrorIs(t, err, store.ErrDamaged, "read %d", i)
+				require.ErrorIs(t, err, store.ErrDamagedRecord, "read %d", i)
+				assert.Contains(t, err.Error(), "checksum does not match", "read %d", i)
 			}
-			require.ErrorIs(t, err, store.ErrDamaged)
-			require.ErrorIs(t, err, store.ErrDamagedRecord)
-			assert.Contains(t, err.Error(), "checksum does not match")
 		})
 	}
 }

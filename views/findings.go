@@ -25,6 +25,20 @@ func (v *Views) ListFindings(ctx context.Context) ([]record.Finding, error) {
 	return fs, nil
 }
 
+// FindingsPage returns the page of ListFindings' list that follows the
+// cursor after ("" for the first), of at most limit findings, and the
+// cursor of the next page ("" after the last).
+func (v *Views) FindingsPage(ctx context.Context, after string, limit int) ([]record.Finding, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	fs, next, err := v.Store.FindingsPage(after, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("list findings: %w", pageError(err))
+	}
+	return fs, next, nil
+}
+
 // Finding returns the stored finding named by its id or by a prefix of it
 // that no other id shares, as git names commits. A name that matches no
 // finding, or several, is an *record.InputError.

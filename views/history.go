@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,16 +50,53 @@ type HistoryRow struct {
 // configured is an *record.InputError. A commit the store knows no subject of,
 // or a run it holds no record of, leaves that field empty.
 func (v *Views) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, error) {
-	units, selects := map[string]string{}, map[string]string{}
-	for _, m := range v.Config.Metrics {
-		units[m.Name], selects[m.Name] = m.Unit, m.Select
-	}
-	if _, ok := units[q.Metric]; q.Metric != "" && !ok {
-		return nil, &record.InputError{Err: fmt.Errorf("metric %q is not configured", q.Metric)}
+	if err := v.checkMetric(q.Metric); err != nil {
+		return nil, err
 	}
 	rows, err := v.Store.History(store.HistoryQuery{Metric: q.Metric, Since: q.Since, Limit: q.Limit})
 	if err != nil {
 		return nil, err
+	}
+	return v.joinHistory(ctx, rows, q.Fingerprints)
+}
+
+// HistoryPage returns the page of History's rows that follows the cursor
+// after ("" for the first), of at most q.Limit rows (q.Limit > 0), and the
+// cursor of the next page ("" after the last). A cursor it did not return
+// is an *record.InputError.
+func (v *Views) HistoryPage(ctx context.Context, q HistoryQuery, after string) ([]HistoryRow, string, error) {
+	if err := v.checkMetric(q.Metric); err != nil {
+		return nil, "", err
+	}
+	rows, next, err := v.Store.HistoryPage(store.HistoryQuery{Metric: q.Metric, Since: q.Since, Limit: q.Limit}, after)
+	if errors.Is(err, store.ErrBadCursor) {
+		return nil, "", &record.InputError{Err: err}
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := v.joinHistory(ctx, rows, q.Fingerprints)
+	return out, next, err
+}
+
+func (v *Views) checkMetric(metric string) error {
+	for _, m := range v.Config.Metrics {
+		if m.Name == metric {
+			return nil
+		}
+	}
+	if metric == "" {
+		return nil
+	}
+	return &record.InputError{Err: fmt.Errorf("metric %q is not configured", metric)}
+}
+
+// joinHistory joins the store's rows with their units, subjects (all read
+// in one transaction) and, when asked, fingerprints.
+func (v *Views) joinHistory(ctx context.Context, rows []store.HistoryRow, fingerprints bool) ([]HistoryRow, error) {
+	units, selects := map[string]string{}, map[string]string{}
+	for _, m := range v.Config.Metrics {
+		units[m.Name], selects[m.Name] = m.Unit, m.Select
 	}
 	hashes := make([]string, len(rows))
 	for i, r := range rows {
@@ -77,7 +115,7 @@ func (v *Views) History(ctx context.Context, q HistoryQuery) ([]HistoryRow, erro
 		c := commits[r.Commit]
 		row := HistoryRow{Metric: r.Metric, Unit: units[r.Metric], Value: r.Value, Commit: r.Commit, Subject: c.Subject, CommitDate: c.Date,
 			Benchmark: selects[r.Metric], Time: r.Time, Host: r.Host, Status: r.Status, RunID: r.RunID}
-		if q.Fingerprints {
+		if fingerprints {
 			row.Fingerprint = j.fingerprint(r.RunID)
 		}
 		out = append(out, row)

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/perfbot/perfbot/record"
@@ -17,6 +18,26 @@ type JobView struct {
 // Jobs lists every job, newest first, without traces.
 func (v *Views) Jobs(ctx context.Context) ([]store.Job, error) {
 	return v.Store.Jobs()
+}
+
+// JobsPage returns the page of Jobs' list that follows the cursor after
+// ("" for the first), of at most limit jobs, and the cursor of the next
+// page ("" after the last). A cursor it did not return is an
+// *record.InputError.
+func (v *Views) JobsPage(ctx context.Context, after string, limit int) ([]store.Job, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	jobs, next, err := v.Store.JobsPage(after, limit)
+	return jobs, next, pageError(err)
+}
+
+// pageError makes a cursor a page read refuses the client's mistake.
+func pageError(err error) error {
+	if errors.Is(err, store.ErrBadCursor) {
+		return &record.InputError{Err: err}
+	}
+	return err
 }
 
 // Job returns the job with the id and its trace.

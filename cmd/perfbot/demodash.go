@@ -41,10 +41,11 @@ func demoDashboard(ctx context.Context, g *globals, dir string, serve bool, list
 	if err != nil {
 		return usagef("--listen %s: %v", listen, err)
 	}
-	srv := &http.Server{Handler: server.New(v, nil, server.Options{}), ReadHeaderTimeout: 10 * time.Second}
+	limited := server.Limit(ln, server.ConnLimit())
+	srv := limited.Server(server.New(v, nil, server.Options{Listen: listen}))
 	fmt.Fprintf(g.stderr, "serving the demo's dashboard on http://%s until interrupted\n", ln.Addr())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(limited) }()
 	select {
 	case err := <-done:
 		return err

@@ -5,8 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,8 +20,10 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/runnertest"
+	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -156,4 +163,76 @@ func TestMetricUnitTypo(t *testing.T) {
 	assert.Contains(t, errOut, `unit "tokens/s") matches nothing in the output of benchmark`)
 	assert.Contains(t, errOut, "tok/s")
 	assert.Contains(t, errOut, "at every revision measured")
+}
+
+// TestExitCodeOfEnvironmentFailures: what the environment does wrong is
+// never reported as a bug. Each failure is produced the way perfbot meets
+// it where that can be done in a test; EMFILE is the error os/exec returns.
+func TestExitCodeOfEnvironmentFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		err  func(t *testing.T) error
+		want int
+	}{
+		{"missing repo.url", func(t *testing.T) error {
+			cfg := &config.Config{Store: filepath.Join(t.TempDir(), "perfbot.db"), Workdir: t.TempDir()}
+			_, err := service.Open(context.Background(), cfg, service.Options{Progress: io.Discard})
+			return err
+		}, exitInput},
+		{"repo.url names no directory", func(t *testing.T) error {
+			cfg := &config.Config{Repo: config.Repo{URL: filepath.Join(t.TempDir(), "nope")}, Store: filepath.Join(t.TempDir(), "perfbot.db"), Workdir: t.TempDir()}
+			_, err := service.Open(context.Background(), cfg, service.Options{Progress: io.Discard})
+			return err
+		}, exitInput},
+		{"disk full", func(t *testing.T) error {
+			if _, err := os.Stat("/dev/full"); err != nil {
+				t.Skip("no /dev/full here")
+			}
+			err := os.WriteFile("/dev/full", []byte("a run"), 0o644)
+			require.ErrorIs(t, err, syscall.ENOSPC)
+			return fmt.Errorf("record run of 3f2a: %w", err)
+		}, exitInfra},
+		{"damaged store", func(t *testing.T) error {
+			path := filepath.Join(t.TempDir(), "perfbot.db")
+			require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("garbage!"), 4096), 0o600))
+			_, err := store.Open(path)
+			require.ErrorIs(t, err, store.ErrDamaged)
+			return err
+		}, exitInfra},
+		{"github unreachable", func(t *testing.T) error {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			addr := ln.Addr().String()
+			require.NoError(t, ln.Close())
+			gh, err := report.NewGitHub(report.GitHubOptions{Repo: "o/r", Token: "t", APIURL: "http://" + addr + "/", Retries: -1})
+			require.NoError(t, err)
+			_, err = gh.Create(context.Background(), "title", "body", nil)
+			require.Error(t, err)
+			return err
+		}, exitInfra},
+		{"refused redirect", func(t *testing.T) error {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "http://127.0.0.2:1"+r.URL.Path, http.StatusTemporaryRedirect)
+			}))
+			defer ts.Close()
+			gh, err := report.NewGitHub(report.GitHubOptions{Repo: "o/r", Token: "t", APIURL: ts.URL + "/", Retries: -1})
+			require.NoError(t, err)
+			_, err = gh.Create(context.Background(), "title", "body", nil)
+			require.ErrorContains(t, err, "redirect")
+			return err
+		}, exitInput},
+		{"too many open files", func(t *testing.T) error {
+			err := &os.PathError{Op: "fork/exec", Path: "/usr/bin/git", Err: syscall.EMFILE}
+			return fmt.Errorf("bisect: measure 3f2a: check out 3f2a: %w", err)
+		}, exitInfra},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.err(t)
+			require.Error(t, err)
+			var stderr bytes.Buffer
+			assert.Equal(t, tt.want, reportError(&stderr, err), stderr.String())
+			assert.NotContains(t, stderr.String(), "a bug")
+		})
+	}
 }

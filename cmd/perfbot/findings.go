@@ -27,12 +27,14 @@ components, the triage state and the issue it was filed as.`,
   perfbot findings --json`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var fs []record.Finding
 			v, err := g.openViews(false)
-			if err != nil {
-				return err
+			if r, ok := g.beside(err); ok {
+				fs, err = r.findings(cmd.Context())
+			} else if err == nil {
+				defer v.Store.Close()
+				fs, err = v.ListFindings(cmd.Context())
 			}
-			defer v.Store.Close()
-			fs, err := v.ListFindings(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -97,6 +99,16 @@ issue. --retry-unfiled files every finding whose filing failed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			v, bot, err := g.openRecords()
+			if r, ok := g.beside(err); ok {
+				if retry || fileIssue {
+					return usagef("--file-issue and --retry-unfiled: perfbot serve holds the store and files the findings of its alert jobs; stop it to file by hand")
+				}
+				f, err := r.finding(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return printReport(g.stdout, &f)
+			}
 			if err != nil {
 				return err
 			}

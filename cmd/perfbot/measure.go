@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/perfbot/perfbot/internal/num"
 
@@ -35,12 +36,17 @@ bench_failed), not an error.`,
 			if repeats < 1 {
 				return usagef("--repeats must be at least 1, got %d", repeats)
 			}
-			bot, err := g.open(cmd.Context())
-			if err != nil {
-				return err
+			ctx := cmd.Context()
+			var ms []service.Measurement
+			bot, err := g.open(ctx)
+			if r, ok := g.beside(err); ok {
+				var rep service.MeasureReport
+				err = r.run(ctx, record.JobMeasure, service.MeasureRequest{Revs: args, Repeats: repeats, Asked: time.Now().UTC()}, g.stderr, &rep)
+				ms = rep.Measurements
+			} else if err == nil {
+				defer bot.Close()
+				ms, err = bot.Measure(ctx, args, repeats)
 			}
-			defer bot.Close()
-			ms, err := bot.Measure(cmd.Context(), args, repeats)
 			if err != nil {
 				return err
 			}

@@ -47,43 +47,49 @@ func (g *globals) beside(err error) (*remote, bool) {
 }
 
 func (r *remote) do(ctx context.Context, method, path string, body, out any) error {
+	_, err := r.doHeader(ctx, method, path, body, out)
+	return err
+}
+
+// doHeader is do that also returns the answer's header.
+func (r *remote) doHeader(ctx context.Context, method, path string, body, out any) (http.Header, error) {
 	var rd io.Reader
 	if body != nil {
 		data, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rd = bytes.NewReader(data)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, r.ep.URL+path, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+r.ep.Token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return &record.InfraError{Op: "reach perfbot serve at " + r.ep.URL, Err: err}
+		return nil, &record.InfraError{Op: "reach perfbot serve at " + r.ep.URL, Err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
-		return &record.InfraError{Op: "read from perfbot serve", Err: err}
+		return nil, &record.InfraError{Op: "read from perfbot serve", Err: err}
 	}
 	if resp.StatusCode/100 != 2 {
 		var e server.Error
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
 			if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound {
-				return &record.InputError{Err: errors.New(e.Error)}
+				return nil, &record.InputError{Err: errors.New(e.Error)}
 			}
-			return fmt.Errorf("perfbot serve: %s %s: %s", method, path, e.Error)
+			return nil, fmt.Errorf("perfbot serve: %s %s: %s", method, path, e.Error)
 		}
-		return fmt.Errorf("perfbot serve: %s %s: %s", method, path, resp.Status)
+		return nil, fmt.Errorf("perfbot serve: %s %s: %s", method, path, resp.Status)
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("perfbot serve: %s %s: decode the answer: %w", method, path, err)
+		return nil, fmt.Errorf("perfbot serve: %s %s: decode the answer: %w", method, path, err)
 	}
-	return nil
+	return resp.Header, nil
 }
 
 // history reads the history through the server.
@@ -95,15 +101,57 @@ func (r *remote) history(ctx context.Context, q views.HistoryQuery) ([]views.His
 	if !q.Since.IsZero() {
 		v.Set("since", q.Since.UTC().Format(time.RFC3339))
 	}
-	if q.Limit > 0 {
-		v.Set("limit", strconv.Itoa(q.Limit))
-	}
 	if q.Fingerprints {
 		v.Set("fingerprints", "true")
 	}
 	var rows []views.HistoryRow
-	err := r.do(ctx, http.MethodGet, "/api/history?"+v.Encode(), nil, &rows)
-	return rows, err
+	for {
+		size := server.MaxLimit
+		if q.Limit > 0 {
+			size = min(size, q.Limit-len(rows))
+		}
+		v.Set("limit", strconv.Itoa(size))
+		var page []views.HistoryRow
+		h, err := r.doHeader(ctx, http.MethodGet, "/api/history?"+v.Encode(), nil, &page)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, page...)
+		next := server.NextPage(h)
+		if next == "" || q.Limit > 0 && len(rows) >= q.Limit {
+			return rows, nil
+		}
+		v.Set("cursor", next)
+	}
+}
+
+// findings lists the findings through the server, every page.
+func (r *remote) findings(ctx context.Context) ([]record.Finding, error) {
+	fs := []record.Finding{}
+	v := url.Values{"limit": {strconv.Itoa(server.MaxLimit)}}
+	for {
+		var page []views.FindingRow
+		h, err := r.doHeader(ctx, http.MethodGet, "/api/findings?"+v.Encode(), nil, &page)
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range page {
+			fs = append(fs, row.Finding)
+		}
+		next := server.NextPage(h)
+		if next == "" {
+			return fs, nil
+		}
+		v.Set("cursor", next)
+	}
+}
+
+// finding reads one finding (its id or a unique prefix) through the
+// server.
+func (r *remote) finding(ctx context.Context, name string) (record.Finding, error) {
+	var row views.FindingRow
+	err := r.do(ctx, http.MethodGet, "/api/findings/"+url.PathEscape(name), nil, &row)
+	return row.Finding, err
 }
 
 // run submits a job and follows its trace on progress until it ends; it

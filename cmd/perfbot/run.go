@@ -8,8 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,6 +19,7 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/service"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/views"
@@ -198,13 +201,15 @@ func reportError(stderr io.Writer, err error) int {
 	return code
 }
 
-// exitCode says what kind of failure err is. Only a *record.InfraError
-// (and a store held by another process) is infrastructure; an error no
-// rule names is perfbot's own fault, not the host's.
+// exitCode says what kind of failure err is: input (the configuration,
+// the command line, a tracker refusing what it was given), the
+// infrastructure (a host, the network, the disk, the store's file, the
+// process's limits), or else perfbot's own fault, a bug.
 func exitCode(err error) int {
 	var ue usageError
 	var ie *record.InputError
 	var ce *config.Error
+	var fe *report.FileError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
@@ -213,13 +218,35 @@ func exitCode(err error) int {
 	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &ce),
 		errors.Is(err, store.ErrAmbiguous), errors.Is(err, store.ErrNewerSchema),
 		errors.Is(err, gitops.ErrUnknownRevision), errors.Is(err, gitops.ErrAmbiguousRevision),
-		errors.Is(err, record.ErrBroken): // an end of the range that does not build
+		errors.Is(err, record.ErrBroken), // an end of the range that does not build
+		errors.As(err, &fe):              // the tracker refuses the token, the repository or a redirect
 		return exitInput
-	case record.IsInfra(err), errors.Is(err, store.ErrLocked), errors.Is(err, context.DeadlineExceeded):
+	case record.IsInfra(err), errors.Is(err, store.ErrLocked), errors.Is(err, store.ErrDamaged),
+		errors.Is(err, context.DeadlineExceeded), isEnvironment(err):
 		return exitInfra
 	default:
 		return exitBug
 	}
+}
+
+// environmentErrnos are the system's answers that say the machine, not
+// perfbot, is short of something: disk, quota, descriptors, memory, a
+// working device.
+var environmentErrnos = []syscall.Errno{
+	syscall.ENOSPC, syscall.EDQUOT, syscall.EMFILE, syscall.ENFILE,
+	syscall.ENOMEM, syscall.EIO, syscall.EROFS,
+}
+
+// isEnvironment reports whether err comes from the machine or the
+// network: one of environmentErrnos, or a network error.
+func isEnvironment(err error) bool {
+	for _, e := range environmentErrnos {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
 }
 
 func (g *globals) logger() *slog.Logger {

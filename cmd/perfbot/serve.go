@@ -30,9 +30,10 @@ jobs (alerts, and jobs submitted through the API), and the JSON API is
 served on serve.listen (127.0.0.1:8080 by default).
 
 While it runs it holds the store; the other commands on the same store go
-through it: history reads through the API, bisect submits a job and
-follows its trace. On SIGTERM the run under way finishes and is recorded,
-and the interrupted job resumes on the next start.`,
+through it: history, findings and report read through the API, triage
+records through it, bisect submits a job and follows its trace. On
+SIGTERM the run under way finishes and is recorded, and the interrupted
+job resumes on the next start.`,
 		Example: `  perfbot serve
   PERFBOT_API_TOKEN=secret perfbot serve --listen 127.0.0.1:9090`,
 		Args: usageArgs(cobra.NoArgs),
@@ -65,13 +66,17 @@ and the interrupted job resumes on the next start.`,
 			}
 			read := views.New(cfg, bot.Store)
 			read.HostStates = bot.Oracle.HostStates
-			api := server.New(read, bot, server.Options{Tokens: tokens, Enqueued: func() {
+			if w := listenWarning(listen); w != "" {
+				fmt.Fprintln(g.stderr, w)
+			}
+			api := server.New(read, bot, server.Options{Tokens: tokens, Listen: listen, Enqueued: func() {
 				select {
 				case wake <- struct{}{}:
 				default:
 				}
 			}})
-			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+			limited := server.Limit(ln, server.ConnLimit())
+			srv := limited.Server(api)
 			url := "http://" + ln.Addr().String()
 			path := endpointPath(bot.Store.Path())
 			if err := writeEndpoint(path, endpoint{URL: url, PID: os.Getpid(), Token: session}); err != nil {
@@ -80,7 +85,7 @@ and the interrupted job resumes on the next start.`,
 			defer os.Remove(path)
 			fmt.Fprintf(g.stderr, "serving %s on %s (store %s)\n", cfg.Repo.URL, url, bot.Store.Path())
 			httpDone := make(chan error, 1)
-			go func() { httpDone <- srv.Serve(ln) }()
+			go func() { httpDone <- srv.Serve(limited) }()
 			serveErr := bot.Serve(ctx, service.ServeOptions{Wake: wake})
 			shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
@@ -94,6 +99,15 @@ and the interrupted job resumes on the next start.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to serve the API on (default: serve.listen, 127.0.0.1:8080)")
 	return cmd
+}
+
+// listenWarning warns when the API, whose GET requests need no token, is
+// served on every interface of the machine; "" when it is not.
+func listenWarning(listen string) string {
+	if !server.EveryInterface(listen) {
+		return ""
+	}
+	return fmt.Sprintf("warning: serve.listen %s binds every interface and GET needs no token: whoever reaches this machine reads the history, jobs and findings; listen on 127.0.0.1 (or a private address) behind a proxy that authenticates", listen)
 }
 
 // endpoint is what a running server tells the commands beside it, in a
