@@ -192,6 +192,9 @@ type Culprit struct {
 	// Confirmation is what confirmed (or failed to confirm) the culprit;
 	// nil for findings from before confirmations were kept.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	// Revert is the latest proof by revert on the watched branch's tip;
+	// nil until one was made.
+	Revert *RevertOnTip `json:"revert,omitempty"`
 }
 
 // MarshalJSON writes c with its effect under the names stored findings and
