@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"bytes"
+	"encoding/base64"
 	"context"
 	"errors"
 	"fmt"
@@ -259,4 +260,32 @@ func (r *Repo) RefCommit(ctx context.Context, ref string) (string, bool, error) 
 	}
 	h := string(bytes.TrimSpace(out))
 	return h, h != "", nil
+}
+
+// RevertBranchPrefix starts every branch PushRevert pushes: a branch of
+// perfbot's own, never a branch people work on.
+const RevertBranchPrefix = "perfbot/revert-"
+
+// PushRevert pushes commit to branch of remote (a URL or a local path),
+// replacing what perfbot pushed there before. It pushes only branches
+// under RevertBranchPrefix. An https remote is authenticated with token
+// (as GitHub takes it, in a header that never reaches the command line);
+// any other with git's own credentials.
+func (r *Repo) PushRevert(ctx context.Context, remote, commit, branch, token string) error {
+	if !strings.HasPrefix(branch, RevertBranchPrefix) || !validRefName(branch) {
+		return fmt.Errorf("push revert: branch %q is not one of perfbot's (%s…)", branch, RevertBranchPrefix)
+	}
+	if remote == "" {
+		return errors.New("push revert: no remote")
+	}
+	var env []string
+	if strings.HasPrefix(remote, "https://") && token != "" {
+		basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
+		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
+			"GIT_CONFIG_VALUE_0=Authorization: Basic "+basic)
+	}
+	if _, err := gitCmd(ctx, r.dir, nil, env, "push", "--quiet", "--force", "--", remote, commit+":refs/heads/"+branch); err != nil {
+		return fmt.Errorf("push revert %s to %s of %s: %w", record.ShortHash(commit), branch, remote, err)
+	}
+	return nil
 }

@@ -38,6 +38,7 @@ func init() {
 		record.JobEnvBisect: taskOf((*Bot).EnvBisect),
 		record.JobAlert:     taskOf((*Bot).Alert),
 		record.JobNightly:   taskOf((*Bot).NightlyJob),
+		record.JobRevert:    taskOf((*Bot).Revert),
 	}
 }
 
