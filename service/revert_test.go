@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/gitops"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/report/reporttest"
 )
 
@@ -45,6 +47,7 @@ type revertRepo struct {
 	dir             string
 	parent, culprit string
 	tip             string
+	builder         *gitopstest.Builder
 }
 
 func newRevertRepo(t *testing.T, later map[int]string) revertRepo {
@@ -63,7 +66,7 @@ func newRevertRepo(t *testing.T, later map[int]string) revertRepo {
 		}
 		b.Commit(fmt.Sprintf("later %d", i+1), files)
 	}
-	return revertRepo{dir: b.Dir, parent: parent, culprit: culprit, tip: b.Head()}
+	return revertRepo{dir: b.Dir, parent: parent, culprit: culprit, tip: b.Head(), builder: b}
 }
 
 func (r revertRepo) config(t *testing.T, extra string) *config.Config {
@@ -212,6 +215,67 @@ report: {revert_pr: true}
 	stored, _, err := b.Store.Finding(f.ID)
 	require.NoError(t, err)
 	assert.Equal(t, rep.Revert.PR, stored.Culprits[0].Revert.PR)
+}
+
+// The nightly measures a filed finding's revert again once it is
+// report.recheck_nights old: when a later commit fixed the regression
+// upstream, the issue hears so and, with report.close_fixed, is closed.
+func TestRevertRecheck(t *testing.T) {
+	ctx := context.Background()
+	r := newRevertRepo(t, nil)
+	cfg := r.config(t, "report: {recheck_nights: 2, close_fixed: true}\n")
+	b, err := Open(ctx, cfg, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	f := culpritFindingOf(t, b, r)
+	require.NoError(t, b.File(ctx, []*record.Finding{f}))
+	require.Equal(t, record.StateFiled, f.State)
+	first, err := b.Revert(ctx, RevertRequest{Finding: f.ID})
+	require.NoError(t, err)
+	require.Equal(t, record.RevertRestores, first.Revert.Verdict)
+	require.Equal(t, f.Issue, first.Commented, "the first verdict is posted to the filed issue")
+
+	fix := r.builder.Commit("engine: undo the slow path", map[string]string{"engine.txt": engineLines(nil)})
+	measured := first.Revert.Measured
+	night := func(hoursLater int) record.Night {
+		return record.Night{Time: measured.Add(time.Duration(hoursLater) * time.Hour)}
+	}
+	jobs, err := b.enqueueRechecks([]record.Night{night(-24), night(24)}, fix)
+	require.NoError(t, err)
+	assert.Empty(t, jobs, "one night old: not yet")
+	jobs, err = b.enqueueRechecks([]record.Night{night(-24), night(24), night(48)}, fix)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1, "two nights old: measured again on the new tip")
+
+	require.NoError(t, b.Repo.Fetch(ctx))
+	again, err := b.Revert(ctx, RevertRequest{Finding: f.ID, Tip: fix})
+	require.NoError(t, err)
+	assert.Equal(t, record.RevertNotOnTip, again.Revert.Verdict)
+	assert.Equal(t, "fixed upstream", again.Changed)
+	assert.Equal(t, f.Issue, again.Commented)
+
+	tracker, err := report.NewDir(cfg.IssuesDir)
+	require.NoError(t, err)
+	iss, err := tracker.Get(ctx, f.Issue)
+	require.NoError(t, err)
+	assert.Equal(t, report.IssueClosed, iss.State, "report.close_fixed closes it")
+	body, err := os.ReadFile(filepath.Join(cfg.IssuesDir, issueFile(t, cfg.IssuesDir)))
+	require.NoError(t, err)
+	assert.Contains(t, string(body), "Since the last check: fixed upstream.")
+	assert.Contains(t, string(body), "closing this issue")
+
+	jobs, err = b.enqueueRechecks([]record.Night{night(24), night(48), night(72)}, fix)
+	require.NoError(t, err)
+	assert.Empty(t, jobs, "a revert measured on tonight's tip is not measured again")
+}
+
+// issueFile is the one Markdown issue of dir.
+func issueFile(t *testing.T, dir string) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.md"))
+	require.NoError(t, err)
+	require.Len(t, m, 1)
+	return filepath.Base(m[0])
 }
 
 func gitIn(t *testing.T, dir string, args ...string) string {
