@@ -46,6 +46,7 @@ func withRevert(verdict record.RevertVerdict) *record.Finding {
 		rev.Conflicts = []string{"engine/communicator/allreduce.go"}
 	}
 	f.Culprits[0].Revert = rev
+	f.Culprits[0].Dependencies = []record.DependencyChange{{Kind: record.DependencyGo, Name: "example.com/kern", File: "go.mod", Old: "v1.2.0", New: "v1.4.1"}}
 	return f
 }
 
