@@ -26,8 +26,8 @@ func TestDependencyChanges(t *testing.T) {
 			new:  map[string]string{"go.mod": "module x\n\ngo 1.23\n\nrequire (\n\tgolang.org/x/sync v0.6.0\n\texample.com/kern v1.4.1\n)\n"},
 			want: []record.DependencyChange{{Kind: "go", Name: "example.com/kern", File: "go.mod", Old: "v1.2.0", New: "v1.4.1"}}},
 		{name: "requirements pin",
-			old:  map[string]string{"requirements.txt": "numpy==1.26.4\n# torch==2.3.0\ntorch==2.3.0\n"},
-			new:  map[string]string{"requirements.txt": "numpy==1.26.4\n# torch==2.3.0\ntorch==2.4.1\nflashinfer-python==0.2.14\n"},
+			old: map[string]string{"requirements.txt": "numpy==1.26.4\n# torch==2.3.0\ntorch==2.3.0\n"},
+			new: map[string]string{"requirements.txt": "numpy==1.26.4\n# torch==2.3.0\ntorch==2.4.1\nflashinfer-python==0.2.14\n"},
 			want: []record.DependencyChange{
 				{Kind: "python", Name: "flashinfer-python", File: "requirements.txt", New: "0.2.14"},
 				{Kind: "python", Name: "torch", File: "requirements.txt", Old: "2.3.0", New: "2.4.1"},
