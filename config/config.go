@@ -235,6 +235,10 @@ type GitHub struct {
 	// clear), and without credentials.
 	APIURL string
 	Labels []string
+	// PushRemote is the git remote (a URL or a local path) perfbot may
+	// push revert branches to, for draft pull requests into Repo; never
+	// the watched branch. "" pushes nothing.
+	PushRemote string
 }
 
 // CommitURL is the printf pattern, with one %s for the hash, of a commit's
@@ -272,6 +276,17 @@ type Report struct {
 	PublishConfidence float64
 	// Reopen reopens a closed issue when its regression comes back.
 	Reopen bool
+	// RevertOnTip proves each filed culprit by reverting it on the
+	// watched branch's tip and measuring the revert beside the tip.
+	RevertOnTip bool
+	// RevertPR opens a draft pull request with a revert that restores
+	// the speed (needs GitHub.PushRemote).
+	RevertPR bool
+	// RecheckNights is the age in nights after which the nightly measures
+	// a finding's revert again on the new tip; 0 never does.
+	RecheckNights int
+	// CloseFixed closes the issue of a regression the tip no longer has.
+	CloseFixed bool
 }
 
 // Serve configures `perfbot serve`'s HTTP API.

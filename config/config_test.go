@@ -51,7 +51,7 @@ func TestParseDefaults(t *testing.T) {
 	assert.Equal(t, bisect.DefaultMaxRuns, c.Bisect.MaxRuns)
 	assert.Equal(t, Detect{MinEffect: 0.03, Repeats: 5, MissingNights: 3, Estimator: "median", Improvements: ImprovementsBisect}, c.Detect)
 	assert.Equal(t, GitHub{TokenEnv: "GITHUB_TOKEN", APIURL: "https://api.github.com/", Labels: []string{"perf-regression"}}, c.GitHub)
-	assert.Equal(t, Report{PublishConfidence: 0.9, Reopen: true}, c.Report)
+	assert.Equal(t, Report{PublishConfidence: 0.9, Reopen: true, RecheckNights: 7}, c.Report)
 	assert.Equal(t, "0 2 * * *", c.Schedule)
 
 	m := c.Primary()
@@ -121,7 +121,8 @@ github:
   token_env: PERF_TOKEN
   api_url: https://ghe.example.com/api/v3
   labels: []
-report: {publish_confidence: 0.8, reopen: false}
+  push_remote: git@github.com:owner/name.git
+report: {publish_confidence: 0.8, reopen: false, revert_on_tip: true, revert_pr: true, recheck_nights: 3, close_fixed: true}
 schedule: "@daily"
 fingerprint:
   env: [SGLANG_*, OMP_NUM_THREADS]
@@ -154,8 +155,8 @@ fingerprint:
 	assert.Equal(t, ImprovementsNote, c.Detect.Improvements)
 	assert.InDelta(t, 0.10, c.Detect.MinEffectOf("ttft_ms"), 1e-12, "metrics[].min_effect overrides detect.min_effect")
 	assert.InDelta(t, 0.04, c.Detect.MinEffectOf("tok_s"), 1e-12)
-	assert.Equal(t, GitHub{Repo: "owner/name", TokenEnv: "PERF_TOKEN", APIURL: "https://ghe.example.com/api/v3/", Labels: nil}, c.GitHub)
-	assert.Equal(t, Report{PublishConfidence: 0.8, Reopen: false}, c.Report)
+	assert.Equal(t, GitHub{Repo: "owner/name", TokenEnv: "PERF_TOKEN", APIURL: "https://ghe.example.com/api/v3/", Labels: nil, PushRemote: "git@github.com:owner/name.git"}, c.GitHub)
+	assert.Equal(t, Report{PublishConfidence: 0.8, Reopen: false, RevertOnTip: true, RevertPR: true, RecheckNights: 3, CloseFixed: true}, c.Report)
 	assert.Equal(t, "@daily", c.Schedule)
 	assert.Equal(t, []string{"SGLANG_*", "OMP_NUM_THREADS"}, c.Fingerprint.Env)
 
@@ -216,6 +217,21 @@ func TestParseErrors(t *testing.T) {
 			name: "unknown nested key",
 			yaml: minimal + "bisect:\n  confidence: 0.9\n  max_run: 10\n",
 			want: "perfbot.yaml:14: bisect.max_run: unknown key (want one of confidence, min_effect, max_runs, max_hunk_runs, repeats, hunk_confidence, hunk_repeats)",
+		},
+		{
+			name: "draft pull requests without a push remote",
+			yaml: minimal + "github: {repo: o/n}\nreport: {revert_pr: true}\n",
+			want: "perfbot.yaml:13: report.revert_pr: draft pull requests need github.repo and github.push_remote, the remote perfbot may push revert branches to",
+		},
+		{
+			name: "a push remote with credentials",
+			yaml: minimal + "github: {repo: o/n, push_remote: 'https://x:tok@github.com/o/n.git'}\n",
+			want: "perfbot.yaml:12: github.push_remote: https://x:xxxxx@github.com/o/n.git must not hold credentials; the token goes in the variable named by github.token_env",
+		},
+		{
+			name: "recheck nights below zero",
+			yaml: minimal + "report: {recheck_nights: -1}\n",
+			want: "perfbot.yaml:12: report.recheck_nights: -1 must be at least 0",
 		},
 		{
 			name: "repeated key",

@@ -49,6 +49,7 @@ const (
 	defaultTokenEnv         = "GITHUB_TOKEN"
 	defaultAPIURL           = "https://api.github.com/"
 	defaultLabel            = "perf-regression"
+	defaultRecheckNights    = 7
 	defaultSchedule         = "0 2 * * *"
 )
 
@@ -152,6 +153,9 @@ func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	c.Detect.MinEffects = minEffects
 	c.GitHub = d.github(value(f, "github"))
 	c.Report = d.report(value(f, "report"))
+	if c.Report.RevertPR && (c.GitHub.Repo == "" || c.GitHub.PushRemote == "") {
+		d.errorf(value(f, "report"), "report.revert_pr", "draft pull requests need github.repo and github.push_remote, the remote perfbot may push revert branches to")
+	}
 	c.Schedule = d.schedule(value(f, "schedule"))
 	c.Fingerprint = d.fingerprint(value(f, "fingerprint"))
 	c.Serve = d.serve(value(f, "serve"))
@@ -622,12 +626,19 @@ func (d *decoder) detect(n *yaml.Node) Detect {
 }
 
 func (d *decoder) github(n *yaml.Node) GitHub {
-	f := d.mapping(n, "github", "repo", "token_env", "api_url", "labels")
+	f := d.mapping(n, "github", "repo", "token_env", "api_url", "labels", "push_remote")
 	g := GitHub{
-		Repo:     d.str(value(f, "repo"), "github.repo"),
-		TokenEnv: d.str(value(f, "token_env"), "github.token_env"),
-		APIURL:   d.str(value(f, "api_url"), "github.api_url"),
-		Labels:   []string{defaultLabel},
+		Repo:       d.str(value(f, "repo"), "github.repo"),
+		TokenEnv:   d.str(value(f, "token_env"), "github.token_env"),
+		APIURL:     d.str(value(f, "api_url"), "github.api_url"),
+		Labels:     []string{defaultLabel},
+		PushRemote: d.str(value(f, "push_remote"), "github.push_remote"),
+	}
+	if g.PushRemote != "" && g.Repo == "" {
+		d.errorf(value(f, "push_remote"), "github.push_remote", "a push remote serves draft pull requests into github.repo, which is not set")
+	}
+	if u, err := url.Parse(g.PushRemote); g.PushRemote != "" && err == nil && u.User != nil {
+		d.errorf(value(f, "push_remote"), "github.push_remote", "%s must not hold credentials; the token goes in the variable named by github.token_env", u.Redacted())
 	}
 	if v := value(f, "labels"); v != nil {
 		g.Labels = d.strings(v, "github.labels")
@@ -656,8 +667,20 @@ func (d *decoder) github(n *yaml.Node) GitHub {
 }
 
 func (d *decoder) report(n *yaml.Node) Report {
-	f := d.mapping(n, "report", "publish_confidence", "reopen")
-	r := Report{PublishConfidence: record.DefaultPublishConfidence, Reopen: true}
+	f := d.mapping(n, "report", "publish_confidence", "reopen", "revert_on_tip", "revert_pr", "recheck_nights", "close_fixed")
+	r := Report{PublishConfidence: record.DefaultPublishConfidence, Reopen: true, RecheckNights: defaultRecheckNights}
+	if v := value(f, "revert_on_tip"); v != nil {
+		r.RevertOnTip = d.boolean(v, "report.revert_on_tip")
+	}
+	if v := value(f, "revert_pr"); v != nil {
+		r.RevertPR = d.boolean(v, "report.revert_pr")
+	}
+	if v := value(f, "recheck_nights"); v != nil {
+		r.RecheckNights = d.atLeast(v, "report.recheck_nights", 0)
+	}
+	if v := value(f, "close_fixed"); v != nil {
+		r.CloseFixed = d.boolean(v, "report.close_fixed")
+	}
 	if v := value(f, "publish_confidence"); v != nil {
 		r.PublishConfidence = d.confidence(v, "report.publish_confidence")
 	}

@@ -14,6 +14,15 @@
 // main^2); a short hash that matches two commits is an error rather than a
 // guess.
 //
+// # Reverts and dependencies
+//
+// RevertOnto undoes a commit's hunks on a later tip, as git revert would
+// (strictly, then by a three-way merge), and keeps the result as a commit
+// under refs/perfbot/revert/, which fetching never prunes; PushRevert
+// pushes it to a branch under perfbot/revert- of another remote, never
+// anywhere else. DependencyChanges and SubmoduleChanges name the
+// dependency versions a commit changes.
+//
 // # Slots
 //
 // A slot is a linked worktree (git worktree add, which go-git lacks) under

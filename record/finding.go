@@ -192,6 +192,13 @@ type Culprit struct {
 	// Confirmation is what confirmed (or failed to confirm) the culprit;
 	// nil for findings from before confirmations were kept.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	// Dependencies are the dependency versions the commit changes (Go
+	// modules, Python pins, submodules); the descent into a dependency's
+	// own versions is not made yet.
+	Dependencies []DependencyChange `json:"dependencies,omitempty"`
+	// Revert is the latest proof by revert on the watched branch's tip;
+	// nil until one was made.
+	Revert *RevertOnTip `json:"revert,omitempty"`
 }
 
 // MarshalJSON writes c with its effect under the names stored findings and

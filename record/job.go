@@ -14,12 +14,14 @@ const (
 	// cycle (bisect, hunks, file).
 	JobNightly JobKind = "nightly"
 	JobAlert   JobKind = "alert"
+	// JobRevert proves a finding's culprit by reverting it on a tip.
+	JobRevert JobKind = "revert"
 )
 
 // Valid reports whether k is one of the kinds above.
 func (k JobKind) Valid() bool {
 	switch k {
-	case JobBisect, JobHunks, JobEnvBisect, JobMeasure, JobNightly, JobAlert:
+	case JobBisect, JobHunks, JobEnvBisect, JobMeasure, JobNightly, JobAlert, JobRevert:
 		return true
 	}
 	return false

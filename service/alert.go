@@ -97,7 +97,13 @@ func (b *Bot) alert(ctx context.Context, req AlertRequest) (*AlertReport, error)
 	if rep.Verdict == record.OutcomeNotReproduced {
 		b.progressf("alert: the change did not reproduce between %s and %s: a false alarm, nothing filed", record.ShortHash(req.Good), record.ShortHash(req.Bad))
 	}
+	if err := b.revertBeforeFiling(ctx, regressions); err != nil {
+		return nil, err
+	}
 	if err := b.File(ctx, regressions); err != nil {
+		return nil, err
+	}
+	if err := b.revertPRsAfterFiling(ctx, regressions); err != nil {
 		return nil, err
 	}
 	for _, f := range regressions {

@@ -3,8 +3,11 @@
 // the configured cron; the cycle measures the branch tip beside the
 // reference, records the night and enqueues an alert job for each change
 // that detection raises. The persisted queue (queue.go) runs the jobs of
-// the table in jobs.go (alert, bisect, hunks, envbisect, and the nightly
-// cycle itself), each resumable from what it stored. Every measurement
+// the table in jobs.go (alert, bisect, hunks, envbisect, revert, and the
+// nightly cycle itself), each resumable from what it stored. The revert
+// job (revert.go) proves a culprit by undoing it on today's tip, and the
+// nightly enqueues it again for findings whose proof has aged
+// (recheck.go). Every measurement
 // goes through one door, the Oracle, which looks in the store first and
 // runs only what is missing on the pool of hosts. Findings are filed as
 // issues (file.go); a person's triage can move the nightly baseline

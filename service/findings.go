@@ -93,7 +93,13 @@ func (b *Bot) culpritFinding(ctx context.Context, bis *Bisection, c bisect.Culpr
 			rc.Commit.Files = append(rc.Commit.Files, fd.Path())
 		}
 		rc.NoCodeChange = len(p.Files) > 0 && !p.ChangesCode()
+		rc.Dependencies = p.DependencyChanges()
 	}
+	subs, err := b.Repo.SubmoduleChanges(ctx, parent.Hash, culprit.Hash)
+	if err != nil {
+		return nil, err
+	}
+	rc.Dependencies = append(rc.Dependencies, subs...)
 	files := rc.Commit.Files
 	if hr != nil {
 		rc.Hunks = hr.Hunks

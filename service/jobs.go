@@ -39,6 +39,7 @@ func init() {
 		record.JobMeasure:   taskOf((*Bot).MeasureJob),
 		record.JobAlert:     taskOf((*Bot).Alert),
 		record.JobNightly:   taskOf((*Bot).NightlyJob),
+		record.JobRevert:    taskOf((*Bot).Revert),
 	}
 }
 

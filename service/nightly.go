@@ -28,6 +28,9 @@ type NightReport struct {
 	// Speculation is the finding of a night on which speculative
 	// decoding was slower than plain decoding.
 	Speculation string `json:"speculation,omitempty"`
+	// Rechecks are the revert jobs enqueued to measure old proofs by
+	// revert again on tonight's tip (report.recheck_nights).
+	Rechecks []string `json:"rechecks,omitempty"`
 	record.Cost
 }
 
@@ -144,6 +147,11 @@ func (b *Bot) Nightly(ctx context.Context) (*NightReport, error) {
 	}
 	if rep.Speculation, err = b.speculationFinding(ctx, series); err != nil {
 		return nil, err
+	}
+	if night.Status == record.StatusOK {
+		if rep.Rechecks, err = b.enqueueRechecks(nights, tip.Hash); err != nil {
+			return nil, err
+		}
 	}
 	rep.Cost = meter.read()
 	return rep, nil

@@ -68,7 +68,7 @@ func validateJob(j Job) error {
 		return errors.New("job has no id")
 	}
 	if !j.Kind.Valid() {
-		return fmt.Errorf("job %s: unknown kind %q (want bisect, hunks, envbisect, measure, nightly or alert)", j.ID, j.Kind)
+		return fmt.Errorf("job %s: unknown kind %q (want bisect, hunks, envbisect, measure, nightly, alert or revert)", j.ID, j.Kind)
 	}
 	if !j.Status.Valid() {
 		return fmt.Errorf("job %s: unknown status %q (want queued, running, done or failed)", j.ID, j.Status)

@@ -119,7 +119,7 @@ bisect --fail-on-culprit found a confirmed regression; 130 interrupted.`,
 		measureCmd(g), historyCmd(g), bisectCmd(g), hunksCmd(g), envbisectCmd(g),
 		parseCmd(g), findingsCmd(g), reportCmd(g), demoCmd(g), testbedCmd(g), nightlyCmd(g), serveCmd(g),
 		loadgenCmd(g),
-		triageCmd(g),
+		triageCmd(g), revertCmd(g),
 	)
 	requireSubcommands(root)
 	return root

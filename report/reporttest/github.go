@@ -72,6 +72,7 @@ type GitHub struct {
 	issues   []*Issue
 	requests map[string]int
 	faults   map[string][]Fault
+	pulls    []*PullRequest
 }
 
 // NewGitHub starts a fake GitHub that stops when the test ends.
@@ -85,6 +86,8 @@ func NewGitHub(t testing.TB) *GitHub {
 	mux.HandleFunc("PATCH "+base+"/issues/{n}", f.route(RouteEdit, f.edit))
 	mux.HandleFunc("POST "+base+"/issues/{n}/comments", f.route(RouteComment, f.comment))
 	mux.HandleFunc("GET /api/v3/search/issues", f.route(RouteSearch, f.search))
+	mux.HandleFunc("POST "+base+"/pulls", f.route(RouteCreatePull, f.createPull))
+	mux.HandleFunc("GET "+base+"/pulls", f.route(RouteListPulls, f.listPulls))
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
