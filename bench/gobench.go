@@ -212,3 +212,47 @@ func first(s []string, n int) []string {
 	}
 	return s
 }
+
+// configLine is a configuration line of the Go benchmark format: a key
+// that starts with a lower-case letter and holds no space or upper-case
+// letter, a colon, and the value.
+var configLine = regexp.MustCompile(`^([a-z][^\sA-Z:]*):(?:\s+(.*))?$`)
+
+// Bounds on what GoBenchConfig keeps: configuration says what software a
+// benchmark ran on in a few short lines, and output that holds thousands
+// is something else.
+const (
+	maxConfigKeys  = 64
+	maxConfigValue = 200
+)
+
+// GoBenchConfig returns the configuration lines of Go benchmark format
+// output ("goos: linux", "torch: 2.11.0"), the first value of each key.
+// Benchmarks that are not Go's print their own (a Python benchmark its
+// torch, CUDA and NCCL versions), and perfbot keeps them with the run.
+func GoBenchConfig(output []byte) map[string]string {
+	var cfg map[string]string
+	for line := range strings.SplitSeq(string(output), "\n") {
+		if len(cfg) == maxConfigKeys {
+			break
+		}
+		if len(line) >= maxGoBenchLine {
+			continue
+		}
+		m := configLine.FindStringSubmatch(strings.TrimRight(line, "\r"))
+		if m == nil {
+			continue
+		}
+		if cfg == nil {
+			cfg = map[string]string{}
+		}
+		if _, ok := cfg[m[1]]; !ok {
+			v := strings.ToValidUTF8(strings.TrimSpace(m[2]), "\uFFFD")
+			if len(v) > maxConfigValue {
+				v = strings.ToValidUTF8(v[:maxConfigValue], "") + "…"
+			}
+			cfg[m[1]] = v
+		}
+	}
+	return cfg
+}

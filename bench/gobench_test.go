@@ -100,3 +100,24 @@ func TestGoBenchErrors(t *testing.T) {
 			is: ErrSyntax, mention: []string{"engine.txt:1:", "missing measurements"}},
 	})
 }
+
+func TestGoBenchConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		output string
+		want   map[string]string
+	}{
+		{name: "go test's own lines", output: "goos: linux\ngoarch: amd64\npkg: example.com/m\ncpu: AMD EPYC 9654\nBenchmarkX-8 10 5 ns/op\nPASS\nok  \texample.com/m\t1.2s\n",
+			want: map[string]string{"goos": "linux", "goarch": "amd64", "pkg": "example.com/m", "cpu": "AMD EPYC 9654"}},
+		{name: "a Python benchmark's software", output: "torch: 2.11.0+cu128\r\ncuda: 12.8\nnccl: 2.27.3\ngpu: NVIDIA H200\nBenchmarkDecode 1 119.7 tok/s\n",
+			want: map[string]string{"torch": "2.11.0+cu128", "cuda": "12.8", "nccl": "2.27.3", "gpu": "NVIDIA H200"}},
+		{name: "the first value of a key counts", output: "torch: 2.11.0\ntorch: 1.13\n", want: map[string]string{"torch": "2.11.0"}},
+		{name: "not configuration", output: "Torch: 2\nmy key: v\nhttp://x\n  indented: no\nBenchmarkX 1 2 tok/s\n", want: nil},
+		{name: "a key with no value", output: "note:\n", want: map[string]string{"note": ""}},
+		{name: "a long value is cut", output: "blob: " + strings.Repeat("x", 300) + "\n", want: map[string]string{"blob": strings.Repeat("x", 200) + "…"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, GoBenchConfig([]byte(tc.output)))
+		})
+	}
+}

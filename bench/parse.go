@@ -25,6 +25,9 @@ import (
 //	allow_failed  openai: failed requests a report may hold (default 0)
 type Options = map[string]string
 
+// FormatGoBench is the Go benchmark format's name in configuration.
+const FormatGoBench = "gobench"
+
 // parser reads one benchmark output format.
 type parser func(r io.Reader, file string, opts Options) ([]record.Sample, error)
 
@@ -34,7 +37,7 @@ var formats = []struct {
 	name  string
 	parse parser
 }{
-	{"gobench", parseGoBench},
+	{FormatGoBench, parseGoBench},
 	{"nccl-tests", parseNCCLTests},
 	{"nccl-debug", parseNCCLDebug},
 	{"sglang-serving", parseSGLangServing},

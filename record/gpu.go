@@ -105,6 +105,9 @@ const (
 	// network", "NCCL_ALGO set by environment", "NCCL coll channels",
 	// "NCCL AllReduce algorithm/protocol") reads Good and Bad.
 	DiffNCCL StateDiffKind = "nccl"
+	// DiffReported: what the benchmark reported about the software it ran
+	// on (Fingerprint.Reported), key Name.
+	DiffReported StateDiffKind = "reported"
 )
 
 // StateDiff is one way in which the GPU or NCCL state of the two ends of

@@ -67,6 +67,10 @@ type Fingerprint struct {
 	GoVersion string            `json:"go_version,omitempty"`
 	Python    string            `json:"python,omitempty"`
 	Env       map[string]string `json:"env"`
+	// Reported is what the benchmark said about the software it ran on:
+	// the configuration lines ("torch: 2.11.0", "cuda: 12.8") of Go
+	// benchmark format output, the first step's value of each key.
+	Reported map[string]string `json:"reported,omitempty"`
 	// GPUs are the GPUs as the benchmark found them: nvidia-smi's first
 	// sample of its step when the host samples (older runs: a snapshot
 	// of the host before the run).

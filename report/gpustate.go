@@ -69,6 +69,8 @@ func (v *view) stateSentence(d record.StateDiff) string {
 		return fmt.Sprintf("NCCL configuration file %s: the %s read %s; the %s %s.", codeSpan(d.Name), bad, confText(d.Bad), good, confText(d.Good))
 	case record.DiffNCCL:
 		return fmt.Sprintf("%s: %s at the %s, %s at the %s.", escapeText(d.Name), tableCell(d.Bad), bad, tableCell(d.Good), good)
+	case record.DiffReported:
+		return fmt.Sprintf("%s, as the benchmark reported it: %s at the %s, %s at the %s.", codeSpan(d.Name), tableCell(d.Bad), bad, tableCell(d.Good), good)
 	}
 	return escapeText(string(d.Kind))
 }
@@ -309,6 +311,8 @@ func stateLabels(diffs []record.StateDiff) []string {
 			l = d.Name
 		case record.DiffNCCL:
 			l = d.Name
+		case record.DiffReported:
+			l = d.Name + " version"
 		}
 		if !slices.Contains(out, l) {
 			out = append(out, l)

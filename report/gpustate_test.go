@@ -56,6 +56,7 @@ func throttled() *record.Finding {
 		{Kind: record.DiffNCCLConf, Name: "/etc/nccl.conf", Good: "NCCL_PROTO=LL", Bad: "NCCL_PROTO=Simple\nNCCL_DEBUG=WARN"},
 		{Kind: record.DiffNCCL, Name: "NCCL_PROTO set by environment", Good: "LL", Bad: "Simple"},
 		{Kind: record.DiffNCCL, Name: "NCCL AllReduce algorithm/protocol", Good: "RING/LL", Bad: "RING/SIMPLE"},
+		{Kind: record.DiffReported, Name: "torch", Good: "2.11.0+cu128", Bad: "2.10.0+cu126"},
 	}
 	f.ID = f.DerivedID()
 	return f
@@ -96,7 +97,7 @@ func TestGPUStateEvidence(t *testing.T) {
 	_, body, err := Render(throttled())
 	require.NoError(t, err)
 	assert.Contains(t, body, "- GPU 0: the culprit ran throttled at 1410 MHz (HW slowdown, HW thermal slowdown); the parent at 1980 MHz (SW power cap).")
-	assert.Contains(t, body, "The GPUs or NCCL of the two ends were in different states (GPU 0 SM clock, /etc/nccl.conf, NCCL\\_PROTO set by environment, NCCL AllReduce algorithm/protocol)")
+	assert.Contains(t, body, "The GPUs, NCCL or software of the two ends were in different states (GPU 0 SM clock, /etc/nccl.conf, NCCL\\_PROTO set by environment, NCCL AllReduce algorithm/protocol, torch version)")
 	assert.Contains(t, body, "GPU topology of the parent and the culprit")
 
 	// The good end faster but throttled: the words follow the clocks.

@@ -48,7 +48,7 @@ func Warnings(f *record.Finding) []string {
 		ws = append(ws, fmt.Sprintf("The two ends ran in different environments (%s): the change may come from the environment rather than the code.", strings.Join(names, ", ")))
 	}
 	if len(f.StateDiffs) > 0 {
-		ws = append(ws, fmt.Sprintf("The GPUs or NCCL of the two ends were in different states (%s): the change may come from the machine rather than the code.", strings.Join(stateLabels(f.StateDiffs), ", ")))
+		ws = append(ws, fmt.Sprintf("The GPUs, NCCL or software of the two ends were in different states (%s): the change may come from the machine rather than the code.", strings.Join(stateLabels(f.StateDiffs), ", ")))
 	}
 	return ws
 }

@@ -364,6 +364,16 @@ func (m *measurement) collect(p *pending, s record.BenchStep, output []byte) str
 		return fmt.Sprintf("benchmark %q: %v", s.Name, err)
 	}
 	p.Samples = append(p.Samples, samples...)
+	if s.Format == bench.FormatGoBench {
+		for k, v := range bench.GoBenchConfig(output) {
+			if p.Fingerprint.Reported == nil {
+				p.Fingerprint.Reported = map[string]string{}
+			}
+			if _, ok := p.Fingerprint.Reported[k]; !ok {
+				p.Fingerprint.Reported[k] = secret.Redact(k, v)
+			}
+		}
+	}
 	for _, metric := range m.r.Spec.Metrics {
 		if metric.Benchmark != s.Name {
 			continue

@@ -443,3 +443,24 @@ func TestMeasureRetriesTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// TestMeasureKeepsWhatTheBenchmarkReports: the configuration lines of a
+// gobench step's output (a Python benchmark's torch and CUDA versions)
+// are kept with the run, secret-named ones redacted.
+func TestMeasureKeepsWhatTheBenchmarkReports(t *testing.T) {
+	box, commit := localHost(t, "box", map[string]string{"README": "engine\n"})
+	pool, err := runner.NewPool(box)
+	require.NoError(t, err)
+	spec := localSpec
+	spec.Benchmarks = slices.Clone(localSpec.Benchmarks)
+	spec.Benchmarks[0].Run = `printf 'torch: 2.11.0+cu128\ncuda: 12.8\napi_token: hunter2\n'; ` + spec.Benchmarks[0].Run
+	r := &runner.Runner{Spec: spec}
+	runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: commit}}, 1)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	require.Equal(t, record.StatusOK, runs[0].Status, runs[0].Error)
+	rep := runs[0].Fingerprint.Reported
+	assert.Equal(t, "2.11.0+cu128", rep["torch"])
+	assert.Equal(t, "12.8", rep["cuda"])
+	assert.NotContains(t, rep["api_token"], "hunter2")
+}

@@ -107,7 +107,7 @@ func machineState(runs []record.Run) *record.Fingerprint {
 	fp := runs[0].Fingerprint
 	fp.Env = nil
 	fp.GPUState = combineGPUState(runs)
-	if len(fp.GPUs) == 0 && len(fp.GPUState) == 0 && fp.GPUTopology == "" && len(fp.NCCLConf) == 0 && fp.NCCL == nil {
+	if len(fp.GPUs) == 0 && len(fp.GPUState) == 0 && fp.GPUTopology == "" && len(fp.NCCLConf) == 0 && fp.NCCL == nil && len(fp.Reported) == 0 {
 		return nil
 	}
 	return &fp
@@ -179,7 +179,23 @@ func stateDiffs(good, bad record.Fingerprint) []record.StateDiff {
 			diffs = append(diffs, record.StateDiff{Kind: record.DiffNCCLConf, Name: path, Good: g, Bad: b})
 		}
 	}
-	return append(diffs, ncclDiffs(good.NCCL, bad.NCCL)...)
+	diffs = append(diffs, ncclDiffs(good.NCCL, bad.NCCL)...)
+	return append(diffs, reportedDiffs(good.Reported, bad.Reported)...)
+}
+
+// reportedDiffs lists the software the benchmark reported differently at
+// the two ends; a key only one end reported is no evidence (an older
+// benchmark script), and is left out.
+func reportedDiffs(good, bad map[string]string) []record.StateDiff {
+	var diffs []record.StateDiff
+	for _, k := range unionKeys(good, bad) {
+		g, gok := good[k]
+		b, bok := bad[k]
+		if gok && bok && g != b {
+			diffs = append(diffs, record.StateDiff{Kind: record.DiffReported, Name: k, Good: g, Bad: b})
+		}
+	}
+	return diffs
 }
 
 // ncclDiffs lists what NCCL reported differently; nothing when either end

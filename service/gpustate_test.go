@@ -115,6 +115,7 @@ func TestStateDiffs(t *testing.T) {
 		GPUState:    []record.GPUState{gpu(1980, 3201, nil)},
 		GPUTopology: "GPU0 X",
 		NCCLConf:    map[string]string{"/etc/nccl.conf": "NCCL_PROTO=LL"},
+		Reported:    map[string]string{"torch": "2.11.0", "cuda": "12.8"},
 		NCCL: &record.NCCLInfo{Version: "2.28.9", Env: map[string]string{"NCCL_ALGO": "Ring"}, Channels: map[string]int{"coll": 8},
 			Algorithms: []record.NCCLAlgorithm{{Collective: "AllReduce", Algorithm: "RING", Protocol: "LL"}}},
 	}
@@ -156,6 +157,9 @@ func TestStateDiffs(t *testing.T) {
 			{Kind: record.DiffNCCL, Name: "NCCL AllReduce algorithm/protocol", Good: "RING/LL", Bad: "TREE/SIMPLE"},
 		}},
 		{name: "no NCCL lines at one end", change: func(fp *record.Fingerprint) { fp.NCCL = nil }},
+		{name: "another torch", change: func(fp *record.Fingerprint) { fp.Reported = map[string]string{"torch": "2.10.0", "cuda": "12.8"} },
+			want: []record.StateDiff{{Kind: record.DiffReported, Name: "torch", Good: "2.11.0", Bad: "2.10.0"}}},
+		{name: "a key one end did not report", change: func(fp *record.Fingerprint) { fp.Reported = map[string]string{"torch": "2.11.0"} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := base
