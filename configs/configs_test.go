@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -78,4 +79,38 @@ func mustRead(t *testing.T, name string) []byte {
 	data, err := configs.FS.ReadFile(name)
 	require.NoError(t, err)
 	return data
+}
+
+// TestGPTFastMetricsSelectFromItsOutput checks the gpt-fast examples
+// against the output of scripts/gptfast/bench.py and of perfbot loadgen:
+// every metric finds a positive value, and the software lines are read
+// as the run's configuration.
+func TestGPTFastMetricsSelectFromItsOutput(t *testing.T) {
+	for _, tc := range []struct{ config, output string }{
+		{"gptfast.yaml", "testdata/gptfast_bench.txt"},
+		{"gptfast-server.yaml", "../bench/testdata/perfbot_loadgen.txt"},
+	} {
+		t.Run(tc.config, func(t *testing.T) {
+			c, err := config.Parse(mustRead(t, tc.config), tc.config)
+			require.NoError(t, err)
+			out, err := os.ReadFile(tc.output)
+			require.NoError(t, err)
+			require.Len(t, c.Benchmarks, 1)
+			b := c.Benchmarks[0]
+			samples, err := bench.Parse(b.Format, strings.NewReader(string(out)), b.Options)
+			require.NoError(t, err)
+			for _, m := range c.Metrics {
+				v, err := bench.Select(samples, m.Select, m.Unit)
+				if assert.NoError(t, err, "metric %s", m.Name) {
+					assert.Positive(t, v, "metric %s", m.Name)
+				}
+			}
+			if b.Format == bench.FormatGoBench {
+				cfg := bench.GoBenchConfig(out)
+				assert.Equal(t, "2.11.0+cu128", cfg["torch"])
+				assert.Equal(t, "12.8", cfg["cuda"])
+				assert.Equal(t, "2.27.3", cfg["nccl"])
+			}
+		})
+	}
 }

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# device.sh STEP: gpt-fast under perfbot on a machine with a CUDA GPU, one
+# step per call (each well under ten minutes), resumable: the work
+# directory's state (the store, the watched repository's branch) is saved
+# to $OUT/state.tgz after each step and restored from $STATE when given.
+# Run from perfbot's repository root with a static perfbot binary
+# ($PERFBOT) and a repository made by history.sh, as a git bundle ($BUNDLE).
+#
+#   setup      clone the history, print its manifest, run bench.py once at
+#              the root, the culprit's parent, the culprit and the head
+#              (timed), then perfbot measure the root 10 times and the
+#              coefficient of variation of each metric
+#   bisect     perfbot bisect --hunks from the root to the head
+#   gitbisect  git bisect run, 5 runs of bench.py a step, over the same range
+#   nightly    replay nights: each night moves the watched branch on by
+#              $STEP commits and runs perfbot nightly ($NIGHTS nights a call)
+#   server     perfbot measure the serving benchmark 5 times at the head,
+#              then perfbot bisect it from the culprit to the head
+#
+# What each step prints goes to $OUT/STEP.txt as well.
+set -euo pipefail
+ROOT=$(pwd)
+P=${PERFBOT:-$ROOT/.device/gptfast/perfbot}
+BUNDLE=${BUNDLE:-$ROOT/.device/gptfast/history.bundle}
+W=${W:-/tmp/gfw}
+OUT=${OUT:-/tmp/gfout}
+LIMIT=${LIMIT:-540}
+export PERFBOT_GPTFAST=$ROOT/scripts/gptfast PATH=$(dirname "$P"):$PATH
+mkdir -p "$OUT"
+keep() { tee -a "$OUT/$1"; }
+m() { awk -v k="$1" '$1 == k { print $2 }' "$W/gpt-fast/manifest.txt"; }
+
+if [ ! -d "$W/gpt-fast" ]; then
+	mkdir -p "$W"
+	if [ -n "${STATE:-}" ] && [ -f "$STATE" ]; then tar -xzf "$STATE" -C "$W"; fi
+	[ -d "$W/gpt-fast" ] || git clone -q "$BUNDLE" "$W/gpt-fast"
+	git -C "$W/gpt-fast" checkout -q main
+	[ -f "$W/gpt-fast/manifest.txt" ] || cp "$(dirname "$BUNDLE")/manifest.txt" "$W/gpt-fast/"
+	cp configs/gptfast.yaml "$W/perfbot.yaml"
+	mkdir -p "$W/serve" && cp configs/gptfast-server.yaml "$W/serve/perfbot.yaml"
+	sed -i 's|url: ./gpt-fast|url: ../gpt-fast|' "$W/serve/perfbot.yaml"
+fi
+save() { (cd "$W" && tar -czf "$OUT/state.tgz" --exclude='*/work/*' gpt-fast/.git gpt-fast/manifest.txt .perfbot serve/.perfbot nightly watched 2>/dev/null || true); }
+trap save EXIT
+
+cv() { # cv: the CV of each metric over the runs of perfbot history --json on stdin
+	python3 -c '
+import json, statistics, sys
+rows = json.load(sys.stdin)
+by = {}
+for r in rows:
+    if r["status"] == "ok":
+        by.setdefault(r["metric"], []).append(r["value"])
+for k, v in sorted(by.items()):
+    print(f"{k}: n={len(v)} median={statistics.median(v):.4g} cv={100*statistics.stdev(v)/statistics.mean(v):.2f}%")'
+}
+
+case "${1:-}" in
+setup)
+	cd "$W"
+	{ cat gpt-fast/manifest.txt; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } | keep setup.txt
+	for rev in root culprit~1 culprit head; do
+		c=$(m "${rev%~1}"); [ "$rev" = culprit~1 ] && c=$(git -C gpt-fast rev-parse "$c~1")
+		git -C gpt-fast checkout -q "$c"
+		echo "== $rev $c"
+		(cd gpt-fast && TIMEFORMAT='%R s wall' && time python3 "$PERFBOT_GPTFAST/bench.py") 2>&1
+	done | keep setup.txt
+	git -C gpt-fast checkout -q main
+	TIMEFORMAT='perfbot measure: %R s wall'
+	{ time "$P" measure "$(m root)" --repeats 10; } 2>&1 | keep setup.txt
+	"$P" history --json > "$OUT/history-root.json"
+	cv < "$OUT/history-root.json" | keep setup.txt
+	;;
+bisect)
+	cd "$W"
+	TIMEFORMAT='perfbot bisect: %R s wall'
+	{ time timeout -s TERM "$LIMIT" "$P" bisect --good "$(m root)" --bad "$(m head)" --hunks; } 2>&1 | keep bisect.txt || true
+	"$P" findings --json > "$OUT/findings.json" 2>/dev/null || true
+	;;
+gitbisect)
+	cd "$W"
+	runs=${RUNS:-5}
+	rm -rf gb && git clone -q gpt-fast gb && cd gb
+	med() { # med: the median decode tok/s of $runs runs of bench.py here
+		for i in $(seq "$runs"); do
+			echo run >> "$W/gb.runs"
+			python3 "$PERFBOT_GPTFAST/bench.py" | awk '$1 == "BenchmarkDecode" { print $3 }'
+		done | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	}
+	export -f med; export runs W PERFBOT_GPTFAST
+	rm -f "$W/gb.runs"
+	t0=$(date +%s.%N)
+	git checkout -q "$(m root)"; good=$(med)
+	git checkout -q "$(m head)"; bad=$(med)
+	echo "good end $good tok/s, bad end $bad tok/s (medians of $runs)" | keep gitbisect.txt
+	cat > ../gb-step.sh <<S
+#!/usr/bin/env bash
+python3 -m py_compile model.py generate.py || exit 125
+v=\$(med) || exit 125
+echo "step \$(git rev-parse --short HEAD): median \$v" >&2
+awk -v m="\$v" -v g="$good" -v b="$bad" 'BEGIN { d1 = m - g; if (d1 < 0) d1 = -d1; d2 = m - b; if (d2 < 0) d2 = -d2; exit (d1 <= d2) ? 0 : 1 }'
+S
+	chmod +x ../gb-step.sh
+	git bisect start -q "$(m head)" "$(m root)"
+	git bisect run ../gb-step.sh 2>&1 | keep gitbisect.txt || true
+	t1=$(date +%s.%N)
+	echo "git bisect run: runs=$(wc -l < "$W/gb.runs") wall=$(echo "$t1 - $t0" | bc) s culprit=$(git rev-parse refs/bisect/bad) injected=$(m culprit)" | keep gitbisect.txt
+	;;
+nightly)
+	cd "$W"
+	step=${STEP:-3} nights=${NIGHTS:-12}
+	if [ ! -d watched ]; then
+		git clone -q --bare gpt-fast watched
+		git -C watched update-ref refs/heads/main "$(git -C gpt-fast rev-list --reverse main | sed -n "${START:-10}p")"
+		mkdir -p nightly && sed 's|url: ./gpt-fast|url: ../watched|' perfbot.yaml > nightly/perfbot.yaml
+	fi
+	cd nightly
+	for n in $(seq "$nights"); do
+		tip=$(git -C ../watched rev-parse main)
+		pos=$(git -C ../gpt-fast rev-list --reverse main | grep -n "$tip" | cut -d: -f1)
+		echo "=== night at commit $pos/$(m commits) $(git -C ../gpt-fast log -1 --format='%h %s' "$tip") $(date -u +%T)" | keep nightly.txt
+		TIMEFORMAT='perfbot nightly: %R s wall'
+		{ time timeout -s TERM "$LIMIT" "$P" nightly; } 2>&1 | tail -n 30 | keep nightly.txt || true
+		next=$(git -C ../gpt-fast rev-list --reverse main | sed -n "$((pos + step))p")
+		[ -n "$next" ] || break
+		git -C ../watched update-ref refs/heads/main "$next"
+	done
+	"$P" findings 2>&1 | keep nightly.txt || true
+	ls .perfbot/issues 2>/dev/null | keep nightly.txt || true
+	for f in .perfbot/issues/*.md; do [ -f "$f" ] && cp "$f" "$OUT/"; done
+	;;
+server)
+	cd "$W/serve"
+	TIMEFORMAT='perfbot measure (server): %R s wall'
+	{ time "$P" measure "$(m head)" --repeats 5; } 2>&1 | keep server.txt
+	"$P" history --json > "$OUT/history-server.json"
+	cv < "$OUT/history-server.json" | keep server.txt
+	TIMEFORMAT='perfbot bisect (server): %R s wall'
+	{ time timeout -s TERM "$LIMIT" "$P" bisect --good "$(m culprit)" --bad "$(m head)" --hunks; } 2>&1 | keep server.txt || true
+	;;
+*)
+	sed -n '2,22p' "$0" >&2
+	exit 2
+	;;
+esac
