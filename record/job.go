@@ -16,12 +16,16 @@ const (
 	JobAlert   JobKind = "alert"
 	// JobRevert proves a finding's culprit by reverting it on a tip.
 	JobRevert JobKind = "revert"
+	// JobFile files a finding, or every unfiled one, as `perfbot report
+	// --file-issue` and `--retry-unfiled` do: through the queue, so that
+	// it never files beside an alert job.
+	JobFile JobKind = "file"
 )
 
 // Valid reports whether k is one of the kinds above.
 func (k JobKind) Valid() bool {
 	switch k {
-	case JobBisect, JobHunks, JobEnvBisect, JobMeasure, JobNightly, JobAlert, JobRevert:
+	case JobBisect, JobHunks, JobEnvBisect, JobMeasure, JobNightly, JobAlert, JobRevert, JobFile:
 		return true
 	}
 	return false

@@ -2,8 +2,10 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
@@ -53,6 +55,53 @@ func (b *Bot) File(ctx context.Context, fs []*record.Finding) error {
 		}
 	}
 	return first
+}
+
+// FileRequest is a file job's request: the finding to file (a unique
+// prefix of its id), or, with RetryUnfiled, every finding whose filing
+// failed. Asked tells two requests for the same finding apart.
+type FileRequest struct {
+	Finding      string    `json:",omitempty"`
+	RetryUnfiled bool      `json:",omitempty"`
+	Asked        time.Time `json:",omitzero"`
+}
+
+// FileReport is a file job's report: the findings it filed, with their
+// new states.
+type FileReport struct {
+	Findings []record.Finding
+}
+
+// FileJob files what req names, as File and RetryUnfiled do, as a job of
+// the queue. A request that names both a finding and RetryUnfiled, or
+// neither, or a finding that no id or several match, is an
+// *record.InputError.
+func (b *Bot) FileJob(ctx context.Context, req FileRequest) (*FileReport, error) {
+	if (req.Finding == "") == !req.RetryUnfiled {
+		return nil, &record.InputError{Err: errors.New("file: name a finding or ask to retry the unfiled ones, not both or neither")}
+	}
+	var fs []*record.Finding
+	var err error
+	if req.RetryUnfiled {
+		fs, err = b.RetryUnfiled(ctx)
+	} else {
+		f, ok, ferr := b.Store.Finding(req.Finding)
+		switch {
+		case errors.Is(ferr, store.ErrAmbiguous):
+			return nil, &record.InputError{Err: ferr}
+		case ferr != nil:
+			return nil, fmt.Errorf("file %s: %w", req.Finding, ferr)
+		case !ok:
+			return nil, &record.InputError{Err: fmt.Errorf("no finding %q (see perfbot findings)", req.Finding)}
+		}
+		fs = []*record.Finding{&f}
+		err = b.File(ctx, fs)
+	}
+	rep := &FileReport{}
+	for _, f := range fs {
+		rep.Findings = append(rep.Findings, *f)
+	}
+	return rep, err
 }
 
 // RetryUnfiled files every stored finding whose filing failed before, as

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfbot/perfbot/config"
@@ -319,4 +320,42 @@ func TestCheckFiling(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFileJob: the file job files a stored finding by a prefix of its id,
+// or every unfiled one, and refuses a request that names neither or both
+// or a finding the store does not hold, as the user's mistake.
+func TestFileJob(t *testing.T) {
+	ctx := context.Background()
+	w := openRecords(t, false)
+	f := culpritFinding(strings.Repeat("3", 40), 0.995)
+	require.NoError(t, w.bot.Store.PutFinding(f))
+
+	rep, err := w.bot.FileJob(ctx, FileRequest{Finding: f.ID[:8]})
+	require.NoError(t, err)
+	require.Len(t, rep.Findings, 1)
+	assert.Equal(t, record.StateFiled, rep.Findings[0].State)
+	assert.Equal(t, 1, w.issueCount(t))
+
+	rep, err = w.bot.FileJob(ctx, FileRequest{RetryUnfiled: true})
+	require.NoError(t, err)
+	assert.Empty(t, rep.Findings, "nothing is unfiled")
+
+	for _, tc := range []struct {
+		name string
+		req  FileRequest
+		want string
+	}{
+		{"neither", FileRequest{}, "name a finding or ask to retry"},
+		{"both", FileRequest{Finding: f.ID, RetryUnfiled: true}, "name a finding or ask to retry"},
+		{"no such finding", FileRequest{Finding: "perfbotfp00"}, `no finding "perfbotfp00"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := w.bot.FileJob(ctx, tc.req)
+			var input *record.InputError
+			require.ErrorAs(t, err, &input)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+	assert.Equal(t, 1, w.issueCount(t), "no second issue")
 }

@@ -40,6 +40,7 @@ func init() {
 		record.JobAlert:     taskOf((*Bot).Alert),
 		record.JobNightly:   taskOf((*Bot).NightlyJob),
 		record.JobRevert:    taskOf((*Bot).Revert),
+		record.JobFile:      taskOf((*Bot).FileJob),
 	}
 }
 

@@ -55,7 +55,7 @@ func TestRunJobTable(t *testing.T) {
 			require.Equal(t, h.commits[5], rep.Culprits[0].Commit)
 		})
 	}
-	assert.Equal(t, []record.JobKind{record.JobAlert, record.JobBisect, record.JobEnvBisect, record.JobHunks, record.JobMeasure, record.JobNightly, record.JobRevert}, Kinds())
+	assert.Equal(t, []record.JobKind{record.JobAlert, record.JobBisect, record.JobEnvBisect, record.JobFile, record.JobHunks, record.JobMeasure, record.JobNightly, record.JobRevert}, Kinds())
 }
 
 // TestJobRecordAndTrace checks what a job leaves in the store: its record,

@@ -139,7 +139,7 @@ func (b *Bot) WorkOne(ctx context.Context) (bool, error) {
 		return true, b.Store.PutJob(rec)
 	}
 	rec.Attempts++
-	rec.Error = err.Error()
+	rec.Error, rec.ErrorKind = err.Error(), errorKind(err)
 	rec.Updated = b.now()
 	if record.IsInfra(err) && rec.Attempts < maxAttempts {
 		rec.Status = record.JobQueued
@@ -172,3 +172,15 @@ func (b *Bot) Drain(ctx context.Context) error {
 func (b *Bot) Stop() { b.Oracle.Stop() }
 
 func (b *Bot) stopping() bool { return b.Oracle.stopping() }
+
+// errorKind is a job's failure as store.Job.ErrorKind names it.
+func errorKind(err error) string {
+	var input *record.InputError
+	switch {
+	case errors.As(err, &input):
+		return "input"
+	case record.IsInfra(err):
+		return "infra"
+	}
+	return ""
+}

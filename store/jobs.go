@@ -30,6 +30,10 @@ type Job struct {
 	// Error is the last failure.
 	Attempts int    `json:"attempts,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// ErrorKind says whose the last failure was: "input" (the request's)
+	// or "infra" (the machines'); empty for anything else. A client that
+	// follows the job exits as the command run by hand would.
+	ErrorKind string `json:"error_kind,omitempty"`
 	// Parent is the job that ran this one as a step (an alert's
 	// bisection); the queue runs only jobs without one.
 	Parent  string    `json:"parent,omitempty"`
@@ -68,7 +72,7 @@ func validateJob(j Job) error {
 		return errors.New("job has no id")
 	}
 	if !j.Kind.Valid() {
-		return fmt.Errorf("job %s: unknown kind %q (want bisect, hunks, envbisect, measure, nightly, alert or revert)", j.ID, j.Kind)
+		return fmt.Errorf("job %s: unknown kind %q (want bisect, hunks, envbisect, measure, nightly, alert, revert or file)", j.ID, j.Kind)
 	}
 	if !j.Status.Valid() {
 		return fmt.Errorf("job %s: unknown status %q (want queued, running, done or failed)", j.ID, j.Status)

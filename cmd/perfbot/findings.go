@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
+	"github.com/perfbot/perfbot/service"
 )
 
 func findingsCmd(g *globals) *cobra.Command {
@@ -101,7 +103,11 @@ issue. --retry-unfiled files every finding whose filing failed.`,
 			v, bot, err := g.openRecords()
 			if r, ok := g.beside(err); ok {
 				if retry || fileIssue {
-					return usagef("--file-issue and --retry-unfiled: perfbot serve holds the store and files the findings of its alert jobs; stop it to file by hand")
+					req := service.FileRequest{RetryUnfiled: retry, Asked: time.Now().UTC()}
+					if fileIssue {
+						req.Finding = args[0]
+					}
+					return r.run(ctx, record.JobFile, req, g.stderr, &service.FileReport{})
 				}
 				f, err := r.finding(ctx, args[0])
 				if err != nil {

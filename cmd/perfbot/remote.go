@@ -180,7 +180,14 @@ func (r *remote) run(ctx context.Context, kind record.JobKind, req any, progress
 		case record.JobDone:
 			return json.Unmarshal(v.Result, out)
 		case record.JobFailed:
-			return fmt.Errorf("job %s failed: %s", queued.ID, v.Error)
+			err := fmt.Errorf("job %s failed: %s", queued.ID, v.Error)
+			switch v.ErrorKind {
+			case "input":
+				return &record.InputError{Err: err}
+			case "infra":
+				return &record.InfraError{Op: "job " + queued.ID, Err: errors.New(v.Error)}
+			}
+			return err
 		}
 		select {
 		case <-ctx.Done():

@@ -76,6 +76,17 @@ func TestCommandsBesideServe(t *testing.T) {
 	require.Contains(t, errOut, "going through it")
 	require.Contains(t, errOut, `no finding "perfbotfp00"`)
 
+	// Filing is a job of the queue, so that it never files beside an
+	// alert job.
+	_, errOut, code = perfbot(t, dir, "report", "perfbotfp00", "--file-issue")
+	require.Equal(t, exitInput, code, errOut+stderr.String())
+	require.Contains(t, errOut, "going through it")
+	require.Contains(t, errOut, `no finding "perfbotfp00"`)
+	_, errOut, code = perfbot(t, dir, "report", "--retry-unfiled")
+	require.Equal(t, exitOK, code, errOut+stderr.String())
+	require.Contains(t, errOut, "going through it")
+	require.Contains(t, errOut, "0 unfiled findings")
+
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
