@@ -7,7 +7,7 @@ Run in the checkout (perfbot runs each step in the commit's tree):
 It imports the checkout's model.py and generate.py, builds a model with
 random weights on the device (no download) and times the engine's own
 functions in eager mode: generate.prefill over a prompt, generate.
-decode_n_tokens, and generate.speculative_decode with a draft that is the
+decode_n_tokens (the median of a few passes), and generate.speculative_decode with a draft that is the
 target's first layers. The output is the Go benchmark format: configuration
 lines (torch, cuda, nccl, gpu) and one result line per benchmark:
 
@@ -56,10 +56,12 @@ def main():
     p.add_argument("--vocab", type=int, default=32000)
     p.add_argument("--cache-len", type=int, default=8192, help="KV cache positions, as a server would allocate")
     p.add_argument("--prompt", type=int, default=512)
-    p.add_argument("--new", type=int, default=128, help="tokens decoded in each timed pass")
+    p.add_argument("--new", type=int, default=48, help="tokens decoded in each timed pass")
+    p.add_argument("--passes", type=int, default=3, help="timed decode passes; the median counts")
+    p.add_argument("--spec-new", type=int, default=64, help="tokens decoded speculatively")
     p.add_argument("--spec-k", type=int, default=5)
     p.add_argument("--draft-layers", type=int, default=3)
-    p.add_argument("--warmup", type=int, default=16)
+    p.add_argument("--warmup", type=int, default=8)
     p.add_argument("--seed", type=int, default=1234)
     a = p.parse_args()
 
@@ -93,12 +95,14 @@ def main():
         # Decode: the engine's own loop, a warm-up pass then a timed one.
         start = torch.tensor([a.prompt], device=dev, dtype=torch.int)
         generate.decode_n_tokens(target, first.view(1, -1), start.clone(), a.warmup, **sampling)
-        t_dec, _ = timed(dev, lambda: generate.decode_n_tokens(target, first.view(1, -1), start.clone(), a.new, **sampling))
+        t_dec = statistics.median(
+            timed(dev, lambda: generate.decode_n_tokens(target, first.view(1, -1), start.clone(), a.new, **sampling))[0]
+            for _ in range(a.passes))
 
         # Speculative decoding from the end of the prompt.
         cur, at, emitted, cycles = first.view(-1), a.prompt, 0, 0
         t_spec = 0.0
-        while emitted < a.new:
+        while emitted < a.spec_new:
             dt, toks = timed(dev, lambda: generate.speculative_decode(target, draft, cur, at, a.spec_k, **sampling))
             if cycles >= 2:  # the first cycles warm the kernels up
                 t_spec += dt
@@ -114,7 +118,7 @@ def main():
         verify_in = torch.randint(0, a.vocab, (1, a.spec_k + 1), generator=g).to(dev)
         verify_pos = torch.arange(at, at + a.spec_k + 1, device=dev)
         here = torch.tensor([at], device=dev, dtype=torch.int)
-        for i in range(12):
+        for i in range(8):
             v, _ = timed(dev, lambda: generate.model_forward(target, verify_in, verify_pos))
             d, _ = timed(dev, lambda: generate.decode_n_tokens(draft, cur.view(1, -1), here.clone(), a.spec_k, **sampling))
             o, _ = timed(dev, lambda: generate.decode_n_tokens(target, cur.view(1, -1), here.clone(), 1, **sampling))

@@ -7,9 +7,9 @@
 # ($PERFBOT) and a repository made by history.sh, as a git bundle ($BUNDLE).
 #
 #   setup      clone the history, print its manifest, run bench.py once at
-#              the root, the culprit's parent, the culprit and the head
-#              (timed), then perfbot measure the root 10 times and the
-#              coefficient of variation of each metric
+#              the culprit's parent and the culprit (timed), then perfbot
+#              measure the root 10 times and the coefficient of variation of
+#              each metric
 #   bisect     perfbot bisect --hunks from the root to the head
 #   gitbisect  git bisect run, 5 runs of bench.py a step, over the same range
 #   nightly    replay nights: each night moves the watched branch on by
@@ -25,7 +25,7 @@ BUNDLE=${BUNDLE:-$ROOT/.device/gptfast/history.bundle}
 W=${W:-/tmp/gfw}
 OUT=${OUT:-/tmp/gfout}
 LIMIT=${LIMIT:-540}
-export PERFBOT_GPTFAST=$ROOT/scripts/gptfast PATH=$(dirname "$P"):$PATH
+export GPTFAST_SCRIPTS=$ROOT/scripts/gptfast PATH=$(dirname "$P"):$PATH
 mkdir -p "$OUT"
 keep() { tee -a "$OUT/$1"; }
 m() { awk -v k="$1" '$1 == k { print $2 }' "$W/gpt-fast/manifest.txt"; }
@@ -59,11 +59,11 @@ case "${1:-}" in
 setup)
 	cd "$W"
 	{ cat gpt-fast/manifest.txt; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } | keep setup.txt
-	for rev in root culprit~1 culprit head; do
+	for rev in culprit~1 culprit; do
 		c=$(m "${rev%~1}"); [ "$rev" = culprit~1 ] && c=$(git -C gpt-fast rev-parse "$c~1")
 		git -C gpt-fast checkout -q "$c"
 		echo "== $rev $c"
-		(cd gpt-fast && TIMEFORMAT='%R s wall' && time python3 "$PERFBOT_GPTFAST/bench.py") 2>&1
+		(cd gpt-fast && TIMEFORMAT='%R s wall' && time python3 "$GPTFAST_SCRIPTS/bench.py") 2>&1
 	done | keep setup.txt
 	git -C gpt-fast checkout -q main
 	TIMEFORMAT='perfbot measure: %R s wall'
@@ -84,10 +84,10 @@ gitbisect)
 	med() { # med: the median decode tok/s of $runs runs of bench.py here
 		for i in $(seq "$runs"); do
 			echo run >> "$W/gb.runs"
-			python3 "$PERFBOT_GPTFAST/bench.py" | awk '$1 == "BenchmarkDecode" { print $3 }'
+			python3 "$GPTFAST_SCRIPTS/bench.py" | awk '$1 == "BenchmarkDecode" { print $3 }'
 		done | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 	}
-	export -f med; export runs W PERFBOT_GPTFAST
+	export -f med; export runs W GPTFAST_SCRIPTS
 	rm -f "$W/gb.runs"
 	t0=$(date +%s.%N)
 	git checkout -q "$(m root)"; good=$(med)

@@ -3,12 +3,14 @@
 # in the new repository DIR (branch main, linear), with two changes put in:
 #
 #   - after "moe/download.py - ignore safetensors download (#130)", a commit
-#     of three hunks in model.py and generate.py of which one (the KV cache
-#     updated out of place: a copy of the whole cache each step) costs
-#     decode tok/s; every later commit carries it, as a rebase would;
+#     of three hunks in model.py and generate.py of which one (attention
+#     spelled out in Python operations instead of one call to
+#     scaled_dot_product_attention: the math path, and more work per layer
+#     for an eager engine that is bound by its Python) costs decode tok/s;
+#     every later commit carries it, as a rebase would;
 #   - serve.args, the settings of the serving benchmark's launch command
 #     (scripts/gptfast/server.py), added with the first commit, and a later
-#     commit that raises its --cache-len (a server-side change).
+#     commit that raises its --spec-k from 5 to 8 (a server-side change).
 #
 # The stretch is the first-parent history from "Sort imports. (#16)" to the
 # last commit before batched generation (bc04265), each commit's tree as it
@@ -38,18 +40,15 @@ def edit(name, old, new):
         sys.exit(f"history.sh: {name}: the text to change is not there once")
     f.write_text(s.replace(old, new))
 
-# The hunk that costs: a copy of the whole cache each step.
+# The hunk that costs: attention spelled out in Python operations, where
+# scaled_dot_product_attention was one call.
 edit("model.py",
-     "        k_out = self.k_cache\n"
-     "        v_out = self.v_cache\n"
-     "        k_out[:, :, input_pos] = k_val\n"
-     "        v_out[:, :, input_pos] = v_val\n",
-     "        # Out of place, so that a captured decode step never mutates a\n"
-     "        # buffer that another graph reads.\n"
-     "        k_out = self.k_cache.index_copy(2, input_pos.long(), k_val)\n"
-     "        v_out = self.v_cache.index_copy(2, input_pos.long(), v_val)\n"
-     "        self.k_cache = k_out\n"
-     "        self.v_cache = v_out\n")
+     "        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0)\n",
+     "        # Spelled out, so that the attention weights can be inspected.\n"
+     "        att = (q @ k.transpose(-2, -1)) * (self.head_dim ** -0.5)\n"
+     "        att = att.masked_fill(~mask, float(\"-inf\"))\n"
+     "        att = F.softmax(att.float(), dim=-1).type_as(q)\n"
+     "        y = att @ v\n")
 # Two that cost nothing.
 edit("model.py", "        self.kv_cache = None\n", "        self.kv_cache: Optional[KVCache] = None\n")
 edit("generate.py", "def model_forward(model, x, input_pos):\n",
@@ -69,7 +68,7 @@ for c in $(g rev-list --first-parent --reverse "$FIRST^..FETCH_HEAD"); do
 	if [ -z "$servechange" ]; then
 		echo "--cache-len 4096 --spec-k 5 --draft-layers 3" > "$work/t/serve.args"
 	else
-		echo "--cache-len 16384 --spec-k 5 --draft-layers 3" > "$work/t/serve.args"
+		echo "--cache-len 4096 --spec-k 8 --draft-layers 3" > "$work/t/serve.args"
 	fi
 	rm -f "$GIT_INDEX_FILE"
 	g --work-tree="$work/t" add -A .
@@ -88,17 +87,17 @@ for c in $(g rev-list --first-parent --reverse "$FIRST^..FETCH_HEAD"); do
 		tree=$(g write-tree)
 		export GIT_AUTHOR_DATE=$(date -u -d "$GIT_AUTHOR_DATE + 1 hour" +%Y-%m-%dT%H:%M:%SZ) GIT_AUTHOR_NAME="Dana Ruiz" GIT_AUTHOR_EMAIL="dana@example.com"
 		export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL" GIT_COMMITTER_DATE="$GIT_AUTHOR_DATE"
-		parent=$(printf 'kv cache: update out of place for CUDA graph capture\n\nA captured decode step must not mutate a buffer that another graph\nreads, so the cache update returns new tensors. Annotate the cache and\nnote the verify pass in model_forward.\n' | g commit-tree "$tree" -p "$parent")
+		parent=$(printf 'attention: spell out the attention so that its weights can be inspected\n\nThe attention weights are computed in plain operations rather than by\nscaled_dot_product_attention, so that a hook can read them. Annotate the\ncache and note the verify pass in model_forward.\n' | g commit-tree "$tree" -p "$parent")
 		culprit=$parent injected=1 n=$((n + 1))
 	fi
 	if [ "$c" = "$(g rev-parse "$SERVE_AFTER")" ]; then
-		echo "--cache-len 16384 --spec-k 5 --draft-layers 3" > "$work/t/serve.args"
+		echo "--cache-len 4096 --spec-k 8 --draft-layers 3" > "$work/t/serve.args"
 		rm -f "$GIT_INDEX_FILE"
 		g --work-tree="$work/t" add -A .
 		tree=$(g write-tree)
 		export GIT_AUTHOR_DATE=$(date -u -d "$GIT_AUTHOR_DATE + 1 hour" +%Y-%m-%dT%H:%M:%SZ) GIT_AUTHOR_NAME="Sam Okafor" GIT_AUTHOR_EMAIL="sam@example.com"
 		export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL" GIT_COMMITTER_DATE="$GIT_AUTHOR_DATE"
-		parent=$(printf 'serve: allow 16k-token contexts\n' | g commit-tree "$tree" -p "$parent")
+		parent=$(printf 'serve: draft 8 tokens a cycle\n' | g commit-tree "$tree" -p "$parent")
 		servechange=$parent n=$((n + 1))
 	fi
 done
