@@ -63,7 +63,9 @@ func (b *Bot) descend(ctx context.Context, bis *Bisection, metric record.Metric)
 			case err != nil:
 				return nil, fmt.Errorf("descend into %s of %s: %w", d.Name, culprit.Short(), err)
 			}
-			out[c.Commit] = append(out[c.Commit], ds...)
+			if len(ds) > 0 {
+				out[c.Commit] = append(out[c.Commit], ds...)
+			}
 		}
 	}
 	if len(out) == 0 {

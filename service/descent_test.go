@@ -197,3 +197,109 @@ func TestDescendGoModule(t *testing.T) {
 		})
 	}
 }
+
+// submoduleBench is 100 tok/s, 90 while the submodule's kern.txt says
+// "slow", with 0.4% noise.
+const submoduleBench = `v=100
+grep -q slow third_party/kern/kern.txt && v=90
+awk -v v=$v -v s="$(od -An -N4 -tu4 /dev/urandom)" 'BEGIN { srand(s); printf "BenchmarkVerifyStep-2 10 1000 ns/op %.3f tok/s\n", v * (1 + 0.004 * (rand() - 0.5)) }'
+`
+
+// A culprit that moves a submodule is descended into: the submodule's
+// commits between the two (its repository read from .gitmodules) are
+// bisected with each one's tree swapped in at the submodule's path, to the
+// commit that makes the engine 10% slower, and then its hunks.
+func TestDescendSubmodule(t *testing.T) {
+	ctx := context.Background()
+	kb := gitopstest.NewBuilder(t)
+	old := kb.Commit("kern 1", map[string]string{"kern.txt": "fast\n", "tile.txt": engineLines(nil)})
+	for i := range 3 {
+		kb.Commit(fmt.Sprintf("kern: tune %d", i), map[string]string{"notes.txt": fmt.Sprintf("%d\n", i)})
+	}
+	slow := kb.Commit("kern: split the attention tile", map[string]string{"kern.txt": "slow\n", "tile.txt": engineLines(map[int]string{30: "line 30 split\n"})})
+	for i := range 3 {
+		kb.Commit(fmt.Sprintf("kern: docs %d", i), map[string]string{"README": fmt.Sprintf("%d\n", i)})
+	}
+	newHead := kb.Head()
+
+	b := gitopstest.NewBuilder(t)
+	b.Write(map[string]string{"bench.sh": submoduleBench, ".gitmodules": "[submodule \"kern\"]\n\tpath = third_party/kern\n\turl = " + kb.Dir + "\n"})
+	b.Git("add", "-A")
+	b.Git("update-index", "--add", "--cacheinfo", "160000,"+old+",third_party/kern")
+	b.Git("commit", "-q", "-m", "engine")
+	parent := b.Head()
+	b.Git("update-index", "--cacheinfo", "160000,"+newHead+",third_party/kern")
+	b.Git("commit", "-q", "-m", "third_party: bump kern")
+	bump := b.Head()
+
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`repo:
+  url: %s
+  branch: main
+build:
+  - name: submodules
+    run: "git -c protocol.file.allow=always submodule update --init --quiet"
+benchmarks:
+  - name: engine
+    run: sh bench.sh
+    format: gobench
+metrics:
+  - name: verify_tok_s
+    benchmark: engine
+    select: BenchmarkVerifyStep
+    unit: tok/s
+`, b.Dir)), filepath.Join(t.TempDir(), "perfbot.yaml"))
+	require.NoError(t, err)
+	bot, err := Open(ctx, cfg, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { bot.Close() })
+
+	bis, err := bot.Bisect(ctx, BisectRequest{Good: parent, Bad: bump, Hunks: true})
+	require.NoError(t, err)
+	require.Equal(t, record.OutcomeCulprit, bis.Verdict)
+	ds := bis.Descents[bump]
+	require.Len(t, ds, 1, "%+v", bis.Warnings)
+	d := ds[0]
+	assert.Equal(t, record.DescentCommits, d.Over)
+	assert.Equal(t, 8, d.Searched)
+	require.Equal(t, record.OutcomeCulprit, d.Outcome, d.Text())
+	assert.Equal(t, slow, d.Culprit, d.Text())
+	require.NotNil(t, d.Commit)
+	assert.Equal(t, "kern: split the attention tile", d.Commit.Subject)
+	assert.Empty(t, d.PseudoVersion)
+	assert.True(t, d.Confirmed)
+	require.NotEmpty(t, d.Hunks)
+	assert.Equal(t, "third_party/kern/kern.txt", d.Hunks[0].File, "the hunk that matters, not the tile's")
+	assert.Len(t, d.Hunks, 1)
+}
+
+// A Python pin is named, and the finding says plainly that it was not
+// descended into; the culprit stands.
+func TestNotDescendedPythonPin(t *testing.T) {
+	ctx := context.Background()
+	b := gitopstest.NewBuilder(t)
+	bench := `v=100
+grep -q 'torch==2.4' requirements.txt && v=90
+awk -v v=$v -v s="$(od -An -N4 -tu4 /dev/urandom)" 'BEGIN { srand(s); printf "BenchmarkVerifyStep-2 10 1000 ns/op %.3f tok/s\n", v * (1 + 0.004 * (rand() - 0.5)) }'
+`
+	parent := b.Commit("engine", map[string]string{"bench.sh": bench, "requirements.txt": "numpy==1.26.4\ntorch==2.3.0\n"})
+	bump := b.Commit("requirements: torch 2.4", map[string]string{"requirements.txt": "numpy==1.26.4\ntorch==2.4.1\n"})
+	r := revertRepo{dir: b.Dir}
+	bot, err := Open(ctx, r.config(t, ""), Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { bot.Close() })
+	bis, err := bot.Bisect(ctx, BisectRequest{Good: parent, Bad: bump, Hunks: true})
+	require.NoError(t, err)
+	require.Equal(t, record.OutcomeCulprit, bis.Verdict)
+	assert.Empty(t, bis.Descents)
+	var got []string
+	for _, w := range bis.Warnings {
+		if w.Kind == record.WarnNotDescended {
+			got = append(got, w.String())
+		}
+	}
+	assert.Equal(t, []string{"not descended into torch 2.3.0 → 2.4.1 (requirements.txt) of " + record.ShortHash(bump) +
+		": no index configured (a descent over a directory of wheels is not built)"}, got)
+	fs, err := bot.StoreFindings(ctx, bis)
+	require.NoError(t, err)
+	assert.Contains(t, record.WarningStrings(fs[0].Warnings), got[0])
+}
