@@ -198,7 +198,11 @@ func printBisect(w io.Writer, rep *service.Bisection, withDiff bool) error {
 func printDescent(w io.Writer, d record.Descent, withDiff bool) {
 	fmt.Fprintf(w, "\ndescent into %s, %s (%d):\n", d.Dependency, d.Over, d.Searched)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  VERSION\tN\tMEDIAN\tSIDE")
+	column := "VERSION"
+	if d.Over == record.DescentCommits {
+		column = "COMMIT"
+	}
+	fmt.Fprintf(tw, "  %s\tN\tMEDIAN\tSIDE\n", column)
 	for _, s := range d.Steps {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", d.Label(s.Version), s.N, num.Format(s.Median), s.Verdict)
 	}
