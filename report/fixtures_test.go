@@ -263,6 +263,9 @@ func culpritDependency() *record.Finding {
 	kern := record.DependencyChange{Kind: record.DependencyGo, Name: "example.com/kern", File: "go.mod", Old: "v1.0.0", New: "v1.4.0"}
 	torch := record.DependencyChange{Kind: record.DependencyPython, Name: "torch", File: "requirements.txt", Old: "2.3.0", New: "2.4.1"}
 	c.Dependencies = []record.DependencyChange{kern, torch}
+	c.Hunks = []record.Hunk{{ID: "h1", File: "go.mod", OldStart: 5, OldLines: 1, NewStart: 5, NewLines: 1,
+		Diff: "@@ -5 +5 @@ require (\n-\texample.com/kern v1.0.0\n+\texample.com/kern v1.4.0\n"}}
+	c.HunkEffect = &record.HunkEffect{Applied: &record.Effect{Pct: -14.5, Interval: record.Interval{Lo: -15.4, Hi: -13.7}}, Reverted: &record.Effect{Pct: 17.0, Interval: record.Interval{Lo: 16.1, Hi: 17.9}}}
 	step := func(v, commit string, n int, median float64, verdict string) record.DescentStep {
 		return record.DescentStep{Version: v, Commit: commit, N: n, Median: median, Verdict: verdict}
 	}
