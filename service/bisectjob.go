@@ -171,7 +171,11 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 		if bis.Hunks, err = b.searchHunks(ctx, bis); err != nil {
 			return nil, err
 		}
-		if bis.Descents, err = b.descend(ctx, bis, metric); err != nil {
+		confirmed := func(c bisect.Confirmation) {
+			state.Confirmations[c.Commit] = c
+			save(state)
+		}
+		if bis.Descents, err = b.descend(ctx, bis, metric, state.Confirmations, confirmed); err != nil {
 			return nil, err
 		}
 	}

@@ -41,8 +41,11 @@ func skip(format string, args ...any) error {
 // that differ; submodules and configured git dependencies over their
 // commits. What cannot be descended into (a Python pin, a repository
 // that cannot be reached, a version that is not semantic) is a
-// WarnNotDescended on bis, and the culprit stands.
-func (b *Bot) descend(ctx context.Context, bis *Bisection, metric record.Metric) (map[string][]record.Descent, error) {
+// WarnNotDescended on bis, and the culprit stands. The confirmations
+// known from the job's state are taken as made, and each new one is
+// given to confirmed to be persisted, as the bisection's own are.
+func (b *Bot) descend(ctx context.Context, bis *Bisection, metric record.Metric, known map[string]bisect.Confirmation, confirmed func(bisect.Confirmation)) (map[string][]record.Descent, error) {
+	run := &descentRun{metric: metric, known: known, confirmed: confirmed}
 	out := map[string][]record.Descent{}
 	for _, c := range bis.Culprits {
 		if c.Confirmation == nil || !c.Confirmation.Confirmed {
@@ -54,7 +57,7 @@ func (b *Bot) descend(ctx context.Context, bis *Bisection, metric record.Metric)
 			return nil, err
 		}
 		for _, d := range bumps {
-			ds, err := b.descendInto(ctx, culprit, d, c.Direction, metric)
+			ds, err := b.descendInto(ctx, culprit, d, c.Direction, run)
 			var nd *notDescended
 			switch {
 			case errors.As(err, &nd):
@@ -101,13 +104,13 @@ func (b *Bot) bumps(ctx context.Context, bis *Bisection, culprit record.Commit) 
 }
 
 // descendInto is the descent into one dependency change d of culprit.
-func (b *Bot) descendInto(ctx context.Context, culprit record.Commit, d record.DependencyChange, dir record.Direction, metric record.Metric) ([]record.Descent, error) {
+func (b *Bot) descendInto(ctx context.Context, culprit record.Commit, d record.DependencyChange, dir record.Direction, run *descentRun) ([]record.Descent, error) {
 	if d.Old == "" || d.New == "" {
 		return nil, skip("the commit adds or drops it: there is no range to search")
 	}
 	switch d.Kind {
 	case record.DependencyGo:
-		return b.descendGo(ctx, culprit, d, dir, metric)
+		return b.descendGo(ctx, culprit, d, dir, run)
 	case record.DependencySubmodule:
 		dep, ok := b.Config.Dependencies.Find(d.Name)
 		if !ok {
@@ -120,7 +123,7 @@ func (b *Bot) descendInto(ctx context.Context, culprit record.Commit, d record.D
 		if dep.Path == "" {
 			dep.Path = d.Name
 		}
-		one, err := b.descendCommits(ctx, culprit, d, dep.Repo, dep.Path, "", d.Old, d.New, dir, metric)
+		one, err := b.descendCommits(ctx, culprit, d, dep.Repo, dep.Path, "", d.Old, d.New, dir, run)
 		return one, err
 	case record.DependencyPython:
 		return nil, skip("no index configured (a descent over a directory of wheels is not built)")
@@ -131,7 +134,7 @@ func (b *Bot) descendInto(ctx context.Context, culprit record.Commit, d record.D
 // descendGo searches a Go module's versions between d's two, from the
 // module proxy, and then, where the module's repository is configured,
 // the commits between the two versions that differ.
-func (b *Bot) descendGo(ctx context.Context, culprit record.Commit, d record.DependencyChange, dir record.Direction, metric record.Metric) ([]record.Descent, error) {
+func (b *Bot) descendGo(ctx context.Context, culprit record.Commit, d record.DependencyChange, dir record.Direction, run *descentRun) ([]record.Descent, error) {
 	goproxy := os.Getenv("GOPROXY")
 	if goproxy == "" {
 		goproxy = defaultGoProxy
@@ -154,7 +157,7 @@ func (b *Bot) descendGo(ctx context.Context, culprit record.Commit, d record.Dep
 		}
 		chain = append(chain, c)
 	}
-	ds, err := b.searchDescent(ctx, d, record.DescentVersions, chain[1:], versions, dir, metric)
+	ds, err := b.searchDescent(ctx, d, record.DescentVersions, chain[1:], versions, dir, run)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +180,7 @@ func (b *Bot) descendGo(ctx context.Context, culprit record.Commit, d record.Dep
 	if where == "" {
 		where = path.Join("_perfbot_deps", strings.ReplaceAll(dep.Name, "/", "_"))
 	}
-	commits, err := b.descendCommits(ctx, culprit, d, dep.Repo, where, d.Name, from.Hash, to.Hash, dir, metric)
+	commits, err := b.descendCommits(ctx, culprit, d, dep.Repo, where, d.Name, from.Hash, to.Hash, dir, run)
 	if err != nil {
 		var nd *notDescended
 		if errors.As(err, &nd) {
@@ -198,7 +201,7 @@ func (b *Bot) descendGo(ctx context.Context, culprit record.Commit, d record.Dep
 // repository (fetched into the clone) with each one's tree swapped in at
 // where, and for a Go module (module set) go.mod pointed at it; then the
 // hunks of the dependency's culprit commit.
-func (b *Bot) descendCommits(ctx context.Context, culprit record.Commit, d record.DependencyChange, repo, where, module, old, new string, dir record.Direction, metric record.Metric) ([]record.Descent, error) {
+func (b *Bot) descendCommits(ctx context.Context, culprit record.Commit, d record.DependencyChange, repo, where, module, old, new string, dir record.Direction, run *descentRun) ([]record.Descent, error) {
 	if module == "" {
 		// A Go module's repository was fetched by the caller.
 		if err := b.Repo.FetchDependency(ctx, d.Name, repo); err != nil {
@@ -225,7 +228,7 @@ func (b *Bot) descendCommits(ctx context.Context, culprit record.Commit, d recor
 		}
 		chain = append(chain, c)
 	}
-	ds, err := b.searchDescent(ctx, d, record.DescentCommits, chain[1:], hashes, dir, metric)
+	ds, err := b.searchDescent(ctx, d, record.DescentCommits, chain[1:], hashes, dir, run)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +237,7 @@ func (b *Bot) descendCommits(ctx context.Context, culprit record.Commit, d recor
 	}
 	i := slices.Index(hashes, ds.Culprit)
 	ds.Descent.Commit = &depChain[i]
-	if err := b.descentHunks(ctx, ds, metric); err != nil {
+	if err := b.descentHunks(ctx, ds, run); err != nil {
 		return nil, err
 	}
 	return []record.Descent{ds.Descent}, nil
@@ -253,6 +256,15 @@ func swapMessage(culprit record.Commit, what string) string {
 	return fmt.Sprintf("perfbot: %s on %s\n\nThe culprit %s %q with the dependency swapped, to measure it.\n", what, culprit.Short(), culprit.Hash, culprit.Subject)
 }
 
+// descentRun is what every search of a job's descents shares: the
+// metric, and the confirmations of the job's state (known, taken as made;
+// confirmed hears each new one, to persist it).
+type descentRun struct {
+	metric    record.Metric
+	known     map[string]bisect.Confirmation
+	confirmed func(bisect.Confirmation)
+}
+
 // descentSearch is a descent with the search it rests on.
 type descentSearch struct {
 	record.Descent
@@ -264,7 +276,7 @@ type descentSearch struct {
 // labels (versions or commit hashes, in order), through the Oracle, as a
 // bisection of commits is made: the ends verified first, the culprit
 // confirmed with fresh interleaved runs.
-func (b *Bot) searchDescent(ctx context.Context, d record.DependencyChange, over string, chain []record.Commit, labels []string, dir record.Direction, metric record.Metric) (*descentSearch, error) {
+func (b *Bot) searchDescent(ctx context.Context, d record.DependencyChange, over string, chain []record.Commit, labels []string, dir record.Direction, run *descentRun) (*descentSearch, error) {
 	ds := &descentSearch{Descent: record.Descent{Dependency: d, Over: over, Searched: len(chain)}, chain: chain}
 	if len(chain) < 2 {
 		ds.Outcome = record.OutcomeNotReproduced
@@ -276,9 +288,15 @@ func (b *Bot) searchDescent(ctx context.Context, d record.DependencyChange, over
 		hashes[i] = c.Hash
 		label[c.Hash] = labels[i]
 	}
-	opts := b.searchOptions(metric, dir)
-	opts.OnConfirm = func(c bisect.Confirmation) { b.progressf("%s", confirmLine(c)) }
-	res, err := bisect.Locate(ctx, hashes, commitOracle{o: b.Oracle, metric: metric.Name}, opts)
+	opts := b.searchOptions(run.metric, dir)
+	opts.Known = run.known
+	opts.OnConfirm = func(c bisect.Confirmation) {
+		b.progressf("%s", confirmLine(c))
+		if run.confirmed != nil {
+			run.confirmed(c)
+		}
+	}
+	res, err := bisect.Locate(ctx, hashes, commitOracle{o: b.Oracle, metric: run.metric.Name}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("search the %s of %s: %w", over, d.Name, err)
 	}
@@ -313,13 +331,13 @@ func (b *Bot) searchDescent(ctx context.Context, d record.DependencyChange, over
 // descentHunks searches the hunks of a dependency's culprit commit: the
 // diff between its swapped commit and the one before, which is the
 // dependency's own change at its place in the tree.
-func (b *Bot) descentHunks(ctx context.Context, ds *descentSearch, metric record.Metric) error {
+func (b *Bot) descentHunks(ctx context.Context, ds *descentSearch, run *descentRun) error {
 	c := ds.res.Culprits[0]
 	known := knownEffect(c)
 	if known == nil {
 		return nil
 	}
-	hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: metric.Name, Direction: c.Direction, Known: known})
+	hr, err := b.Hunks(ctx, HunksRequest{Rev: c.Commit, Metric: run.metric.Name, Direction: c.Direction, Known: known})
 	var ie *record.InputError
 	switch {
 	case errors.As(err, &ie):

@@ -270,6 +270,30 @@ metrics:
 	require.NotEmpty(t, d.Hunks)
 	assert.Equal(t, "third_party/kern/kern.txt", d.Hunks[0].File, "the hunk that matters, not the tile's")
 	assert.Len(t, d.Hunks, 1)
+
+	// The process dies before the job is marked done: the same command
+	// resumes, takes the descent's confirmations from the job's state
+	// and measures nothing again.
+	var swapped []string
+	for _, s := range d.Steps {
+		swapped = append(swapped, s.Commit)
+	}
+	before := map[string]int{}
+	for _, h := range swapped {
+		before[h] = countRuns(t, bot, h)
+	}
+	j, ok, err := bot.Store.Job(bis.JobID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	j.Status, j.Result = record.JobRunning, nil
+	require.NoError(t, bot.Store.PutJob(j))
+	again, err := bot.Bisect(ctx, BisectRequest{Good: parent, Bad: bump, Hunks: true})
+	require.NoError(t, err)
+	require.Len(t, again.Descents[bump], 1)
+	assert.Equal(t, d.Culprit, again.Descents[bump][0].Culprit)
+	for _, h := range swapped {
+		assert.Equal(t, before[h], countRuns(t, bot, h), "%s measured again", record.ShortHash(h))
+	}
 }
 
 // A Python pin is named, and the finding says plainly that it was not
