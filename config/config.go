@@ -48,6 +48,9 @@ type Config struct {
 	Benchmarks []record.BenchStep
 	Metrics    []record.Metric
 	Components Components
+	// Dependencies are the dependencies a culprit's bump is descended
+	// into through their git repositories.
+	Dependencies Dependencies
 
 	Bisect   Bisect
 	Detect   Detect
@@ -329,6 +332,35 @@ func (c Components) Match(path string) string {
 		}
 	}
 	return ""
+}
+
+// Dependency is a dependency of the watched repository whose git
+// repository perfbot may fetch: when a culprit bumps it, the descent
+// bisects its commits with its tree swapped into the culprit's.
+type Dependency struct {
+	// Name is the Go module path, or the submodule's path, that a bump
+	// names.
+	Name string
+	// Repo is its git repository: a clone URL or a local path.
+	Repo string
+	// Path is where its tree goes in the watched tree: the submodule's
+	// path, or for a Go module a directory that go.mod's replace
+	// directive points at; "" for a submodule is its path.
+	Path string
+}
+
+// Dependencies are the configured dependencies, in file order.
+type Dependencies []Dependency
+
+// Find returns the dependency named name (a module path, or a
+// submodule's path, which matches its Path too), and whether there is one.
+func (ds Dependencies) Find(name string) (Dependency, bool) {
+	for _, d := range ds {
+		if d.Name == name || d.Path == name {
+			return d, true
+		}
+	}
+	return Dependency{}, false
 }
 
 // Load reads and parses the configuration file at path.

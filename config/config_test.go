@@ -211,7 +211,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			yaml: minimal + "bisekt:\n  confidence: 0.9\n",
-			want: "perfbot.yaml:12: bisekt: unknown key (want one of repo, workdir, store, issues_dir, hosts, build, benchmarks, metrics, components, bisect, detect, github, report, schedule, fingerprint, serve, secrets, speculative, pool)",
+			want: "perfbot.yaml:12: bisekt: unknown key (want one of repo, workdir, store, issues_dir, hosts, build, benchmarks, metrics, components, dependencies, bisect, detect, github, report, schedule, fingerprint, serve, secrets, speculative, pool)",
 		},
 		{
 			name: "unknown nested key",
@@ -439,6 +439,31 @@ func TestParseErrors(t *testing.T) {
 			want: "perfbot.yaml:14: YAML syntax: mapping values are not allowed in this context",
 		},
 		{
+			name: "a dependency without a repository",
+			yaml: minimal + "dependencies:\n  - {name: example.com/kern}\n",
+			want: "perfbot.yaml:13: dependencies[0].repo: missing: the dependency's git repository (a clone URL or a local path)",
+		},
+		{
+			name: "a dependency without a name",
+			yaml: minimal + "dependencies:\n  - {repo: ../kern}\n",
+			want: "perfbot.yaml:13: dependencies[0].name: missing: the Go module path or the submodule's path a bump names",
+		},
+		{
+			name: "a dependency named twice",
+			yaml: minimal + "dependencies:\n  - {name: k, repo: ../a}\n  - {name: k, repo: ../b}\n",
+			want: "perfbot.yaml:14: dependencies[1].name: \"k\" is named twice",
+		},
+		{
+			name: "a dependency's path outside the tree",
+			yaml: minimal + "dependencies:\n  - {name: k, repo: ../a, path: ../kern}\n",
+			want: "perfbot.yaml:13: dependencies[0].path: \"../kern\" is not a directory inside the watched repository",
+		},
+		{
+			name: "an unknown key of a dependency",
+			yaml: minimal + "dependencies:\n  - {name: torch, repo: ../a, wheels: ./wheels}\n",
+			want: "perfbot.yaml:13: dependencies[0].wheels: unknown key (want one of name, repo, path)",
+		},
+		{
 			name: "two documents",
 			yaml: minimal + "---\nrepo: {url: x}\n",
 			want: "perfbot.yaml:12: a second YAML document; a configuration is one document",
@@ -457,6 +482,21 @@ func TestParseErrors(t *testing.T) {
 			assert.Equal(t, tc.want, es[0].Error(), "all errors:\n%v", err)
 		})
 	}
+}
+
+// A dependency's repository resolves against the config's directory, its
+// path is cleaned, and Find names it by module or by path.
+func TestDependencies(t *testing.T) {
+	cfg, err := Parse([]byte(minimal+"dependencies:\n  - {name: example.com/kern, repo: ../kern, path: third_party/kern/}\n  - {name: vendor/nccl, repo: 'https://example.com/nccl.git'}\n"), "/etc/perfbot/perfbot.yaml")
+	require.NoError(t, err)
+	require.Len(t, cfg.Dependencies, 2)
+	assert.Equal(t, Dependency{Name: "example.com/kern", Repo: "/etc/kern", Path: "third_party/kern"}, cfg.Dependencies[0])
+	assert.Equal(t, "https://example.com/nccl.git", cfg.Dependencies[1].Repo)
+	got, ok := cfg.Dependencies.Find("third_party/kern")
+	assert.True(t, ok)
+	assert.Equal(t, "example.com/kern", got.Name)
+	_, ok = cfg.Dependencies.Find("torch")
+	assert.False(t, ok)
 }
 
 func TestParseReportsEveryError(t *testing.T) {

@@ -129,7 +129,7 @@ func at(nodes ...*yaml.Node) *yaml.Node {
 
 func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	f := d.mapping(root, "", "repo", "workdir", "store", "issues_dir", "hosts", "build",
-		"benchmarks", "metrics", "components", "bisect", "detect", "github", "report",
+		"benchmarks", "metrics", "components", "dependencies", "bisect", "detect", "github", "report",
 		"schedule", "fingerprint", "serve", "secrets", "speculative",
 		"pool")
 	c := &Config{Dir: dir}
@@ -146,6 +146,7 @@ func (d *decoder) config(root *yaml.Node, dir string) *Config {
 	var minEffects map[string]float64
 	c.Metrics, minEffects = d.metrics(f["metrics"], root, c.Benchmarks)
 	c.Components = d.components(value(f, "components"))
+	c.Dependencies = d.dependencies(value(f, "dependencies"), dir)
 	c.Speculative = d.speculative(value(f, "speculative"), c.Metrics)
 
 	c.Bisect = d.bisect(value(f, "bisect"))
@@ -546,6 +547,41 @@ func (d *decoder) components(n *yaml.Node) Components {
 		comps = append(comps, Component{Name: f.key.Value, Globs: globs})
 	}
 	return comps
+}
+
+func (d *decoder) dependencies(n *yaml.Node, dir string) Dependencies {
+	var deps Dependencies
+	names := map[string]bool{}
+	for i, item := range d.sequence(n, "dependencies") {
+		p := fmt.Sprintf("dependencies[%d]", i)
+		f := d.mapping(item, p, "name", "repo", "path")
+		dep := Dependency{
+			Name: d.str(value(f, "name"), p+".name"),
+			Repo: d.str(value(f, "repo"), p+".repo"),
+			Path: d.str(value(f, "path"), p+".path"),
+		}
+		switch {
+		case dep.Name == "":
+			d.errorf(at(f["name"].key, item), p+".name", "missing: the Go module path or the submodule's path a bump names")
+		case names[dep.Name]:
+			d.errorf(value(f, "name"), p+".name", "%q is named twice", dep.Name)
+		}
+		names[dep.Name] = true
+		if dep.Repo == "" {
+			d.errorf(at(f["repo"].key, item), p+".repo", "missing: the dependency's git repository (a clone URL or a local path)")
+		} else if gitops.IsLocalPath(dep.Repo) {
+			dep.Repo = resolvePath(dir, dep.Repo)
+		}
+		if dep.Path != "" {
+			clean := path.Clean(dep.Path)
+			if path.IsAbs(dep.Path) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+				d.errorf(value(f, "path"), p+".path", "%q is not a directory inside the watched repository", dep.Path)
+			}
+			dep.Path = clean
+		}
+		deps = append(deps, dep)
+	}
+	return deps
 }
 
 func (d *decoder) bisect(n *yaml.Node) Bisect {

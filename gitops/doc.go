@@ -21,7 +21,15 @@
 // under refs/perfbot/revert/, which fetching never prunes; PushRevert
 // pushes it to a branch under perfbot/revert- of another remote, never
 // anywhere else. DependencyChanges and SubmoduleChanges name the
-// dependency versions a commit changes.
+// dependency versions a commit changes. For the descent into such a bump,
+// GoModuleVersions lists a Go module's versions between two from the
+// module proxies of GOPROXY, FetchDependency brings a dependency's
+// repository into the clone under refs/perfbot/deps/, and SwapDependency
+// records a culprit with a dependency's version required (go mod edit and
+// go mod download, through GOPROXY) or its tree put at a path (a
+// submodule's, or one that a replace directive points a module at) as a
+// commit under refs/perfbot/descent/: the commits of one descent form a
+// chain, so neighbours differ by the dependency's own change.
 //
 // # Slots
 //

@@ -193,9 +193,13 @@ type Culprit struct {
 	// nil for findings from before confirmations were kept.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
 	// Dependencies are the dependency versions the commit changes (Go
-	// modules, Python pins, submodules); the descent into a dependency's
-	// own versions is not made yet.
+	// modules, Python pins, submodules).
 	Dependencies []DependencyChange `json:"dependencies,omitempty"`
+	// Descents are the searches of those dependencies' own versions and
+	// commits, in the order made (a Go module's versions, then the
+	// commits between the two that differ); a dependency that could not be
+	// descended into is a WarnNotDescended of the finding.
+	Descents []Descent `json:"descents,omitempty"`
 	// Revert is the latest proof by revert on the watched branch's tip;
 	// nil until one was made.
 	Revert *RevertOnTip `json:"revert,omitempty"`

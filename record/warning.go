@@ -77,6 +77,11 @@ const (
 	// searched, for the reason Text (its effect too small to split, a
 	// diff without hunks); the culprit stands.
 	WarnHunksNotSearched WarningKind = "hunks_not_searched"
+	// WarnNotDescended: the culprit Commit bumps the dependency Text
+	// ("name old → new (file)"), whose own versions were not searched for
+	// the reason Reasons[0] (no index configured, its repository not
+	// reachable, a version that is not semantic).
+	WarnNotDescended WarningKind = "not_descended"
 	// WarnNote: a caveat in words (Text), as an older perfbot stored
 	// every warning.
 	WarnNote WarningKind = "note"
@@ -155,6 +160,12 @@ func (w Warning) String() string {
 		return gpuStateWarning(w)
 	case WarnHunksNotSearched:
 		return fmt.Sprintf("the hunks of %s were not searched: %s", ShortHash(w.Commit), w.Text)
+	case WarnNotDescended:
+		reason := "no reason given"
+		if len(w.Reasons) > 0 {
+			reason = w.Reasons[0]
+		}
+		return fmt.Sprintf("not descended into %s of %s: %s", w.Text, ShortHash(w.Commit), reason)
 	case WarnNote:
 		return w.Text
 	}

@@ -252,3 +252,48 @@ func suspicious() *record.Finding {
 	f.ID = f.DerivedID()
 	return f
 }
+
+// culpritDependency is a culprit that bumps a Go module, descended into
+// its versions and then its commits, beside a Python pin that was not
+// descended into.
+func culpritDependency() *record.Finding {
+	f := culpritWithoutHunks()
+	c := &f.Culprits[0]
+	c.Commit.Subject = "go.mod, requirements.txt: update dependencies"
+	kern := record.DependencyChange{Kind: record.DependencyGo, Name: "example.com/kern", File: "go.mod", Old: "v1.0.0", New: "v1.4.0"}
+	torch := record.DependencyChange{Kind: record.DependencyPython, Name: "torch", File: "requirements.txt", Old: "2.3.0", New: "2.4.1"}
+	c.Dependencies = []record.DependencyChange{kern, torch}
+	c.Hunks = []record.Hunk{{ID: "h1", File: "go.mod", OldStart: 5, OldLines: 1, NewStart: 5, NewLines: 1,
+		Diff: "@@ -5 +5 @@ require (\n-\texample.com/kern v1.0.0\n+\texample.com/kern v1.4.0\n"}}
+	c.HunkEffect = &record.HunkEffect{Applied: &record.Effect{Pct: -14.5, Interval: record.Interval{Lo: -15.4, Hi: -13.7}}, Reverted: &record.Effect{Pct: 17.0, Interval: record.Interval{Lo: 16.1, Hi: 17.9}}}
+	step := func(v, commit string, n int, median float64, verdict string) record.DescentStep {
+		return record.DescentStep{Version: v, Commit: commit, N: n, Median: median, Verdict: verdict}
+	}
+	slow := "5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f80"
+	c.Descents = []record.Descent{
+		{Dependency: kern, Over: record.DescentVersions, Searched: 5, Outcome: record.OutcomeCulprit, Before: "v1.2.0", Culprit: "v1.3.0",
+			Effect: record.Effect{Pct: -14.6, Interval: record.Interval{Lo: -15.5, Hi: -13.8}}, Confidence: 0.995, Confirmed: true,
+			Steps: []record.DescentStep{
+				step("v1.0.0", "1111111111111111111111111111111111111111", 6, 88.62, "end"),
+				step("v1.2.0", "2222222222222222222222222222222222222222", 8, 88.70, "good"),
+				step("v1.3.0", "3333333333333333333333333333333333333333", 8, 75.70, "bad"),
+				step("v1.4.0", "4444444444444444444444444444444444444444", 6, 75.58, "end"),
+			}},
+		{Dependency: kern, Over: record.DescentCommits, Searched: 4, Outcome: record.OutcomeCulprit,
+			Before: "4a5b6c7d8e9f00112233445566778899aabbccdd", Culprit: slow,
+			Commit:        &record.Commit{Hash: slow, Subject: "kern: split the attention tile", Author: "Kern Dev"},
+			PseudoVersion: "v1.2.1-0.20260122100000-5d6e7f8091a2",
+			Effect:        record.Effect{Pct: -14.7, Interval: record.Interval{Lo: -15.6, Hi: -13.9}}, Confidence: 0.993, Confirmed: true,
+			Hunks: []record.Hunk{{ID: "h1", File: "_perfbot_deps/example.com_kern/tile.go", Function: "Tile", OldStart: 12, OldLines: 3, NewStart: 12, NewLines: 3,
+				Diff: "--- a/_perfbot_deps/example.com_kern/tile.go\n+++ b/_perfbot_deps/example.com_kern/tile.go\n@@ -12,3 +12,3 @@ func Tile() int {\n-\treturn 128\n+\treturn 64\n }\n"}},
+			Steps: []record.DescentStep{
+				step("4a5b6c7d8e9f00112233445566778899aabbccdd", "5555555555555555555555555555555555555555", 6, 88.70, "end"),
+				step(slow, "6666666666666666666666666666666666666666", 8, 75.69, "bad"),
+				step("7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2", "7777777777777777777777777777777777777777", 6, 75.70, "end"),
+			}},
+	}
+	f.Warnings = append(f.Warnings, record.Warning{Kind: record.WarnNotDescended, Commit: c.Commit.Hash, Text: torch.String(),
+		Reasons: []string{"no index configured (a descent over a directory of wheels is not built)"}})
+	f.ID = f.DerivedID()
+	return f
+}

@@ -273,6 +273,21 @@ func (v *view) CulpritHunks(c record.Culprit) []hunkView {
 	return hs
 }
 
+// descentView is a descent with the diff texts of its hunks to show.
+type descentView struct {
+	record.Descent
+	Hunks []hunkView
+}
+
+// DescentOf is descent d with its hunks' diffs cut as a culprit's are.
+func (v *view) DescentOf(d record.Descent) descentView {
+	dv := descentView{Descent: d}
+	for _, h := range d.Hunks {
+		dv.Hunks = append(dv.Hunks, hunkView{Hunk: h, Text: cutLines(h.Diff, v.DiffLines)})
+	}
+	return dv
+}
+
 // CulpritList is "2 culprits: −3.1% at X, −2.8% at Y".
 func (v *view) CulpritList() string {
 	parts := make([]string, len(v.Culprits))

@@ -41,6 +41,7 @@ func TestRenderGolden(t *testing.T) {
 	}{
 		{"culprit_hunks", culpritWithHunks()},
 		{"culprit_no_hunks", culpritWithoutHunks()},
+		{"culprit_dependency", culpritDependency()},
 		{"two_culprits", twoCulprits()},
 		{"candidates", candidates()},
 		{"inconclusive", inconclusive()},

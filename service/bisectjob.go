@@ -19,7 +19,7 @@ type BisectRequest struct {
 	// Direction is regression (default), improvement or any.
 	Direction record.Direction
 	// Hunks continues from each confirmed culprit into its hunks
-	// (searchHunks).
+	// (searchHunks) and into the dependencies it bumps (descend).
 	Hunks bool
 	// MinEffect overrides bisect.min_effect (a fraction) when positive:
 	// a scan of a long history uses the detection threshold.
@@ -50,6 +50,9 @@ type Bisection struct {
 	Commits []record.Commit `json:"commits"`
 	// Hunks are the hunk searches of the culprits, by the culprit's hash.
 	Hunks map[string]*HunksReport `json:"hunks,omitempty"`
+	// Descents are the descents into the dependency bumps of the
+	// culprits, by the culprit's hash (see descend).
+	Descents map[string][]record.Descent `json:"descents,omitempty"`
 	record.Cost
 	JobID string `json:"job_id"`
 	// Findings are the ids of the findings stored for it.
@@ -135,17 +138,7 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 	if state.Confirmations == nil {
 		state.Confirmations = map[string]bisect.Confirmation{}
 	}
-	opts := bisect.Options{
-		Confidence:  b.Config.Bisect.Confidence,
-		MinEffect:   b.Config.Bisect.MinEffect,
-		MaxRuns:     b.Config.Bisect.MaxRuns,
-		Better:      metric.Better,
-		Direction:   req.Direction,
-		Hosts:       b.Oracle.Hosts(),
-		InitialRuns: b.Config.Bisect.Repeats,
-		Logger:      b.Logger,
-		OnProbe:     func(e bisect.ProbeEvent) { b.progressf("%s", probeLine(e)) },
-	}
+	opts := b.searchOptions(metric, req.Direction)
 	if req.MinEffect > 0 {
 		opts.MinEffect = req.MinEffect
 	}
@@ -178,9 +171,34 @@ func (b *Bot) bisect(ctx context.Context, req BisectRequest, metric record.Metri
 		if bis.Hunks, err = b.searchHunks(ctx, bis); err != nil {
 			return nil, err
 		}
+		confirmed := func(c bisect.Confirmation) {
+			state.Confirmations[c.Commit] = c
+			save(state)
+		}
+		if bis.Descents, err = b.descend(ctx, bis, metric, state.Confirmations, confirmed); err != nil {
+			return nil, err
+		}
 	}
 	bis.Cost = meter.read()
 	return bis, nil
+}
+
+// searchOptions are the options of a search over a chain of commits
+// for metric in direction: the configured confidence, minimum effect, run
+// budget and repeats, the pool's hosts, and a probe line in the trace
+// for every probe.
+func (b *Bot) searchOptions(metric record.Metric, direction record.Direction) bisect.Options {
+	return bisect.Options{
+		Confidence:  b.Config.Bisect.Confidence,
+		MinEffect:   b.Config.Bisect.MinEffect,
+		MaxRuns:     b.Config.Bisect.MaxRuns,
+		Better:      metric.Better,
+		Direction:   direction,
+		Hosts:       b.Oracle.Hosts(),
+		InitialRuns: b.Config.Bisect.Repeats,
+		Logger:      b.Logger,
+		OnProbe:     func(e bisect.ProbeEvent) { b.progressf("%s", probeLine(e)) },
+	}
 }
 
 // named returns the commits of chain that res names, in chain order: its

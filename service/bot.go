@@ -7,7 +7,10 @@
 // nightly cycle itself), each resumable from what it stored. The revert
 // job (revert.go) proves a culprit by undoing it on today's tip, and the
 // nightly enqueues it again for findings whose proof has aged
-// (recheck.go). Every measurement
+// (recheck.go). A bisection that continues into its culprits' hunks
+// also descends into a dependency a culprit bumps (descent.go): the
+// dependency's versions, then its commits, bisected by the same engine.
+// Every measurement
 // goes through one door, the Oracle, which looks in the store first and
 // runs only what is missing on the pool of hosts. Findings are filed as
 // issues (file.go); a person's triage can move the nightly baseline

@@ -100,6 +100,7 @@ func (b *Bot) culpritFinding(ctx context.Context, bis *Bisection, c bisect.Culpr
 		return nil, err
 	}
 	rc.Dependencies = append(rc.Dependencies, subs...)
+	rc.Descents = bis.Descents[c.Commit]
 	files := rc.Commit.Files
 	if hr != nil {
 		rc.Hunks = hr.Hunks

@@ -33,7 +33,10 @@ bisect.confidence, and confirms it with fresh interleaved runs of parent and
 culprit before it is reported; commits that do not build are skipped.
 --hunks continues from each culprit into the diff hunks that explain it,
 named by file and function with the lines each adds and removes (--diff
-prints their diffs).
+prints their diffs), and into the dependencies it bumps: a Go module's
+versions from GOPROXY, then, with its repository under dependencies in
+the configuration, its commits; a submodule's commits. Each is measured
+as the culprit with the dependency swapped in.
 
 Every run is stored and reused: a second bisect over the same range, or a
 measure of the same commits, runs only what is missing. The verdict is
@@ -179,10 +182,56 @@ func printBisect(w io.Writer, rep *service.Bisection, withDiff bool) error {
 		if h := rep.Hunks[c.Commit]; h != nil {
 			printHunks(w, h, withDiff)
 		}
+		for _, d := range rep.Descents[c.Commit] {
+			printDescent(w, d, withDiff)
+		}
 	}
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	_, err := fmt.Fprintf(w, "%d runs, %d builds, %d samples, %.0fs, job %s\n", rep.Runs, rep.Builds, rep.Samples, rep.WallSeconds, rep.JobID)
 	return err
+}
+
+// printDescent prints a descent into a dependency bump: the versions (or
+// commits) measured and the one that makes the change, with its hunks.
+func printDescent(w io.Writer, d record.Descent, withDiff bool) {
+	fmt.Fprintf(w, "\ndescent into %s, %s (%d):\n", d.Dependency, d.Over, d.Searched)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	column := "VERSION"
+	if d.Over == record.DescentCommits {
+		column = "COMMIT"
+	}
+	fmt.Fprintf(tw, "  %s\tN\tMEDIAN\tSIDE\n", column)
+	for _, s := range d.Steps {
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", d.Label(s.Version), s.N, num.Format(s.Median), s.Verdict)
+	}
+	tw.Flush()
+	if d.Outcome != record.OutcomeCulprit {
+		fmt.Fprintf(w, "  %s: no single %s named\n", d.Outcome, strings.TrimSuffix(d.Over, "s"))
+		return
+	}
+	confirmed := "confirmed"
+	if !d.Confirmed {
+		confirmed = "NOT confirmed"
+	}
+	fmt.Fprintf(w, "  culprit %s (after %s) %s confidence %s, %s\n", d.Label(d.Culprit), d.Label(d.Before), d.Effect, num.Confidence(d.Confidence), confirmed)
+	if c := d.Commit; c != nil {
+		fmt.Fprintf(w, "  dependency commit %s %s by %s\n", c.Short(), c.Subject, c.Author)
+	}
+	if d.PseudoVersion != "" {
+		fmt.Fprintf(w, "  pseudo-version %s\n", d.PseudoVersion)
+	}
+	for _, h := range d.Hunks {
+		loc := h.File
+		if h.Function != "" {
+			loc += "::" + h.Function
+		}
+		fmt.Fprintf(w, "  [%s] %s  %s\n", orNone(h.Component), loc, h.Size())
+		if withDiff {
+			for _, line := range strings.Split(strings.TrimRight(h.Diff, "\n"), "\n") {
+				fmt.Fprintf(w, "    %s\n", line)
+			}
+		}
+	}
 }

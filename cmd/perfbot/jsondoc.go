@@ -57,6 +57,59 @@ type culpritDoc struct {
 	Confirm      *record.Confirmation `json:"confirm,omitempty"`
 	ParentRuns   endDoc               `json:"parent_runs"`
 	CulpritRuns  endDoc               `json:"culprit_runs"`
+	// Descents are the descents into the dependencies the culprit bumps
+	// (with --hunks), in the order made.
+	Descents []descentDoc `json:"descents,omitempty"`
+}
+
+// descentDoc is one descent into a dependency bump: the dependency, what
+// was searched, and the culprit version or commit.
+type descentDoc struct {
+	Dependency    string           `json:"dependency"`
+	Kind          string           `json:"kind"`
+	File          string           `json:"file"`
+	Old           string           `json:"old"`
+	New           string           `json:"new"`
+	Over          string           `json:"over"`
+	Searched      int              `json:"searched"`
+	Verdict       record.Outcome   `json:"verdict"`
+	Before        string           `json:"before,omitempty"`
+	Culprit       string           `json:"culprit,omitempty"`
+	Subject       string           `json:"subject,omitempty"`
+	PseudoVersion string           `json:"pseudo_version,omitempty"`
+	DeltaPct      float64          `json:"delta_pct"`
+	CIPct         [2]float64       `json:"ci_pct"`
+	Confidence    float64          `json:"confidence"`
+	Confirmed     bool             `json:"confirmed"`
+	Steps         []descentStepDoc `json:"steps"`
+	Hunks         []hunkDoc        `json:"hunks,omitempty"`
+}
+
+type descentStepDoc struct {
+	Version string  `json:"version"`
+	Commit  string  `json:"commit"`
+	N       int     `json:"n"`
+	Median  float64 `json:"median"`
+	Verdict string  `json:"verdict"`
+}
+
+func descentJSON(d record.Descent) descentDoc {
+	doc := descentDoc{
+		Dependency: d.Dependency.Name, Kind: d.Dependency.Kind, File: d.Dependency.File, Old: d.Dependency.Old, New: d.Dependency.New,
+		Over: d.Over, Searched: d.Searched, Verdict: d.Outcome, Before: d.Before, Culprit: d.Culprit, PseudoVersion: d.PseudoVersion,
+		DeltaPct: d.Effect.Pct, CIPct: [2]float64{d.Effect.Lo, d.Effect.Hi}, Confidence: d.Confidence, Confirmed: d.Confirmed,
+		Steps: []descentStepDoc{},
+	}
+	if d.Commit != nil {
+		doc.Subject = d.Commit.Subject
+	}
+	for _, s := range d.Steps {
+		doc.Steps = append(doc.Steps, descentStepDoc(s))
+	}
+	for _, h := range d.Hunks {
+		doc.Hunks = append(doc.Hunks, hunkJSON(h))
+	}
+	return doc
 }
 
 type commitDoc struct {
@@ -105,6 +158,9 @@ func bisectJSON(b *service.Bisection) *bisectDoc {
 		if conf := c.Confirmation; conf != nil {
 			cd.Confirmed, cd.Confirmation = conf.Confirmed, conf.String()
 			cd.Confirm = conf.Record()
+		}
+		for _, ds := range b.Descents[c.Commit] {
+			cd.Descents = append(cd.Descents, descentJSON(ds))
 		}
 		d.Culprits = append(d.Culprits, cd)
 		if len(b.Hunks) > 0 {
@@ -183,8 +239,7 @@ func hunksJSON(r *service.HunksReport) *hunksDoc {
 		Warnings: record.WarningStrings(r.Warnings), Undecided: r.Undecided, NoRuntimeChange: r.NoRuntimeChange,
 	}
 	for _, h := range r.Hunks {
-		d.Hunks = append(d.Hunks, hunkDoc{ID: h.ID, File: h.File, Component: h.Component, Function: h.Function,
-			OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Diff: h.Diff})
+		d.Hunks = append(d.Hunks, hunkJSON(h))
 	}
 	return d
 }
@@ -230,4 +285,9 @@ func testsJSON(tests []minimize.Test) []testDoc {
 		out = append(out, testDoc{Set: t.Set, Side: t.Side, N: t.N, Median: t.Median, PBad: t.PBad, Outcome: t.Outcome})
 	}
 	return out
+}
+
+func hunkJSON(h record.Hunk) hunkDoc {
+	return hunkDoc{ID: h.ID, File: h.File, Component: h.Component, Function: h.Function,
+		OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Diff: h.Diff}
 }

@@ -34,6 +34,7 @@ func TestPrint(t *testing.T) {
 		value any // printed as JSON; nil: the command has no JSON form
 	}{
 		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits(), false) }, bisectJSON(bisectCulprits())},
+		{"bisect-descent", func(w io.Writer) error { return printBisect(w, bisectDescent(), false) }, bisectJSON(bisectDescent())},
 		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates(), false) }, bisectJSON(bisectCandidates())},
 		{"bisect-other-way", func(w io.Writer) error { return printBisect(w, bisectOtherWay(), false) }, bisectJSON(bisectOtherWay())},
 		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport(), false) }, hunksJSON(hunksReport())},
@@ -192,6 +193,41 @@ func bisectCulprits() *service.Bisection {
 		Cost:    record.Cost{Runs: 64, Builds: 9, WallSeconds: 1342.5}, JobID: "bisect-0a1b2c3d",
 		Findings: []string{"0123456789", "fedcba9876"},
 	}
+}
+
+// bisectDescent is bisectCulprits whose first culprit bumps a Go module,
+// descended into its versions and then its commits, beside a Python pin
+// that was not.
+func bisectDescent() *service.Bisection {
+	b := bisectCulprits()
+	b.Hunks = nil
+	kern := record.DependencyChange{Kind: record.DependencyGo, Name: "example.com/kern", File: "go.mod", Old: "v1.0.0", New: "v1.4.0"}
+	slow := "5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f80"
+	b.Descents = map[string][]record.Descent{hCulprit: {
+		{Dependency: kern, Over: record.DescentVersions, Searched: 5, Outcome: record.OutcomeCulprit, Before: "v1.2.0", Culprit: "v1.3.0",
+			Effect: record.Effect{Pct: -14.6, Interval: record.Interval{Lo: -15.5, Hi: -13.8}}, Confidence: 0.995, Confirmed: true,
+			Steps: []record.DescentStep{
+				{Version: "v1.0.0", Commit: hProbe1, N: 6, Median: 88.62, Verdict: "end"},
+				{Version: "v1.2.0", Commit: hProbe1, N: 8, Median: 88.7, Verdict: "good"},
+				{Version: "v1.3.0", Commit: hProbe1, N: 8, Median: 75.7, Verdict: "bad"},
+				{Version: "v1.4.0", Commit: hProbe1, N: 6, Median: 75.58, Verdict: "end"},
+			}},
+		{Dependency: kern, Over: record.DescentCommits, Searched: 4, Outcome: record.OutcomeCulprit,
+			Before: "4a5b6c7d8e9f00112233445566778899aabbccdd", Culprit: slow,
+			Commit:        &record.Commit{Hash: slow, Subject: "kern: split the attention tile", Author: "Kern Dev"},
+			PseudoVersion: "v1.2.1-0.20260122100000-5d6e7f8091a2",
+			Effect:        record.Effect{Pct: -14.7, Interval: record.Interval{Lo: -15.6, Hi: -13.9}}, Confidence: 0.993, Confirmed: true,
+			Hunks: []record.Hunk{{ID: "h1", File: "_perfbot_deps/example.com_kern/tile.go", Function: "Tile", OldStart: 12, OldLines: 3, NewStart: 12, NewLines: 3,
+				Diff: "@@ -12,3 +12,3 @@ func Tile() int {\n-\treturn 128\n+\treturn 64\n }\n"}},
+			Steps: []record.DescentStep{
+				{Version: "4a5b6c7d8e9f00112233445566778899aabbccdd", Commit: hProbe1, N: 6, Median: 88.7, Verdict: "end"},
+				{Version: slow, Commit: hProbe1, N: 8, Median: 75.69, Verdict: "bad"},
+				{Version: "7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2", Commit: hProbe1, N: 6, Median: 75.7, Verdict: "end"},
+			}},
+	}}
+	b.Warnings = append(b.Warnings, record.Warning{Kind: record.WarnNotDescended, Commit: hCulprit, Text: "torch 2.3.0 → 2.4.1 (requirements.txt)",
+		Reasons: []string{"no index configured (a descent over a directory of wheels is not built)"}})
+	return b
 }
 
 func bisectCandidates() *service.Bisection {
