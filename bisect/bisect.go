@@ -270,6 +270,7 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		a:          good,
 		b:          bad,
 		minRuns:    s.opts.InitialRuns,
+		shown:      verifyShown,
 		sameRuns:   max(notReproducedRuns, s.opts.InitialRuns),
 		noisy:      true,
 		sameTail:   s.notReproducedTail(),
@@ -283,7 +284,7 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 	switch out {
 	case endsSame:
 		res.Verdict = record.OutcomeNotReproduced
-		if w, ok := s.otherWay(endsTest{a: good, b: bad}, good, bad); ok {
+		if w, ok := s.otherWay(endsTest{a: good, b: bad, shown: verifyShown}, good, bad); ok {
 			s.warn(w)
 		}
 		return s.finish(res, nil), nil
@@ -438,7 +439,7 @@ func (s *search) changeTail(r span) float64 {
 	if !ok {
 		return 1
 	}
-	_, _, tail := s.tails(delta, se, df, 0)
+	_, _, tail := s.tails(delta, se, df, 0, 0)
 	return tail
 }
 

@@ -714,3 +714,23 @@ func TestExpectedEffectEndsTheVerifySooner(t *testing.T) {
 	t.Logf("10 seeds: %d runs without Expected, %d expecting 9%%", plain, expected)
 	require.Less(t, 10*expected, 7*plain)
 }
+
+// TestChanceDifferenceStartsNoSearch: on a quiet host with nothing
+// changed, the ends now and then differ by chance by about the minimum
+// effect; shown only to exceed zero, such a difference starts a search
+// that ends only once the ends are measured enough to be called the same.
+// The end verification asks for the change beyond half the minimum effect.
+func TestChanceDifferenceStartsNoSearch(t *testing.T) {
+	h := bisecttest.History{Len: 257, CV: 0.02}
+	runs, searched := 0, 0
+	for _, res := range trials(t, &h, bisect.Options{}, 100) {
+		require.Equal(t, record.OutcomeNotReproduced, res.Verdict)
+		runs += res.Samples
+		if len(res.Probes) > 2 {
+			searched++
+		}
+	}
+	t.Logf("100 seeds: %d runs, %d searches started", runs, searched)
+	assert.LessOrEqual(t, searched, 10, "searches started for nothing")
+	assert.LessOrEqual(t, runs, 2600, "runs")
+}

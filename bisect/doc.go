@@ -93,9 +93,11 @@
 //     …), InitialRuns each, counting what the oracle holds side by side,
 //     and then one more run each at a time (with several placed hosts, a
 //     round of one run on each host) until the change shows in the searched
-//     direction by at least MinEffect (error 5%, as the search keeps
-//     checking; 1% on a host whose noise exceeds 1.4×MinEffect) or is
-//     shown smaller than MinEffect with the evidence a culprit needs
+//     direction by at least MinEffect and is shown beyond half of it, the
+//     midpoint between no change and the least change worth finding
+//     (error 5%, as the search keeps checking; on a host whose noise
+//     exceeds 1.4×MinEffect the strict error 1% instead, beyond zero), or
+//     is shown smaller than MinEffect with the evidence a culprit needs
 //     (1−Confidence) and at least six runs per end; the latter is
 //     record.OutcomeNotReproduced and nothing is bisected. Ends that do
 //     differ the other way add a record.WarnOtherDirection with their
@@ -168,7 +170,11 @@
 // three points: the ends are shown to differ by less than MinEffect (not
 // reproduced); one commit holds Confidence with enough runs of it and its
 // parent for the noise to be measured and the confirmation to pair; or
-// the budget is spent. The cost that remains over the information a run
+// the budget is spent. A search starts only once its ends differ beyond
+// the midpoint between no change and MinEffect: ends that differ by
+// chance by about MinEffect would start a search for a change nobody
+// asked for, which stops only when the ends are measured enough to be
+// called the same, the dearest way to that verdict. The cost that remains over the information a run
 // carries is the price of learning the two levels and the noise from the
 // runs themselves: the model knows neither in advance.
 //
