@@ -161,6 +161,15 @@ func TestBisectScenarios(t *testing.T) {
 			maxRuns:  200,
 		},
 		{
+			name: "host speed wanders, 256 commits",
+			history: bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{changeAt(150, 0.95)},
+				DriftSD: 0.04, DriftCorr: 0.9},
+			seeds:    20,
+			want:     []int{150},
+			minRight: 20,
+			maxRuns:  80,
+		},
+		{
 			name:     "high noise",
 			history:  bisecttest.History{Len: 65, CV: 0.05, Changes: []bisecttest.Change{changeAt(50, 0.95)}},
 			seeds:    10,
@@ -184,6 +193,7 @@ func TestBisectScenarios(t *testing.T) {
 					t.Logf("verdict %s culprits %v warnings %q", res.Verdict, got, res.Warnings)
 				}
 			}
+			t.Logf("%d right of %d, %.1f runs", right, tt.seeds, float64(runs)/float64(tt.seeds))
 			assert.GreaterOrEqual(t, right, tt.minRight, "exact answers out of %d", tt.seeds)
 			assert.LessOrEqual(t, float64(runs)/float64(tt.seeds), tt.maxRuns, "mean runs")
 		})

@@ -155,6 +155,46 @@ func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, reco
 	}
 }
 
+// compare is the change δ from commit a to commit b, oriented so that
+// positive is worse, with its standard error and degrees of freedom. On a
+// drifting host whose drift the model fits, it is the generalized least
+// squares estimate under that model, every measured commit with a level
+// of its own (runs of a and b taken side by side then cancel the host's
+// state); otherwise endsEstimate of their clean values.
+func (s *search) compare(a, b int) (delta, se, df float64, ok bool) {
+	if !s.driftFit || len(s.clean(a)) == 0 || len(s.clean(b)) == 0 {
+		return s.endsEstimate(s.clean(a), s.clean(b))
+	}
+	var values [][]float64
+	var at [][]int
+	ja, jb := -1, -1
+	for _, i := range s.measured {
+		c := &s.commits[i]
+		if len(c.level) == 0 {
+			continue
+		}
+		switch i {
+		case a:
+			ja = len(values)
+		case b:
+			jb = len(values)
+		}
+		values = append(values, c.level)
+		at = append(at, c.at)
+	}
+	if ja < 0 || jb < 0 {
+		return s.endsEstimate(s.clean(a), s.clean(b))
+	}
+	delta, se, df, ok = driftDelta(values, at, s.driftModel, ja, jb)
+	if !ok {
+		return s.endsEstimate(s.clean(a), s.clean(b))
+	}
+	if se == 0 {
+		se = 1e-12
+	}
+	return s.worse * delta, se, df, true
+}
+
 // endsEstimate is the change δ = mean(b) − mean(a) of the clean log
 // values, oriented so that positive is worse, with its standard error and
 // degrees of freedom (σ pooled over every commit measured so far).
@@ -176,7 +216,7 @@ func (s *search) endsEstimate(a, b []float64) (delta, se, df float64, ok bool) {
 // means, Jeffreys on σ).
 func (s *search) decideEnds(t endsTest) (endsOutcome, record.Direction) {
 	a, b := s.clean(t.a), s.clean(t.b)
-	delta, se, df, ok := s.endsEstimate(a, b)
+	delta, se, df, ok := s.compare(t.a, t.b)
 	if !ok {
 		return endsUndecided, ""
 	}
@@ -255,7 +295,7 @@ func (s *search) otherWay(t endsTest, good, bad int) (record.Warning, bool) {
 	if s.opts.Direction == record.Any {
 		return record.Warning{}, false
 	}
-	delta, se, df, ok := s.endsEstimate(s.clean(t.a), s.clean(t.b))
+	delta, se, df, ok := s.compare(t.a, t.b)
 	if !ok {
 		return record.Warning{}, false
 	}
@@ -271,7 +311,7 @@ func (s *search) otherWay(t endsTest, good, bad int) (record.Warning, bool) {
 // looksChanged reports whether the estimate of the comparison shows a
 // change of at least the minimum effect in a searched direction.
 func (s *search) looksChanged(t endsTest) bool {
-	delta, _, _, ok := s.endsEstimate(s.clean(t.a), s.clean(t.b))
+	delta, _, _, ok := s.compare(t.a, t.b)
 	if !ok {
 		return false
 	}
@@ -286,7 +326,7 @@ func (s *search) looksChanged(t endsTest) bool {
 // decide even then stops now.
 func (s *search) reachable(t endsTest, add int) bool {
 	a, b := s.clean(t.a), s.clean(t.b)
-	delta, se, df, ok := s.endsEstimate(a, b)
+	delta, se, df, ok := s.compare(t.a, t.b)
 	if !ok {
 		return true
 	}
