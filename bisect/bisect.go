@@ -70,7 +70,11 @@ type commitState struct {
 	n int
 	// clean are the log values of the runs that count, drift removed and
 	// outliers screened out.
-	clean  []float64
+	clean []float64
+	// level are the log values of the runs that count before drift
+	// removal and screening, and at their places in time (Run.Seq).
+	level  []float64
+	at     []int
 	broken bool
 	// tries counts the runs asked of the commit and infra those that
 	// failed on the infrastructure.
@@ -123,6 +127,10 @@ type search struct {
 	// drifting reports whether the host's drift was significant at the
 	// latest screening.
 	drifting bool
+	// driftModel is the host's drift fitted at the latest screening, when
+	// driftFit.
+	driftModel driftModel
+	driftFit   bool
 	// limit is the run budget of the current phase (at most MaxRuns).
 	limit int
 	// scale is the pooled robust σ used for screening.
@@ -270,6 +278,7 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		a:          good,
 		b:          bad,
 		minRuns:    s.opts.InitialRuns,
+		shown:      verifyShown,
 		sameRuns:   max(notReproducedRuns, s.opts.InitialRuns),
 		noisy:      true,
 		sameTail:   s.notReproducedTail(),
@@ -283,7 +292,7 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 	switch out {
 	case endsSame:
 		res.Verdict = record.OutcomeNotReproduced
-		if w, ok := s.otherWay(endsTest{a: good, b: bad}, good, bad); ok {
+		if w, ok := s.otherWay(endsTest{a: good, b: bad, shown: verifyShown}, good, bad); ok {
 			s.warn(w)
 		}
 		return s.finish(res, nil), nil
@@ -434,11 +443,11 @@ func (s *search) residualDiffers(ctx context.Context, r span) (bool, error) {
 // changeTail is the probability of a change of at least the minimum effect
 // in a searched direction between the ends of r.
 func (s *search) changeTail(r span) float64 {
-	delta, se, df, ok := s.endsEstimate(s.clean(r.lo), s.clean(r.hi))
+	delta, se, df, ok := s.compare(r.lo, r.hi)
 	if !ok {
 		return 1
 	}
-	_, _, tail := s.tails(delta, se, df, 0)
+	_, _, tail := s.tails(delta, se, df, 0, 0)
 	return tail
 }
 
@@ -666,7 +675,27 @@ func (s *search) posterior(sp span) (*posterior, bool) {
 	if len(s.valueless(sp)) > 0 {
 		return nil, false
 	}
+	if s.driftFit {
+		return s.driftPosterior(sp), true
+	}
 	return newPosterior(s.spanStats(sp)), true
+}
+
+// driftPosterior is the posterior of range sp under the drift model, over
+// the measured commits of sp with a clean value.
+func (s *search) driftPosterior(sp span) *posterior {
+	var measured []int
+	var values [][]float64
+	var at [][]int
+	for _, i := range s.measured {
+		if i < sp.lo || i > sp.hi || len(s.commits[i].clean) == 0 {
+			continue
+		}
+		measured = append(measured, i)
+		values = append(values, s.commits[i].level)
+		at = append(at, s.commits[i].at)
+	}
+	return driftPosterior(measured, values, at)
 }
 
 // valueless returns the ends of sp without a clean value.
@@ -1049,7 +1078,23 @@ func (s *search) rescreen() {
 			ats[j] = append(ats[j], int(r.Seq))
 		}
 	}
+	for j, i := range s.measured {
+		s.commits[i].level, s.commits[i].at = groups[j], ats[j]
+	}
 	groups, s.drifting = removeDrift(groups, ats)
+	// Once the quick test has found drift, the drift model is weighed
+	// against a steady host at every screening, and given up when it
+	// loses.
+	if s.drifting || s.driftFit {
+		var vs [][]float64
+		var as [][]int
+		for _, i := range s.measured {
+			if c := &s.commits[i]; len(c.level) > 0 {
+				vs, as = append(vs, c.level), append(as, c.at)
+			}
+		}
+		s.driftModel, s.driftFit = fitDriftModel(vs, as)
+	}
 	s.scale = stats.Scale(groups)
 	clean := stats.Screen(groups, s.scale, lo, hi)
 	for j, i := range s.measured {

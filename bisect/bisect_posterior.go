@@ -39,11 +39,7 @@ type posterior struct {
 // whole posterior O(number of measured commits).
 func newPosterior(stats []segmentStats) *posterior {
 	j := len(stats)
-	p := &posterior{
-		measured: make([]int, j),
-		per:      make([]float64, j),
-		cum:      make([]float64, j),
-	}
+	p := &posterior{measured: make([]int, j)}
 	var total segmentStats
 	for i, s := range stats {
 		p.measured[i] = s.index
@@ -56,7 +52,6 @@ func newPosterior(stats []segmentStats) *posterior {
 	// synthetic numbers) from producing log(0) for every split.
 	floor := 1e-12 * max(total.n, 1)
 	logLik := make([]float64, j)
-	best := math.Inf(-1)
 	var left segmentStats
 	for i := 1; i < j; i++ {
 		left.n += stats[i-1].n
@@ -66,6 +61,22 @@ func newPosterior(stats []segmentStats) *posterior {
 		ss := max(sumSq(left)+sumSq(right), floor)
 		width := float64(p.measured[i] - p.measured[i-1])
 		logLik[i] = math.Log(width) - 0.5*math.Log(left.n) - 0.5*math.Log(right.n) - df/2*math.Log(ss)
+	}
+	return fromLogLik(p.measured, logLik)
+}
+
+// fromLogLik normalizes the log marginal likelihoods of the splits
+// (logLik[i] for the interval (measured[i−1], measured[i]], logLik[0]
+// unused) into the posterior.
+func fromLogLik(measured []int, logLik []float64) *posterior {
+	j := len(measured)
+	p := &posterior{
+		measured: measured,
+		per:      make([]float64, j),
+		cum:      make([]float64, j),
+	}
+	best := math.Inf(-1)
+	for i := 1; i < j; i++ {
 		best = max(best, logLik[i])
 	}
 	var z float64

@@ -161,6 +161,15 @@ func TestBisectScenarios(t *testing.T) {
 			maxRuns:  200,
 		},
 		{
+			name: "host speed wanders, 256 commits",
+			history: bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{changeAt(150, 0.95)},
+				DriftSD: 0.04, DriftCorr: 0.9},
+			seeds:    20,
+			want:     []int{150},
+			minRight: 20,
+			maxRuns:  80,
+		},
+		{
 			name:     "high noise",
 			history:  bisecttest.History{Len: 65, CV: 0.05, Changes: []bisecttest.Change{changeAt(50, 0.95)}},
 			seeds:    10,
@@ -184,6 +193,7 @@ func TestBisectScenarios(t *testing.T) {
 					t.Logf("verdict %s culprits %v warnings %q", res.Verdict, got, res.Warnings)
 				}
 			}
+			t.Logf("%d right of %d, %.1f runs", right, tt.seeds, float64(runs)/float64(tt.seeds))
 			assert.GreaterOrEqual(t, right, tt.minRight, "exact answers out of %d", tt.seeds)
 			assert.LessOrEqual(t, float64(runs)/float64(tt.seeds), tt.maxRuns, "mean runs")
 		})
@@ -713,4 +723,24 @@ func TestExpectedEffectEndsTheVerifySooner(t *testing.T) {
 	}
 	t.Logf("10 seeds: %d runs without Expected, %d expecting 9%%", plain, expected)
 	require.Less(t, 10*expected, 7*plain)
+}
+
+// TestChanceDifferenceStartsNoSearch: on a quiet host with nothing
+// changed, the ends now and then differ by chance by about the minimum
+// effect; shown only to exceed zero, such a difference starts a search
+// that ends only once the ends are measured enough to be called the same.
+// The end verification asks for the change beyond half the minimum effect.
+func TestChanceDifferenceStartsNoSearch(t *testing.T) {
+	h := bisecttest.History{Len: 257, CV: 0.02}
+	runs, searched := 0, 0
+	for _, res := range trials(t, &h, bisect.Options{}, 100) {
+		require.Equal(t, record.OutcomeNotReproduced, res.Verdict)
+		runs += res.Samples
+		if len(res.Probes) > 2 {
+			searched++
+		}
+	}
+	t.Logf("100 seeds: %d runs, %d searches started", runs, searched)
+	assert.LessOrEqual(t, searched, 10, "searches started for nothing")
+	assert.LessOrEqual(t, runs, 2600, "runs")
 }

@@ -64,6 +64,16 @@ const (
 	// range are called the same for good: enough that the noise within
 	// the ends is itself measured (ten degrees of freedom).
 	notReproducedRuns = 6
+	// verifyShown is the part of the minimum effect the change between
+	// the chain's ends must be shown to exceed (with verifyAlpha) before
+	// a search starts: half of it, the midpoint between no change and the
+	// least change worth finding. The modest error alone lets ends whose
+	// change is as likely as not below the minimum effect start a search
+	// for a change nobody asked for, which ends only once the ends are
+	// measured enough to call them the same; a change worth finding on a
+	// quiet host clears the midpoint with about the runs it takes to clear
+	// zero. On a noisy host the strict error applies instead.
+	verifyShown = 0.5
 )
 
 // endsTest compares two commits of the chain.
@@ -73,6 +83,9 @@ type endsTest struct {
 	minRuns  int     // runs each side gets before the first decision
 	sameRuns int     // runs each side needs before "same"
 	alpha    float64 // "differ" when P(no change or the other way) falls to this
+	// shown is the part of the minimum effect that "differ" needs the
+	// change to exceed with probability 1−alpha (0: exceed zero).
+	shown    float64
 	sameTail float64 // "same" when P(|change| ≥ MinEffect) falls to this
 	// sameEffect, when above MinEffect, is the change "same" excludes
 	// instead of MinEffect (Options.Expected).
@@ -142,6 +155,46 @@ func (s *search) compareEnds(ctx context.Context, t endsTest) (endsOutcome, reco
 	}
 }
 
+// compare is the change δ from commit a to commit b, oriented so that
+// positive is worse, with its standard error and degrees of freedom. On a
+// drifting host whose drift the model fits, it is the generalized least
+// squares estimate under that model, every measured commit with a level
+// of its own (runs of a and b taken side by side then cancel the host's
+// state); otherwise endsEstimate of their clean values.
+func (s *search) compare(a, b int) (delta, se, df float64, ok bool) {
+	if !s.driftFit || len(s.clean(a)) == 0 || len(s.clean(b)) == 0 {
+		return s.endsEstimate(s.clean(a), s.clean(b))
+	}
+	var values [][]float64
+	var at [][]int
+	ja, jb := -1, -1
+	for _, i := range s.measured {
+		c := &s.commits[i]
+		if len(c.level) == 0 {
+			continue
+		}
+		switch i {
+		case a:
+			ja = len(values)
+		case b:
+			jb = len(values)
+		}
+		values = append(values, c.level)
+		at = append(at, c.at)
+	}
+	if ja < 0 || jb < 0 {
+		return s.endsEstimate(s.clean(a), s.clean(b))
+	}
+	delta, se, df, ok = driftDelta(values, at, s.driftModel, ja, jb)
+	if !ok {
+		return s.endsEstimate(s.clean(a), s.clean(b))
+	}
+	if se == 0 {
+		se = 1e-12
+	}
+	return s.worse * delta, se, df, true
+}
+
 // endsEstimate is the change δ = mean(b) − mean(a) of the clean log
 // values, oriented so that positive is worse, with its standard error and
 // degrees of freedom (σ pooled over every commit measured so far).
@@ -163,15 +216,20 @@ func (s *search) endsEstimate(a, b []float64) (delta, se, df float64, ok bool) {
 // means, Jeffreys on σ).
 func (s *search) decideEnds(t endsTest) (endsOutcome, record.Direction) {
 	a, b := s.clean(t.a), s.clean(t.b)
-	delta, se, df, ok := s.endsEstimate(a, b)
+	delta, se, df, ok := s.compare(t.a, t.b)
 	if !ok {
 		return endsUndecided, ""
 	}
-	alpha := t.alpha
+	alpha, shown := t.alpha, t.shown
 	if t.noisy {
 		alpha = s.endsAlpha()
+		if alpha != verifyAlpha {
+			// The strict error of a noisy host keeps chance differences
+			// out already; a margin on top would cost every search runs.
+			shown = 0
+		}
 	}
-	differ, dir, tail := s.tails(delta, se, df, alpha)
+	differ, dir, tail := s.tails(delta, se, df, alpha, shown)
 	if differ {
 		return endsDiffer, dir
 	}
@@ -185,19 +243,22 @@ func (s *search) decideEnds(t endsTest) (endsOutcome, record.Direction) {
 }
 
 // tails applies the rule to an estimate: differ (with its direction) when
-// the change is in a searched direction with probability 1−alpha and its
-// estimate reaches the minimum effect; tail is the probability of a change
-// of at least the minimum effect in a searched direction.
-func (s *search) tails(delta, se, df, alpha float64) (differ bool, dir record.Direction, tail float64) {
-	return s.tailsFor(s.opts.Direction, delta, se, df, alpha)
+// the change in a searched direction exceeds shown·MinEffect with
+// probability 1−alpha and its estimate reaches the minimum effect; tail is
+// the probability of a change of at least the minimum effect in a
+// searched direction.
+func (s *search) tails(delta, se, df, alpha, shown float64) (differ bool, dir record.Direction, tail float64) {
+	return s.tailsFor(s.opts.Direction, delta, se, df, alpha, shown)
 }
 
 // tailsFor is tails for a search in direction searched.
-func (s *search) tailsFor(searched record.Direction, delta, se, df, alpha float64) (differ bool, dir record.Direction, tail float64) {
+func (s *search) tailsFor(searched record.Direction, delta, se, df, alpha, shown float64) (differ bool, dir record.Direction, tail float64) {
 	minEff := math.Log1p(s.opts.MinEffect)
-	// pWorse is P(δ > 0); pAbove and pBelow are P(δ ≥ minEff) and
-	// P(δ ≤ −minEff).
-	pWorse := stats.StudentCDF(delta/se, df)
+	floor := math.Log1p(shown * s.opts.MinEffect)
+	// pWorse and pBetter are P(δ > floor) and P(δ < −floor); pAbove and
+	// pBelow are P(δ ≥ minEff) and P(δ ≤ −minEff).
+	pWorse := stats.StudentCDF((delta-floor)/se, df)
+	pBetter := stats.StudentCDF((-delta-floor)/se, df)
 	pAbove := 1 - stats.StudentCDF((minEff-delta)/se, df)
 	pBelow := stats.StudentCDF((-minEff-delta)/se, df)
 	lookWorse := searched != record.Improvement
@@ -205,7 +266,7 @@ func (s *search) tailsFor(searched record.Direction, delta, se, df, alpha float6
 	if lookWorse && pWorse >= 1-alpha && delta >= minEff {
 		return true, record.Regression, pAbove
 	}
-	if lookBetter && 1-pWorse >= 1-alpha && -delta >= minEff {
+	if lookBetter && pBetter >= 1-alpha && -delta >= minEff {
 		return true, record.Improvement, pBelow
 	}
 	return false, "", tailBeyond(searched, delta, se, df, s.opts.MinEffect)
@@ -234,11 +295,11 @@ func (s *search) otherWay(t endsTest, good, bad int) (record.Warning, bool) {
 	if s.opts.Direction == record.Any {
 		return record.Warning{}, false
 	}
-	delta, se, df, ok := s.endsEstimate(s.clean(t.a), s.clean(t.b))
+	delta, se, df, ok := s.compare(t.a, t.b)
 	if !ok {
 		return record.Warning{}, false
 	}
-	differ, dir, _ := s.tailsFor(record.Any, delta, se, df, s.endsAlpha())
+	differ, dir, _ := s.tailsFor(record.Any, delta, se, df, s.endsAlpha(), t.shown)
 	if !differ || dir == s.opts.Direction {
 		return record.Warning{}, false
 	}
@@ -250,7 +311,7 @@ func (s *search) otherWay(t endsTest, good, bad int) (record.Warning, bool) {
 // looksChanged reports whether the estimate of the comparison shows a
 // change of at least the minimum effect in a searched direction.
 func (s *search) looksChanged(t endsTest) bool {
-	delta, _, _, ok := s.endsEstimate(s.clean(t.a), s.clean(t.b))
+	delta, _, _, ok := s.compare(t.a, t.b)
 	if !ok {
 		return false
 	}
@@ -265,7 +326,7 @@ func (s *search) looksChanged(t endsTest) bool {
 // decide even then stops now.
 func (s *search) reachable(t endsTest, add int) bool {
 	a, b := s.clean(t.a), s.clean(t.b)
-	delta, se, df, ok := s.endsEstimate(a, b)
+	delta, se, df, ok := s.compare(t.a, t.b)
 	if !ok {
 		return true
 	}
@@ -279,6 +340,6 @@ func (s *search) reachable(t endsTest, add int) bool {
 		}
 	}
 	se *= math.Sqrt((1/ea + 1/eb) / (1/na + 1/nb))
-	differ, _, tail := s.tails(delta, se, df+float64(add), t.alpha)
+	differ, _, tail := s.tails(delta, se, df+float64(add), t.alpha, t.shown)
 	return differ || tail <= t.sameTail
 }

@@ -32,6 +32,22 @@
 //     significant, each run is corrected by the mean residual of the runs of
 //     other commits around it, shrunk by τ²/(τ²+σ²/k) for k of them
 //     (empirical Bayes). A steady host is left untouched.
+//   - Once drift is found, the posterior and the comparisons of two
+//     commits model it instead of trusting the corrected values: the
+//     host's state is a latent AR(1) process over the runs' places in
+//     time, shared by every run, so that a run's log value is its
+//     commit's level (its segment's, in the change-point model) plus the
+//     state plus noise. The correction above cannot correct a probe run
+//     once (its residual is zero by construction), and a bisection is
+//     mostly such probes; under the model each probe is tied to the level
+//     of its segment and every run tells the state at its neighbours, so
+//     runs taken side by side cancel the state. The likelihoods are
+//     generalized least squares (the Kalman filter whitens the runs), the
+//     posterior is averaged over a grid of the drift's size and
+//     correlation and a steady host, each weighted by its likelihood, and
+//     the comparisons take the grid's most likely model. The model is
+//     weighed against a steady host at every screening from the first
+//     time drift is found, and given up when it loses.
 //   - Outliers are screened out against a robust σ: the median absolute
 //     difference between successive runs of a commit, pooled over the
 //     commits (stats.Scale). Deviations from a commit's own median would
@@ -93,9 +109,11 @@
 //     …), InitialRuns each, counting what the oracle holds side by side,
 //     and then one more run each at a time (with several placed hosts, a
 //     round of one run on each host) until the change shows in the searched
-//     direction by at least MinEffect (error 5%, as the search keeps
-//     checking; 1% on a host whose noise exceeds 1.4×MinEffect) or is
-//     shown smaller than MinEffect with the evidence a culprit needs
+//     direction by at least MinEffect and is shown beyond half of it, the
+//     midpoint between no change and the least change worth finding
+//     (error 5%, as the search keeps checking; on a host whose noise
+//     exceeds 1.4×MinEffect the strict error 1% instead, beyond zero), or
+//     is shown smaller than MinEffect with the evidence a culprit needs
 //     (1−Confidence) and at least six runs per end; the latter is
 //     record.OutcomeNotReproduced and nothing is bisected. Ends that do
 //     differ the other way add a record.WarnOtherDirection with their
@@ -168,7 +186,14 @@
 // three points: the ends are shown to differ by less than MinEffect (not
 // reproduced); one commit holds Confidence with enough runs of it and its
 // parent for the noise to be measured and the confirmation to pair; or
-// the budget is spent. The cost that remains over the information a run
+// the budget is spent. On a drifting host the posterior rests on the
+// drift model (see Comparing on log values), so that a probe measured once
+// is judged at the host's state of its moment rather than at the state the
+// ends were measured in. A search starts only once its ends differ beyond
+// the midpoint between no change and MinEffect: ends that differ by
+// chance by about MinEffect would start a search for a change nobody
+// asked for, which stops only when the ends are measured enough to be
+// called the same, the dearest way to that verdict. The cost that remains over the information a run
 // carries is the price of learning the two levels and the noise from the
 // runs themselves: the model knows neither in advance.
 //
@@ -220,6 +245,9 @@
 //     the runs but cannot be placed: a node that ran only probes has no
 //     offset, and its runs count in nothing until an end runs there.
 //     Drift is removed across hosts as if they drifted together.
+//   - The drift model is one AR(1) process for the whole search, its
+//     parameters on a grid: a host whose drift has two time scales is
+//     followed at the scale that explains its runs best.
 //   - Drift removal follows a wandering host, not a step: a host that
 //     changed speed once between two blocks of runs is handled by counting
 //     only runs taken side by side. A host that jumps between two speeds
