@@ -365,14 +365,7 @@ func (m *measurement) collect(p *pending, s record.BenchStep, output []byte) str
 	}
 	p.Samples = append(p.Samples, samples...)
 	if s.Format == bench.FormatGoBench {
-		for k, v := range bench.GoBenchConfig(output) {
-			if p.Fingerprint.Reported == nil {
-				p.Fingerprint.Reported = map[string]string{}
-			}
-			if _, ok := p.Fingerprint.Reported[k]; !ok {
-				p.Fingerprint.Reported[k] = secret.Redact(k, v)
-			}
-		}
+		p.addReported(output)
 	}
 	for _, metric := range m.r.Spec.Metrics {
 		if metric.Benchmark != s.Name {
@@ -592,4 +585,18 @@ func sanitize(name string) string {
 		}
 		return r
 	}, name)
+}
+
+// addReported keeps the configuration lines of a benchmark's or its
+// server's output ("torch: 2.11.0") in the run's fingerprint, the first
+// value of each key, secret-named ones redacted.
+func (p *pending) addReported(output []byte) {
+	for k, v := range bench.GoBenchConfig(output) {
+		if p.Fingerprint.Reported == nil {
+			p.Fingerprint.Reported = map[string]string{}
+		}
+		if _, ok := p.Fingerprint.Reported[k]; !ok {
+			p.Fingerprint.Reported[k] = secret.Redact(k, v)
+		}
+	}
 }

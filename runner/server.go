@@ -299,7 +299,8 @@ func (m *measurement) stopServer(p *pending, s record.BenchStep, rs *runningServ
 }
 
 // addServerLog adds the log of step s's server to p, and what the log
-// says of NCCL and the server to p's fingerprint.
+// says of NCCL, the server and its software (configuration lines, as a
+// benchmark prints them) to p's fingerprint.
 func (m *measurement) addServerLog(p *pending, s record.BenchStep, res Result, spec *record.Server) {
 	out, truncated := capLog(res.Output, m.serverLogCap(spec))
 	out = secret.Scrub(out, m.r.Secrets)
@@ -309,6 +310,7 @@ func (m *measurement) addServerLog(p *pending, s record.BenchStep, res Result, s
 			p.Fingerprint.Env[k] = v
 		}
 	}
+	p.addReported(res.Output)
 }
 
 // portFree checks that nothing listens on the host and port of rawURL any

@@ -41,6 +41,7 @@ func TestServerHelper(t *testing.T) {
 	fmt.Println("NCCL INFO NCCL_ALGO set by environment to Ring")
 	fmt.Println("host:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4")
 	fmt.Println("host:1:1 [0] NCCL INFO Using network Socket")
+	fmt.Println("torch: 2.11.0+cu130")
 	if mode == "die" {
 		fmt.Println("RuntimeError: CUDA out of memory")
 		os.Exit(1)
@@ -162,6 +163,7 @@ func TestBenchServer(t *testing.T) {
 			assert.Equal(t, "2.21.5+cuda12.4", run.Fingerprint.Env["server.nccl_version"])
 			assert.Equal(t, "Socket", run.Fingerprint.Env["server.nccl_net"])
 			assert.Equal(t, "Ring", run.Fingerprint.Env["NCCL_ALGO"])
+			assert.Equal(t, "2.11.0+cu130", run.Fingerprint.Reported["torch"], "the software the server's log reports")
 			assert.Equal(t, "INFO", run.Fingerprint.Env["NCCL_DEBUG"], "the server's own environment")
 			assert.Equal(t, "LL", run.Fingerprint.Env["NCCL_PROTO"], "the target's override reaches the server")
 			if tt.status == record.StatusOK {
