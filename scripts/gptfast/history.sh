@@ -56,6 +56,18 @@ edit("generate.py", "def model_forward(model, x, input_pos):\n",
 PY
 }
 
+# put_in NAME EMAIL MESSAGE: commit the tree at $work/t on $parent as NAME,
+# an hour after the commit before it.
+put_in() {
+	rm -f "$GIT_INDEX_FILE"
+	g --work-tree="$work/t" add -A .
+	tree=$(g write-tree)
+	export GIT_AUTHOR_DATE=$(date -u -d "$GIT_AUTHOR_DATE + 1 hour" +%Y-%m-%dT%H:%M:%SZ) GIT_AUTHOR_NAME="$1" GIT_AUTHOR_EMAIL="$2"
+	export GIT_COMMITTER_NAME="$1" GIT_COMMITTER_EMAIL="$2" GIT_COMMITTER_DATE="$GIT_AUTHOR_DATE"
+	parent=$(printf "$3" | g commit-tree "$tree" -p "$parent")
+	n=$((n + 1))
+}
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 parent="" injected=0 n=0 culprit="" servechange="" root=""
@@ -82,23 +94,13 @@ for c in $(g rev-list --first-parent --reverse "$FIRST^..FETCH_HEAD"); do
 	n=$((n + 1))
 	if [ "$c" = "$(g rev-parse "$INJECT_AFTER")" ]; then
 		inject "$work/t"
-		rm -f "$GIT_INDEX_FILE"
-		g --work-tree="$work/t" add -A .
-		tree=$(g write-tree)
-		export GIT_AUTHOR_DATE=$(date -u -d "$GIT_AUTHOR_DATE + 1 hour" +%Y-%m-%dT%H:%M:%SZ) GIT_AUTHOR_NAME="Dana Ruiz" GIT_AUTHOR_EMAIL="dana@example.com"
-		export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL" GIT_COMMITTER_DATE="$GIT_AUTHOR_DATE"
-		parent=$(printf 'attention: spell out the attention so that its weights can be inspected\n\nThe attention weights are computed in plain operations rather than by\nscaled_dot_product_attention, so that a hook can read them. Annotate the\ncache and note the verify pass in model_forward.\n' | g commit-tree "$tree" -p "$parent")
-		culprit=$parent injected=1 n=$((n + 1))
+		put_in "Dana Ruiz" dana@example.com 'attention: spell out the attention so that its weights can be inspected\n\nThe attention weights are computed in plain operations rather than by\nscaled_dot_product_attention, so that a hook can read them. Annotate the\ncache and note the verify pass in model_forward.\n'
+		culprit=$parent injected=1
 	fi
 	if [ "$c" = "$(g rev-parse "$SERVE_AFTER")" ]; then
 		echo "--cache-len 4096 --spec-k 8 --draft-layers 3" > "$work/t/serve.args"
-		rm -f "$GIT_INDEX_FILE"
-		g --work-tree="$work/t" add -A .
-		tree=$(g write-tree)
-		export GIT_AUTHOR_DATE=$(date -u -d "$GIT_AUTHOR_DATE + 1 hour" +%Y-%m-%dT%H:%M:%SZ) GIT_AUTHOR_NAME="Sam Okafor" GIT_AUTHOR_EMAIL="sam@example.com"
-		export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL" GIT_COMMITTER_DATE="$GIT_AUTHOR_DATE"
-		parent=$(printf 'serve: draft 8 tokens a cycle\n' | g commit-tree "$tree" -p "$parent")
-		servechange=$parent n=$((n + 1))
+		put_in "Sam Okafor" sam@example.com 'serve: draft 8 tokens a cycle\n'
+		servechange=$parent
 	fi
 done
 g update-ref refs/heads/main "$parent"
