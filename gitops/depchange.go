@@ -90,7 +90,7 @@ func normalName(kind, name string) string {
 	if kind != record.DependencyPython {
 		return name
 	}
-	return strings.ToLower(regexp.MustCompile(`[-_.]+`).ReplaceAllString(name, "-"))
+	return PythonPackageName(name)
 }
 
 // SubmoduleChanges returns the submodules whose commit changes from

@@ -227,6 +227,13 @@ type DependencySwap struct {
 	// was there (a submodule, or the vendored copy). With Module set,
 	// go.mod gets a replace directive that points the module at Path.
 	Path, Tree string
+	// Pins and Package, when set, rewrite the pin of the Python package
+	// Package (any spelling PEP 503 deems the same) in Pins, a
+	// requirements*.txt or pyproject.toml file, to exactly Version: the
+	// same pin syntax ("pkg==Version" in a requirement string, pkg =
+	// "Version" in a Poetry table), so that the build step, which
+	// installs from the pins, installs that version.
+	Pins, Package string
 }
 
 // SwapDependency records the tree of base with s applied as a commit whose
@@ -257,6 +264,11 @@ func (r *Repo) SwapDependency(ctx context.Context, base, parent record.Commit, s
 			return fail(err)
 		}
 	}
+	if s.Pins != "" {
+		if err := r.editPin(ctx, env, base.Hash, s); err != nil {
+			return fail(err)
+		}
+	}
 	tree, err := gitFirstLine(ctx, r.dir, nil, env, "write-tree")
 	if err != nil {
 		return fail(err)
@@ -278,6 +290,8 @@ func (r *Repo) SwapDependency(ctx context.Context, base, parent record.Commit, s
 
 func (s DependencySwap) describe() string {
 	switch {
+	case s.Package != "":
+		return s.Package + "==" + s.Version
 	case s.Version != "":
 		return s.Module + "@" + s.Version
 	case s.Module != "":
@@ -372,6 +386,64 @@ func (r *Repo) editGoMod(ctx context.Context, env []string, tmp, base string, s 
 		if _, err := gitCmd(ctx, r.dir, nil, env, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+f); err != nil {
 			return fmt.Errorf("stage %s: %w", f, err)
 		}
+	}
+	return nil
+}
+
+var (
+	// pinRewrite is pyPin with its parts kept apart: what comes before
+	// the operator, the operator and what comes after, and the version.
+	pinRewrite = regexp.MustCompile(`^(\s*["']?([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*)(?:===|==|~=|>=)(\s*)[0-9][^\s"',;]*`)
+	// poetryRewrite is poetryPin with its parts kept apart.
+	poetryRewrite = regexp.MustCompile(`^(\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*=\s*["'])[\^~=<>]*[0-9][^"']*`)
+)
+
+// editPin rewrites the pins of s.Package in s.Pins of base to s.Version
+// and puts the file in the index.
+func (r *Repo) editPin(ctx context.Context, env []string, base string, s DependencySwap) error {
+	ls, err := gitFirstLine(ctx, r.dir, nil, nil, "ls-tree", base, "--", s.Pins)
+	mode, _, _ := strings.Cut(ls, " ")
+	if err != nil || mode == "" {
+		return fmt.Errorf("read %s: not in the tree", s.Pins)
+	}
+	b, err := gitCmd(ctx, r.dir, nil, nil, "cat-file", "blob", base+":"+s.Pins)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", s.Pins, err)
+	}
+	res := []*regexp.Regexp{pinRewrite}
+	if path.Base(s.Pins) == "pyproject.toml" {
+		res = append(res, poetryRewrite)
+	}
+	want := PythonPackageName(s.Package)
+	lines := strings.SplitAfter(string(b), "\n")
+	pinned := 0
+	for i, line := range lines {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "#") {
+			continue
+		}
+		for j, re := range res {
+			m := re.FindStringSubmatchIndex(line)
+			if m == nil || PythonPackageName(line[m[4]:m[5]]) != want {
+				continue
+			}
+			pin := line[:m[3]] + s.Version
+			if j == 0 {
+				pin = line[:m[3]] + "==" + line[m[6]:m[7]] + s.Version
+			}
+			lines[i] = pin + line[m[1]:]
+			pinned++
+			break
+		}
+	}
+	if pinned == 0 {
+		return fmt.Errorf("%s pins no version of %s", s.Pins, s.Package)
+	}
+	blob, err := gitFirstLine(ctx, r.dir, []byte(strings.Join(lines, "")), nil, "hash-object", "-w", "--stdin")
+	if err != nil {
+		return err
+	}
+	if _, err := gitCmd(ctx, r.dir, nil, env, "update-index", "--cacheinfo", mode+","+blob+","+s.Pins); err != nil {
+		return fmt.Errorf("stage %s: %w", s.Pins, err)
 	}
 	return nil
 }
