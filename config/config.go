@@ -334,12 +334,15 @@ func (c Components) Match(path string) string {
 	return ""
 }
 
-// Dependency is a dependency of the watched repository whose git
-// repository perfbot may fetch: when a culprit bumps it, the descent
-// bisects its commits with its tree swapped into the culprit's.
+// Dependency is a dependency of the watched repository that a descent
+// may search: one whose git repository perfbot may fetch (when a culprit
+// bumps it, the descent bisects its commits with its tree swapped into
+// the culprit's), or a Python package with a directory of its wheels
+// (the descent bisects the versions the directory holds, each pinned in
+// turn for the build step to install).
 type Dependency struct {
-	// Name is the Go module path, or the submodule's path, that a bump
-	// names.
+	// Name is the Go module path, the submodule's path, or the Python
+	// package (as PEP 503 normalizes it), that a bump names.
 	Name string
 	// Repo is its git repository: a clone URL or a local path.
 	Repo string
@@ -347,6 +350,10 @@ type Dependency struct {
 	// path, or for a Go module a directory that go.mod's replace
 	// directive points at; "" for a submodule is its path.
 	Path string
+	// Wheels is a directory of the Python package's wheels, absolute.
+	// It is read when a descent needs it, not at load, so that a
+	// configuration loads where the directory is not (yet) mounted.
+	Wheels string
 }
 
 // Dependencies are the configured dependencies, in file order.

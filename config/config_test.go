@@ -441,12 +441,27 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "a dependency without a repository",
 			yaml: minimal + "dependencies:\n  - {name: example.com/kern}\n",
-			want: "perfbot.yaml:13: dependencies[0].repo: missing: the dependency's git repository (a clone URL or a local path)",
+			want: "perfbot.yaml:13: dependencies[0].repo: missing: the dependency's git repository (a clone URL or a local path), or for a Python package wheels (a directory of its wheels)",
 		},
 		{
 			name: "a dependency without a name",
 			yaml: minimal + "dependencies:\n  - {repo: ../kern}\n",
-			want: "perfbot.yaml:13: dependencies[0].name: missing: the Go module path or the submodule's path a bump names",
+			want: "perfbot.yaml:13: dependencies[0].name: missing: the Go module path, the submodule's path or the Python package a bump names",
+		},
+		{
+			name: "a dependency with a repository and wheels",
+			yaml: minimal + "dependencies:\n  - {name: torch, repo: ../a, wheels: ./wheels}\n",
+			want: "perfbot.yaml:13: dependencies[0].wheels: a dependency has either a git repository (repo) or a directory of wheels (wheels), not both",
+		},
+		{
+			name: "a Python package with a path",
+			yaml: minimal + "dependencies:\n  - {name: torch, wheels: ./wheels, path: third_party/torch}\n",
+			want: "perfbot.yaml:13: dependencies[0].path: a Python package's wheels are installed by the build step, not put in the tree: leave path out",
+		},
+		{
+			name: "a Python package named twice in two spellings",
+			yaml: minimal + "dependencies:\n  - {name: flashinfer_python, wheels: ./a}\n  - {name: FlashInfer-Python, wheels: ./b}\n",
+			want: "perfbot.yaml:14: dependencies[1].name: \"flashinfer-python\" is named twice",
 		},
 		{
 			name: "a dependency named twice",
@@ -460,8 +475,8 @@ func TestParseErrors(t *testing.T) {
 		},
 		{
 			name: "an unknown key of a dependency",
-			yaml: minimal + "dependencies:\n  - {name: torch, repo: ../a, wheels: ./wheels}\n",
-			want: "perfbot.yaml:13: dependencies[0].wheels: unknown key (want one of name, repo, path)",
+			yaml: minimal + "dependencies:\n  - {name: torch, index: https://download.pytorch.org/whl}\n",
+			want: "perfbot.yaml:13: dependencies[0].index: unknown key (want one of name, repo, path, wheels)",
 		},
 		{
 			name: "two documents",
@@ -497,6 +512,19 @@ func TestDependencies(t *testing.T) {
 	assert.Equal(t, "example.com/kern", got.Name)
 	_, ok = cfg.Dependencies.Find("torch")
 	assert.False(t, ok)
+}
+
+// A Python package's wheels directory resolves against the config's
+// directory and its name is normalized as PEP 503 does, so the pin's
+// spelling finds it; the directory need not exist at load.
+func TestDependencyWheels(t *testing.T) {
+	cfg, err := Parse([]byte(minimal+"dependencies:\n  - {name: FlashInfer_Python, wheels: ../wheels}\n  - {name: torch, wheels: /srv/wheels/torch}\n"), "/etc/perfbot/perfbot.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, Dependency{Name: "flashinfer-python", Wheels: "/etc/wheels"}, cfg.Dependencies[0])
+	got, ok := cfg.Dependencies.Find("flashinfer-python")
+	require.True(t, ok)
+	assert.Equal(t, "/etc/wheels", got.Wheels)
+	assert.Equal(t, "/srv/wheels/torch", cfg.Dependencies[1].Wheels)
 }
 
 func TestParseReportsEveryError(t *testing.T) {

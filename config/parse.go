@@ -554,22 +554,35 @@ func (d *decoder) dependencies(n *yaml.Node, dir string) Dependencies {
 	names := map[string]bool{}
 	for i, item := range d.sequence(n, "dependencies") {
 		p := fmt.Sprintf("dependencies[%d]", i)
-		f := d.mapping(item, p, "name", "repo", "path")
+		f := d.mapping(item, p, "name", "repo", "path", "wheels")
 		dep := Dependency{
-			Name: d.str(value(f, "name"), p+".name"),
-			Repo: d.str(value(f, "repo"), p+".repo"),
-			Path: d.str(value(f, "path"), p+".path"),
+			Name:   d.str(value(f, "name"), p+".name"),
+			Repo:   d.str(value(f, "repo"), p+".repo"),
+			Path:   d.str(value(f, "path"), p+".path"),
+			Wheels: d.str(value(f, "wheels"), p+".wheels"),
+		}
+		if dep.Wheels != "" {
+			// A pin names the package in any spelling PEP 503 deems
+			// the same; the descent looks it up normalized.
+			dep.Name = gitops.PythonPackageName(dep.Name)
 		}
 		switch {
 		case dep.Name == "":
-			d.errorf(at(f["name"].key, item), p+".name", "missing: the Go module path or the submodule's path a bump names")
+			d.errorf(at(f["name"].key, item), p+".name", "missing: the Go module path, the submodule's path or the Python package a bump names")
 		case names[dep.Name]:
 			d.errorf(value(f, "name"), p+".name", "%q is named twice", dep.Name)
 		}
 		names[dep.Name] = true
-		if dep.Repo == "" {
-			d.errorf(at(f["repo"].key, item), p+".repo", "missing: the dependency's git repository (a clone URL or a local path)")
-		} else if gitops.IsLocalPath(dep.Repo) {
+		switch {
+		case dep.Wheels != "" && dep.Repo != "":
+			d.errorf(value(f, "wheels"), p+".wheels", "a dependency has either a git repository (repo) or a directory of wheels (wheels), not both")
+		case dep.Wheels != "" && dep.Path != "":
+			d.errorf(value(f, "path"), p+".path", "a Python package's wheels are installed by the build step, not put in the tree: leave path out")
+		case dep.Wheels != "":
+			dep.Wheels = resolvePath(dir, dep.Wheels)
+		case dep.Repo == "":
+			d.errorf(at(f["repo"].key, item), p+".repo", "missing: the dependency's git repository (a clone URL or a local path), or for a Python package wheels (a directory of its wheels)")
+		case gitops.IsLocalPath(dep.Repo):
 			dep.Repo = resolvePath(dir, dep.Repo)
 		}
 		if dep.Path != "" {

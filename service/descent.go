@@ -39,8 +39,10 @@ func skip(format string, args ...any) error {
 // proxy's versions (GOPROXY) and, where the module's repository is
 // configured (dependencies), over the commits between the two versions
 // that differ; submodules and configured git dependencies over their
-// commits. What cannot be descended into (a Python pin, a repository
-// that cannot be reached, a version that is not semantic) is a
+// commits; Python pins over the versions of the package's configured
+// directory of wheels. What cannot be descended into (a Python pin
+// without a wheels directory, a repository that cannot be reached, a
+// version that is not semantic) is a
 // WarnNotDescended on bis, and the culprit stands. The confirmations
 // known from the job's state are taken as made, and each new one is
 // given to confirmed to be persisted, as the bisection's own are.
@@ -113,7 +115,7 @@ func (b *Bot) descendInto(ctx context.Context, culprit record.Commit, d record.D
 		return b.descendGo(ctx, culprit, d, dir, run)
 	case record.DependencySubmodule:
 		dep, ok := b.Config.Dependencies.Find(d.Name)
-		if !ok {
+		if !ok || dep.Repo == "" {
 			url, err := b.Repo.SubmoduleURL(ctx, culprit.Hash, d.Name)
 			if err != nil {
 				return nil, skip("its repository is neither configured (dependencies) nor in .gitmodules: %v", err)
@@ -126,7 +128,7 @@ func (b *Bot) descendInto(ctx context.Context, culprit record.Commit, d record.D
 		one, err := b.descendCommits(ctx, culprit, d, dep.Repo, dep.Path, "", d.Old, d.New, dir, run)
 		return one, err
 	case record.DependencyPython:
-		return nil, skip("no index configured (a descent over a directory of wheels is not built)")
+		return b.descendPython(ctx, culprit, d, dir, run)
 	}
 	return nil, skip("a dependency of kind %q", d.Kind)
 }
@@ -163,7 +165,7 @@ func (b *Bot) descendGo(ctx context.Context, culprit record.Commit, d record.Dep
 	}
 	out := []record.Descent{ds.Descent}
 	dep, ok := b.Config.Dependencies.Find(d.Name)
-	if !ok || ds.Outcome != record.OutcomeCulprit {
+	if !ok || dep.Repo == "" || ds.Outcome != record.OutcomeCulprit {
 		return out, nil
 	}
 	if err := b.Repo.FetchDependency(ctx, dep.Name, dep.Repo); err != nil {
@@ -195,6 +197,40 @@ func (b *Bot) descendGo(ctx context.Context, culprit record.Commit, d record.Dep
 		}
 	}
 	return append(out, commits...), nil
+}
+
+// descendPython searches the versions of a Python package between d's
+// two pins that its configured directory of wheels holds, each a commit
+// on the culprit with the pin rewritten to it: the build step installs
+// what the pin names, so perfbot installs nothing itself.
+func (b *Bot) descendPython(ctx context.Context, culprit record.Commit, d record.DependencyChange, dir record.Direction, run *descentRun) ([]record.Descent, error) {
+	dep, ok := b.Config.Dependencies.Find(d.Name)
+	if !ok || dep.Wheels == "" {
+		return nil, skip("no wheels directory is configured for %s (dependencies: {name: %s, wheels: DIR})", d.Name, d.Name)
+	}
+	versions, err := gitops.WheelVersions(dep.Wheels, d.Name, d.Old, d.New)
+	if err != nil {
+		return nil, skip("%v", err)
+	}
+	b.progressf("descend into %s: %d versions %s … %s from %s", d.Name, len(versions), d.Old, d.New, dep.Wheels)
+	chain := []record.Commit{culprit}
+	for _, v := range versions {
+		h, err := b.Repo.SwapDependency(ctx, culprit, chain[len(chain)-1],
+			gitops.DependencySwap{Pins: d.File, Package: d.Name, Version: v}, swapMessage(culprit, d.Name+"=="+v))
+		if err != nil {
+			return nil, skip("%v", err)
+		}
+		c, err := b.swapped(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, c)
+	}
+	ds, err := b.searchDescent(ctx, d, record.DescentVersions, chain[1:], versions, dir, run)
+	if err != nil {
+		return nil, err
+	}
+	return []record.Descent{ds.Descent}, nil
 }
 
 // descendCommits searches the commits old..new of a dependency's git

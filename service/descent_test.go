@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -296,8 +297,109 @@ metrics:
 	}
 }
 
-// A Python pin is named, and the finding says plainly that it was not
-// descended into; the culprit stands.
+// pythonInstall is the build step of a Python engine, as pip would do
+// it with --no-index --find-links: it installs the kern that
+// requirements.txt pins from the wheels directory (failing when the
+// directory has no wheel of it), and what it installs is the speed the
+// directory gives the version.
+const pythonInstall = `set -e
+v=$(sed -n 's/^kern==//p' requirements.txt)
+test -f "$WHEELS/kern-$v-py3-none-any.whl"
+cp "$WHEELS/$v.speed" .installed-speed
+`
+
+// pythonBench is the installed kern's speed with 0.4% noise.
+const pythonBench = `awk -v v="$(cat .installed-speed)" -v s="$(od -An -N4 -tu4 /dev/urandom)" 'BEGIN { srand(s); printf "BenchmarkVerifyStep-2 10 1000 ns/op %.3f tok/s\n", v * (1 + 0.004 * (rand() - 0.5)) }'
+`
+
+// wheelsDir writes a directory of empty wheels of kern, 0.9.0 … 1.4.0
+// with a post release, each with the speed it gives the engine: 1.3.0
+// makes it 10% slower. A wheel of another package sits among them.
+func wheelsDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	speeds := map[string]string{"0.9.0": "100", "1.0.0": "100", "1.1.0": "100", "1.2.0": "100", "1.2.0.post1": "100", "1.3.0": "90", "1.4.0": "90"}
+	for v, speed := range speeds {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "kern-"+v+"-py3-none-any.whl"), nil, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, v+".speed"), []byte(speed+"\n"), 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "numpy-1.26.4-cp312-cp312-linux_x86_64.whl"), nil, 0o644))
+	return dir
+}
+
+// pythonRepo is a Python engine pinning kern==1.0.0 beside numpy, then a
+// commit that bumps kern to 1.4.0.
+func pythonRepo(t *testing.T) (dir, parent, bump string) {
+	t.Helper()
+	b := gitopstest.NewBuilder(t)
+	parent = b.Commit("engine", map[string]string{"install.sh": pythonInstall, "bench.sh": pythonBench,
+		".gitignore": ".installed-speed\n", "requirements.txt": "numpy==1.26.4\nkern==1.0.0\n"})
+	bump = b.Commit("requirements: bump kern", map[string]string{"requirements.txt": "numpy==1.26.4\nkern==1.4.0\n"})
+	return b.Dir, parent, bump
+}
+
+func pythonConfig(t *testing.T, repo, wheels, deps string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`repo:
+  url: %s
+  branch: main
+build:
+  - name: install
+    run: WHEELS=%s sh install.sh
+benchmarks:
+  - name: engine
+    run: sh bench.sh
+    format: gobench
+metrics:
+  - name: verify_tok_s
+    benchmark: engine
+    select: BenchmarkVerifyStep
+    unit: tok/s
+%s`, repo, wheels, deps)), filepath.Join(t.TempDir(), "perfbot.yaml"))
+	require.NoError(t, err)
+	return cfg
+}
+
+// A culprit that bumps a Python pin is descended into when the package has
+// a wheels directory: the versions it holds between the two pins are
+// bisected, each a commit on the culprit with the pin rewritten, which the
+// build step installs, to the version that makes the engine 10% slower.
+// The finding carries the descent.
+func TestDescendPythonWheels(t *testing.T) {
+	ctx := context.Background()
+	wheels := wheelsDir(t)
+	repo, parent, bump := pythonRepo(t)
+	b, err := Open(ctx, pythonConfig(t, repo, wheels, fmt.Sprintf("dependencies:\n  - {name: Kern, wheels: %s}\n", wheels)), Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	bis, err := b.Bisect(ctx, BisectRequest{Good: parent, Bad: bump, Hunks: true})
+	require.NoError(t, err)
+	require.Equal(t, record.OutcomeCulprit, bis.Verdict)
+	ds := bis.Descents[bump]
+	require.Len(t, ds, 1, "%+v", bis.Warnings)
+	v := ds[0]
+	assert.Equal(t, record.DependencyChange{Kind: record.DependencyPython, Name: "kern", File: "requirements.txt", Old: "1.0.0", New: "1.4.0"}, v.Dependency)
+	assert.Equal(t, record.DescentVersions, v.Over)
+	assert.Equal(t, 6, v.Searched, "1.0.0, 1.1.0, 1.2.0, 1.2.0.post1, 1.3.0, 1.4.0")
+	require.Equal(t, record.OutcomeCulprit, v.Outcome, v.Text())
+	assert.Equal(t, "1.3.0", v.Culprit, v.Text())
+	assert.Equal(t, "1.2.0.post1", v.Before)
+	assert.True(t, v.Confirmed, v.Text())
+	assert.InDelta(t, -10, v.Effect.Pct, 1.5)
+	for _, s := range v.Steps {
+		pins, err := exec.Command("git", "--git-dir", b.Repo.Dir(), "show", s.Commit+":requirements.txt").Output()
+		require.NoError(t, err)
+		assert.Equal(t, "numpy==1.26.4\nkern=="+s.Version+"\n", string(pins), "the probe of %s pins it", s.Version)
+	}
+
+	fs, err := b.StoreFindings(ctx, bis)
+	require.NoError(t, err)
+	require.Len(t, fs, 1)
+	assert.Equal(t, ds, fs[0].Culprits[0].Descents)
+}
+
+// A Python pin that cannot be descended into is named, with both
+// versions, and the finding says plainly why; the culprit stands.
 func TestNotDescendedPythonPin(t *testing.T) {
 	ctx := context.Background()
 	b := gitopstest.NewBuilder(t)
@@ -307,23 +409,38 @@ awk -v v=$v -v s="$(od -An -N4 -tu4 /dev/urandom)" 'BEGIN { srand(s); printf "Be
 `
 	parent := b.Commit("engine", map[string]string{"bench.sh": bench, "requirements.txt": "numpy==1.26.4\ntorch==2.3.0\n"})
 	bump := b.Commit("requirements: torch 2.4", map[string]string{"requirements.txt": "numpy==1.26.4\ntorch==2.4.1\n"})
-	r := revertRepo{dir: b.Dir}
-	bot, err := Open(ctx, r.config(t, ""), Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { bot.Close() })
-	bis, err := bot.Bisect(ctx, BisectRequest{Good: parent, Bad: bump, Hunks: true})
-	require.NoError(t, err)
-	require.Equal(t, record.OutcomeCulprit, bis.Verdict)
-	assert.Empty(t, bis.Descents)
-	var got []string
-	for _, w := range bis.Warnings {
-		if w.Kind == record.WarnNotDescended {
-			got = append(got, w.String())
-		}
+	wheels := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(wheels, "torch-2.3.0-cp312-cp312-linux_x86_64.whl"), nil, 0o644))
+	tests := []struct {
+		name, deps, reason string
+	}{
+		{name: "no wheels directory configured",
+			reason: "no wheels directory is configured for torch (dependencies: {name: torch, wheels: DIR})"},
+		{name: "a git repository configured, not wheels", deps: "dependencies:\n  - {name: torch, repo: /nonexistent/torch}\n",
+			reason: "no wheels directory is configured for torch (dependencies: {name: torch, wheels: DIR})"},
+		{name: "the new version has no wheel", deps: fmt.Sprintf("dependencies:\n  - {name: torch, wheels: %s}\n", wheels),
+			reason: "versions of torch: " + wheels + " holds no wheel of torch 2.4.1"},
 	}
-	assert.Equal(t, []string{"not descended into torch 2.3.0 → 2.4.1 (requirements.txt) of " + record.ShortHash(bump) +
-		": no index configured (a descent over a directory of wheels is not built)"}, got)
-	fs, err := bot.StoreFindings(ctx, bis)
-	require.NoError(t, err)
-	assert.Contains(t, record.WarningStrings(fs[0].Warnings), got[0])
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := revertRepo{dir: b.Dir}
+			bot, err := Open(ctx, r.config(t, tt.deps), Options{})
+			require.NoError(t, err)
+			t.Cleanup(func() { bot.Close() })
+			bis, err := bot.Bisect(ctx, BisectRequest{Good: parent, Bad: bump, Hunks: true})
+			require.NoError(t, err)
+			require.Equal(t, record.OutcomeCulprit, bis.Verdict)
+			assert.Empty(t, bis.Descents)
+			var got []string
+			for _, w := range bis.Warnings {
+				if w.Kind == record.WarnNotDescended {
+					got = append(got, w.String())
+				}
+			}
+			assert.Equal(t, []string{"not descended into torch 2.3.0 → 2.4.1 (requirements.txt) of " + record.ShortHash(bump) + ": " + tt.reason}, got)
+			fs, err := bot.StoreFindings(ctx, bis)
+			require.NoError(t, err)
+			assert.Contains(t, record.WarningStrings(fs[0].Warnings), got[0])
+		})
+	}
 }
