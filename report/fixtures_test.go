@@ -293,7 +293,34 @@ func culpritDependency() *record.Finding {
 			}},
 	}
 	f.Warnings = append(f.Warnings, record.Warning{Kind: record.WarnNotDescended, Commit: c.Commit.Hash, Text: torch.String(),
-		Reasons: []string{"no index configured (a descent over a directory of wheels is not built)"}})
+		Reasons: []string{"no wheels directory is configured for torch (dependencies: {name: torch, wheels: DIR})"}})
+	f.ID = f.DerivedID()
+	return f
+}
+
+// culpritPythonDescent is a culprit that bumps a Python pin, descended
+// into the versions of the package's wheels directory.
+func culpritPythonDescent() *record.Finding {
+	f := culpritWithoutHunks()
+	c := &f.Culprits[0]
+	c.Commit.Subject = "requirements: flashinfer 0.2.16"
+	fi := record.DependencyChange{Kind: record.DependencyPython, Name: "flashinfer-python", File: "requirements.txt", Old: "0.2.14", New: "0.2.16"}
+	c.Dependencies = []record.DependencyChange{fi}
+	c.Hunks = []record.Hunk{{ID: "h1", File: "requirements.txt", OldStart: 3, OldLines: 1, NewStart: 3, NewLines: 1,
+		Diff: "@@ -3 +3 @@ numpy==1.26.4\n-flashinfer-python==0.2.14\n+flashinfer-python==0.2.16\n"}}
+	step := func(v, commit string, n int, median float64, verdict string) record.DescentStep {
+		return record.DescentStep{Version: v, Commit: commit, N: n, Median: median, Verdict: verdict}
+	}
+	c.Descents = []record.Descent{
+		{Dependency: fi, Over: record.DescentVersions, Searched: 5, Outcome: record.OutcomeCulprit, Before: "0.2.14", Culprit: "0.2.14.post1",
+			Effect: record.Effect{Pct: -14.6, Interval: record.Interval{Lo: -15.5, Hi: -13.8}}, Confidence: 0.995, Confirmed: true,
+			Steps: []record.DescentStep{
+				step("0.2.14", "1111111111111111111111111111111111111111", 6, 88.62, "end"),
+				step("0.2.14.post1", "2222222222222222222222222222222222222222", 8, 75.70, "bad"),
+				step("0.2.15", "3333333333333333333333333333333333333333", 4, 75.66, "bad"),
+				step("0.2.16", "5555555555555555555555555555555555555555", 6, 75.58, "end"),
+			}},
+	}
 	f.ID = f.DerivedID()
 	return f
 }

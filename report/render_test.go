@@ -42,6 +42,7 @@ func TestRenderGolden(t *testing.T) {
 		{"culprit_hunks", culpritWithHunks()},
 		{"culprit_no_hunks", culpritWithoutHunks()},
 		{"culprit_dependency", culpritDependency()},
+		{"culprit_python_descent", culpritPythonDescent()},
 		{"two_culprits", twoCulprits()},
 		{"candidates", candidates()},
 		{"inconclusive", inconclusive()},

@@ -35,6 +35,7 @@ func TestPrint(t *testing.T) {
 	}{
 		{"bisect-culprits", func(w io.Writer) error { return printBisect(w, bisectCulprits(), false) }, bisectJSON(bisectCulprits())},
 		{"bisect-descent", func(w io.Writer) error { return printBisect(w, bisectDescent(), false) }, bisectJSON(bisectDescent())},
+		{"bisect-descent-python", func(w io.Writer) error { return printBisect(w, bisectDescentPython(), false) }, bisectJSON(bisectDescentPython())},
 		{"bisect-candidates", func(w io.Writer) error { return printBisect(w, bisectCandidates(), false) }, bisectJSON(bisectCandidates())},
 		{"bisect-other-way", func(w io.Writer) error { return printBisect(w, bisectOtherWay(), false) }, bisectJSON(bisectOtherWay())},
 		{"hunks", func(w io.Writer) error { return printHunks(w, hunksReport(), false) }, hunksJSON(hunksReport())},
@@ -226,7 +227,26 @@ func bisectDescent() *service.Bisection {
 			}},
 	}}
 	b.Warnings = append(b.Warnings, record.Warning{Kind: record.WarnNotDescended, Commit: hCulprit, Text: "torch 2.3.0 → 2.4.1 (requirements.txt)",
-		Reasons: []string{"no index configured (a descent over a directory of wheels is not built)"}})
+		Reasons: []string{"no wheels directory is configured for torch (dependencies: {name: torch, wheels: DIR})"}})
+	return b
+}
+
+// bisectDescentPython is bisectCulprits whose first culprit bumps a
+// Python pin, descended into the versions of its wheels directory.
+func bisectDescentPython() *service.Bisection {
+	b := bisectCulprits()
+	b.Hunks = nil
+	fi := record.DependencyChange{Kind: record.DependencyPython, Name: "flashinfer-python", File: "requirements.txt", Old: "0.2.14", New: "0.2.16"}
+	b.Descents = map[string][]record.Descent{hCulprit: {
+		{Dependency: fi, Over: record.DescentVersions, Searched: 5, Outcome: record.OutcomeCulprit, Before: "0.2.14", Culprit: "0.2.14.post1",
+			Effect: record.Effect{Pct: -14.6, Interval: record.Interval{Lo: -15.5, Hi: -13.8}}, Confidence: 0.995, Confirmed: true,
+			Steps: []record.DescentStep{
+				{Version: "0.2.14", Commit: hProbe1, N: 6, Median: 88.62, Verdict: "end"},
+				{Version: "0.2.14.post1", Commit: hProbe1, N: 8, Median: 75.7, Verdict: "bad"},
+				{Version: "0.2.15", Commit: hProbe1, N: 4, Median: 75.66, Verdict: "bad"},
+				{Version: "0.2.16", Commit: hProbe1, N: 6, Median: 75.58, Verdict: "end"},
+			}},
+	}}
 	return b
 }
 
