@@ -101,8 +101,18 @@ func (b *Bot) bumps(ctx context.Context, bis *Bisection, culprit record.Commit) 
 		return all, nil
 	}
 	return slices.DeleteFunc(all, func(d record.DependencyChange) bool {
-		return !slices.ContainsFunc(hr.Hunks, func(h record.Hunk) bool { return h.File == d.File && strings.Contains(h.Diff, d.Name) })
+		return !slices.ContainsFunc(hr.Hunks, func(h record.Hunk) bool { return h.File == d.File && mentions(h.Diff, d) })
 	}), nil
+}
+
+// mentions reports whether diff names d's dependency: a Python package
+// in any spelling PEP 503 deems its name (d.Name is normalized, the pin
+// may write "Flash_Infer").
+func mentions(diff string, d record.DependencyChange) bool {
+	if d.Kind == record.DependencyPython {
+		return strings.Contains(gitops.PythonPackageName(diff), d.Name)
+	}
+	return strings.Contains(diff, d.Name)
 }
 
 // descendInto is the descent into one dependency change d of culprit.

@@ -303,8 +303,8 @@ metrics:
 // directory has no wheel of it), and what it installs is the speed the
 // directory gives the version.
 const pythonInstall = `set -e
-v=$(sed -n 's/^kern==//p' requirements.txt)
-test -f "$WHEELS/kern-$v-py3-none-any.whl"
+v=$(sed -n 's/^kern_ops==//p' requirements.txt)
+test -f "$WHEELS/kern_ops-$v-py3-none-any.whl"
 cp "$WHEELS/$v.speed" .installed-speed
 `
 
@@ -312,7 +312,7 @@ cp "$WHEELS/$v.speed" .installed-speed
 const pythonBench = `awk -v v="$(cat .installed-speed)" -v s="$(od -An -N4 -tu4 /dev/urandom)" 'BEGIN { srand(s); printf "BenchmarkVerifyStep-2 10 1000 ns/op %.3f tok/s\n", v * (1 + 0.004 * (rand() - 0.5)) }'
 `
 
-// wheelsDir writes a directory of empty wheels of kern, 0.9.0 … 1.4.0
+// wheelsDir writes a directory of empty wheels of kern-ops, 0.9.0 … 1.4.0
 // with a post release, each with the speed it gives the engine: 1.3.0
 // makes it 10% slower. A wheel of another package sits among them.
 func wheelsDir(t *testing.T) string {
@@ -320,21 +320,21 @@ func wheelsDir(t *testing.T) string {
 	dir := t.TempDir()
 	speeds := map[string]string{"0.9.0": "100", "1.0.0": "100", "1.1.0": "100", "1.2.0": "100", "1.2.0.post1": "100", "1.3.0": "90", "1.4.0": "90"}
 	for v, speed := range speeds {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "kern-"+v+"-py3-none-any.whl"), nil, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "kern_ops-"+v+"-py3-none-any.whl"), nil, 0o644))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, v+".speed"), []byte(speed+"\n"), 0o644))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "numpy-1.26.4-cp312-cp312-linux_x86_64.whl"), nil, 0o644))
 	return dir
 }
 
-// pythonRepo is a Python engine pinning kern==1.0.0 beside numpy, then a
-// commit that bumps kern to 1.4.0.
+// pythonRepo is a Python engine pinning kern_ops==1.0.0 beside numpy,
+// then a commit that bumps it to 1.4.0.
 func pythonRepo(t *testing.T) (dir, parent, bump string) {
 	t.Helper()
 	b := gitopstest.NewBuilder(t)
 	parent = b.Commit("engine", map[string]string{"install.sh": pythonInstall, "bench.sh": pythonBench,
-		".gitignore": ".installed-speed\n", "requirements.txt": "numpy==1.26.4\nkern==1.0.0\n"})
-	bump = b.Commit("requirements: bump kern", map[string]string{"requirements.txt": "numpy==1.26.4\nkern==1.4.0\n"})
+		".gitignore": ".installed-speed\n", "requirements.txt": "numpy==1.26.4\nkern_ops==1.0.0\n"})
+	bump = b.Commit("requirements: bump kern", map[string]string{"requirements.txt": "numpy==1.26.4\nkern_ops==1.4.0\n"})
 	return b.Dir, parent, bump
 }
 
@@ -364,12 +364,13 @@ metrics:
 // a wheels directory: the versions it holds between the two pins are
 // bisected, each a commit on the culprit with the pin rewritten, which the
 // build step installs, to the version that makes the engine 10% slower.
-// The finding carries the descent.
+// The pin, the wheels and the configuration spell the package three ways
+// that PEP 503 deems one. The finding carries the descent.
 func TestDescendPythonWheels(t *testing.T) {
 	ctx := context.Background()
 	wheels := wheelsDir(t)
 	repo, parent, bump := pythonRepo(t)
-	b, err := Open(ctx, pythonConfig(t, repo, wheels, fmt.Sprintf("dependencies:\n  - {name: Kern, wheels: %s}\n", wheels)), Options{})
+	b, err := Open(ctx, pythonConfig(t, repo, wheels, fmt.Sprintf("dependencies:\n  - {name: Kern.Ops, wheels: %s}\n", wheels)), Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
 	bis, err := b.Bisect(ctx, BisectRequest{Good: parent, Bad: bump, Hunks: true})
@@ -378,7 +379,7 @@ func TestDescendPythonWheels(t *testing.T) {
 	ds := bis.Descents[bump]
 	require.Len(t, ds, 1, "%+v", bis.Warnings)
 	v := ds[0]
-	assert.Equal(t, record.DependencyChange{Kind: record.DependencyPython, Name: "kern", File: "requirements.txt", Old: "1.0.0", New: "1.4.0"}, v.Dependency)
+	assert.Equal(t, record.DependencyChange{Kind: record.DependencyPython, Name: "kern-ops", File: "requirements.txt", Old: "1.0.0", New: "1.4.0"}, v.Dependency)
 	assert.Equal(t, record.DescentVersions, v.Over)
 	assert.Equal(t, 6, v.Searched, "1.0.0, 1.1.0, 1.2.0, 1.2.0.post1, 1.3.0, 1.4.0")
 	require.Equal(t, record.OutcomeCulprit, v.Outcome, v.Text())
@@ -389,7 +390,7 @@ func TestDescendPythonWheels(t *testing.T) {
 	for _, s := range v.Steps {
 		pins, err := exec.Command("git", "--git-dir", b.Repo.Dir(), "show", s.Commit+":requirements.txt").Output()
 		require.NoError(t, err)
-		assert.Equal(t, "numpy==1.26.4\nkern=="+s.Version+"\n", string(pins), "the probe of %s pins it", s.Version)
+		assert.Equal(t, "numpy==1.26.4\nkern_ops=="+s.Version+"\n", string(pins), "the probe of %s pins it", s.Version)
 	}
 
 	fs, err := b.StoreFindings(ctx, bis)
