@@ -35,8 +35,10 @@ culprit before it is reported; commits that do not build are skipped.
 named by file and function with the lines each adds and removes (--diff
 prints their diffs), and into the dependencies it bumps: a Go module's
 versions from GOPROXY, then, with its repository under dependencies in
-the configuration, its commits; a submodule's commits. Each is measured
-as the culprit with the dependency swapped in.
+the configuration, its commits; a submodule's commits; a Python pin's
+versions from the package's wheels directory under dependencies (the
+build step installs from the pin). Each is measured as the culprit with
+the dependency swapped in.
 
 Every run is stored and reused: a second bisect over the same range, or a
 measure of the same commits, runs only what is missing. The verdict is
