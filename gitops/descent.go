@@ -25,7 +25,9 @@ import (
 // that measures commits (the Oracle, the slots, the bundles for remote
 // hosts, the hunk search) measures them as they are. The commits of one
 // descent form a chain whose first parent is the one before, so that the
-// diff between two neighbours is the dependency's own change.
+// diff between two neighbours is the dependency's own change. A Python
+// package's versions come from a directory of its wheels (WheelVersions)
+// and each is a pin rewritten for the build step to install.
 
 // DescentRefPrefix is where the commits SwapDependency makes are kept,
 // under their own hash: a ref stops them from being collected, and
