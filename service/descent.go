@@ -156,20 +156,13 @@ func (b *Bot) descendGo(ctx context.Context, culprit record.Commit, d record.Dep
 		return nil, skip("%v", err)
 	}
 	b.progressf("descend into %s: %d versions %s … %s from the module proxy", d.Name, len(versions), d.Old, d.New)
-	chain := []record.Commit{culprit}
-	for _, v := range versions {
-		h, err := b.Repo.SwapDependency(ctx, culprit, chain[len(chain)-1],
-			gitops.DependencySwap{GoMod: d.File, Module: d.Name, Version: v}, swapMessage(culprit, d.Name+"@"+v))
-		if err != nil {
-			return nil, skip("%v", err)
-		}
-		c, err := b.swapped(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, c)
+	chain, err := b.swapChain(ctx, culprit, len(versions), func(i int) (gitops.DependencySwap, string) {
+		return gitops.DependencySwap{GoMod: d.File, Module: d.Name, Version: versions[i]}, d.Name + "@" + versions[i]
+	})
+	if err != nil {
+		return nil, err
 	}
-	ds, err := b.searchDescent(ctx, d, record.DescentVersions, chain[1:], versions, dir, run)
+	ds, err := b.searchDescent(ctx, d, record.DescentVersions, chain, versions, dir, run)
 	if err != nil {
 		return nil, err
 	}
@@ -223,20 +216,13 @@ func (b *Bot) descendPython(ctx context.Context, culprit record.Commit, d record
 		return nil, skip("%v", err)
 	}
 	b.progressf("descend into %s: %d versions %s … %s from %s", d.Name, len(versions), d.Old, d.New, dep.Wheels)
-	chain := []record.Commit{culprit}
-	for _, v := range versions {
-		h, err := b.Repo.SwapDependency(ctx, culprit, chain[len(chain)-1],
-			gitops.DependencySwap{Pins: d.File, Package: d.Name, Version: v}, swapMessage(culprit, d.Name+"=="+v))
-		if err != nil {
-			return nil, skip("%v", err)
-		}
-		c, err := b.swapped(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, c)
+	chain, err := b.swapChain(ctx, culprit, len(versions), func(i int) (gitops.DependencySwap, string) {
+		return gitops.DependencySwap{Pins: d.File, Package: d.Name, Version: versions[i]}, d.Name + "==" + versions[i]
+	})
+	if err != nil {
+		return nil, err
 	}
-	ds, err := b.searchDescent(ctx, d, record.DescentVersions, chain[1:], versions, dir, run)
+	ds, err := b.searchDescent(ctx, d, record.DescentVersions, chain, versions, dir, run)
 	if err != nil {
 		return nil, err
 	}
@@ -259,22 +245,18 @@ func (b *Bot) descendCommits(ctx context.Context, culprit record.Commit, d recor
 		return nil, skip("%v", err)
 	}
 	b.progressf("descend into %s: %d commits %s..%s of %s swapped in at %s", d.Name, len(depChain), record.ShortHash(old), record.ShortHash(new), repo, where)
-	chain := []record.Commit{culprit}
 	hashes := make([]string, len(depChain))
 	for i, dc := range depChain {
 		hashes[i] = dc.Hash
-		h, err := b.Repo.SwapDependency(ctx, culprit, chain[len(chain)-1],
-			gitops.DependencySwap{GoMod: d.File, Module: module, Path: where, Tree: dc.Hash}, swapMessage(culprit, d.Name+" at "+dc.Short()+" "+dc.Subject))
-		if err != nil {
-			return nil, skip("%v", err)
-		}
-		c, err := b.swapped(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, c)
 	}
-	ds, err := b.searchDescent(ctx, d, record.DescentCommits, chain[1:], hashes, dir, run)
+	chain, err := b.swapChain(ctx, culprit, len(depChain), func(i int) (gitops.DependencySwap, string) {
+		dc := depChain[i]
+		return gitops.DependencySwap{GoMod: d.File, Module: module, Path: where, Tree: dc.Hash}, d.Name + " at " + dc.Short() + " " + dc.Subject
+	})
+	if err != nil {
+		return nil, err
+	}
+	ds, err := b.searchDescent(ctx, d, record.DescentCommits, chain, hashes, dir, run)
 	if err != nil {
 		return nil, err
 	}
@@ -290,6 +272,27 @@ func (b *Bot) descendCommits(ctx context.Context, culprit record.Commit, d recor
 }
 
 // swapped is the commit SwapDependency made, recorded in the store.
+// swapChain makes n commits on top of the culprit, each the one before
+// with the dependency swapped as swap(i) says, so that neighbours differ by
+// the dependency's own change alone, and returns them in order. A swap
+// that cannot be made is a notDescended.
+func (b *Bot) swapChain(ctx context.Context, culprit record.Commit, n int, swap func(i int) (gitops.DependencySwap, string)) ([]record.Commit, error) {
+	chain := make([]record.Commit, 0, n)
+	on := culprit
+	for i := range n {
+		s, what := swap(i)
+		h, err := b.Repo.SwapDependency(ctx, culprit, on, s, swapMessage(culprit, what))
+		if err != nil {
+			return nil, skip("%v", err)
+		}
+		if on, err = b.swapped(ctx, h); err != nil {
+			return nil, err
+		}
+		chain = append(chain, on)
+	}
+	return chain, nil
+}
+
 func (b *Bot) swapped(ctx context.Context, hash string) (record.Commit, error) {
 	c, err := b.Repo.Commit(ctx, hash)
 	if err != nil {
