@@ -104,16 +104,10 @@ func IsPythonVersion(v string) bool {
 // label ("+cu128") sorts after the same version without one. A version
 // that is not one sorts first.
 func ComparePythonVersions(a, b string) int {
-	x, okA := parsePEP440(a)
-	y, okB := parsePEP440(b)
-	switch {
-	case !okA && !okB:
-		return strings.Compare(a, b)
-	case !okA:
-		return -1
-	case !okB:
-		return 1
-	}
+	return compareParsed(a, b, parsePEP440, comparePEP440)
+}
+
+func comparePEP440(x, y pyVersion) int {
 	if c := cmpUint(x.epoch, y.epoch); c != 0 {
 		return c
 	}

@@ -29,16 +29,10 @@ func IsSemver(v string) bool {
 // CompareSemver orders two semantic versions by semver's precedence (the
 // build suffix does not count); a version that is not one sorts first.
 func CompareSemver(a, b string) int {
-	x, okA := parseSemver(a)
-	y, okB := parseSemver(b)
-	switch {
-	case !okA && !okB:
-		return strings.Compare(a, b)
-	case !okA:
-		return -1
-	case !okB:
-		return 1
-	}
+	return compareParsed(a, b, parseSemver, compareSemver)
+}
+
+func compareSemver(x, y semver) int {
 	for _, p := range [][2]string{{x.major, y.major}, {x.minor, y.minor}, {x.patch, y.patch}} {
 		if c := compareDecimal(p[0], p[1]); c != 0 {
 			return c
@@ -115,4 +109,21 @@ func incDecimal(s string) string {
 		b[i] = '0'
 	}
 	return "1" + string(b)
+}
+
+// compareParsed orders two version strings by cmp once parse reads both;
+// a string that does not parse sorts before one that does, and two that
+// do not sort as strings.
+func compareParsed[V any](a, b string, parse func(string) (V, bool), cmp func(V, V) int) int {
+	x, okA := parse(a)
+	y, okB := parse(b)
+	switch {
+	case !okA && !okB:
+		return strings.Compare(a, b)
+	case !okA:
+		return -1
+	case !okB:
+		return 1
+	}
+	return cmp(x, y)
 }
