@@ -3,10 +3,10 @@
 # in the new repository DIR (branch main, linear), with two changes put in:
 #
 #   - after "moe/download.py - ignore safetensors download (#130)", a commit
-#     of three hunks in model.py and generate.py of which one (attention
-#     spelled out in Python operations instead of one call to
-#     scaled_dot_product_attention: the math path, and more work per layer
-#     for an eager engine that is bound by its Python) costs decode tok/s;
+#     of three hunks in model.py and generate.py of which one (the rotary
+#     table made again in each layer on each call: more operations per
+#     layer for an eager engine that is bound by its Python) costs decode
+#     tok/s;
 #     every later commit carries it, as a rebase would;
 #   - serve.args, the settings of the serving benchmark's launch command
 #     (scripts/gptfast/server.py), added with the first commit, and a later
@@ -40,15 +40,19 @@ def edit(name, old, new):
         sys.exit(f"history.sh: {name}: the text to change is not there once")
     f.write_text(s.replace(old, new))
 
-# The hunk that costs: attention spelled out in Python operations, where
-# scaled_dot_product_attention was one call.
+# The hunk that costs: the rotary table made again in every layer on
+# every call, on the device (about fifteen small operations per layer,
+# which an eager engine bound by its Python pays for each token), where
+# the model made it once in setup_caches.
 edit("model.py",
-     "        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0)\n",
-     "        # Spelled out, so that the attention weights can be inspected.\n"
-     "        att = (q @ k.transpose(-2, -1)) * (self.head_dim ** -0.5)\n"
-     "        att = att.masked_fill(~mask, float(\"-inf\"))\n"
-     "        att = F.softmax(att.float(), dim=-1).type_as(q)\n"
-     "        y = att @ v\n")
+     "        q = apply_rotary_emb(q, freqs_cis)\n",
+     "        if self.kv_cache is not None:\n"
+     "            # The rotary table follows the KV cache's length, which\n"
+     "            # setup_caches may change after the model is built.\n"
+     "            with torch.device(x.device):\n"
+     "                table = precompute_freqs_cis(self.kv_cache.k_cache.size(2), self.head_dim)\n"
+     "            freqs_cis = table[input_pos]\n"
+     "        q = apply_rotary_emb(q, freqs_cis)\n")
 # Two that cost nothing.
 edit("model.py", "        self.kv_cache = None\n", "        self.kv_cache: Optional[KVCache] = None\n")
 edit("generate.py", "def model_forward(model, x, input_pos):\n",
@@ -94,7 +98,7 @@ for c in $(g rev-list --first-parent --reverse "$FIRST^..FETCH_HEAD"); do
 	n=$((n + 1))
 	if [ "$c" = "$(g rev-parse "$INJECT_AFTER")" ]; then
 		inject "$work/t"
-		put_in "Dana Ruiz" dana@example.com 'attention: spell out the attention so that its weights can be inspected\n\nThe attention weights are computed in plain operations rather than by\nscaled_dot_product_attention, so that a hook can read them. Annotate the\ncache and note the verify pass in model_forward.\n'
+		put_in "Dana Ruiz" dana@example.com 'model: the rotary table follows the KV cache length\n\nsetup_caches may be called again with a longer max_seq_length; the\nattention now makes its rotary table for the cache it has. Annotate the\ncache and note the verify pass in model_forward.\n'
 		culprit=$parent injected=1
 	fi
 	if [ "$c" = "$(g rev-parse "$SERVE_AFTER")" ]; then
