@@ -147,8 +147,13 @@ func TestKilledPerfbotLeavesNoServer(t *testing.T) {
 
 // stepHelperEnv makes the test binary a perfbot process that runs one
 // step on a Local host, a benchmark's or a server's, whose script hangs,
-// for TestKilledPerfbotKillsEveryProcessOfTheStep.
-const stepHelperEnv = "RUNNER_TEST_STEP_HELPER"
+// for TestKilledPerfbotKillsEveryProcessOfTheStep. The step's directory
+// is the parent test's (stepDirEnv): the helper dies by SIGKILL, before
+// its own temporary directories could be removed.
+const (
+	stepHelperEnv = "RUNNER_TEST_STEP_HELPER"
+	stepDirEnv    = "RUNNER_TEST_STEP_DIR"
+)
 
 func TestKilledPerfbotStepHelper(t *testing.T) {
 	kind, script, ok := strings.Cut(os.Getenv(stepHelperEnv), "|")
@@ -156,7 +161,7 @@ func TestKilledPerfbotStepHelper(t *testing.T) {
 		t.Skip("run by TestKilledPerfbotKillsEveryProcessOfTheStep")
 	}
 	l := &runner.Local{}
-	cmd := runner.Command{Dir: t.TempDir(), Script: script}
+	cmd := runner.Command{Dir: os.Getenv(stepDirEnv), Script: script}
 	if kind == "server" {
 		_, err := l.StartServer(context.Background(), 0, cmd, 0)
 		require.NoError(t, err)
@@ -176,7 +181,7 @@ func TestKilledPerfbotKillsEveryProcessOfTheStep(t *testing.T) {
 			sleeper := runnertest.Sleeper()
 			script := "setsid " + sleeper + " &\n" + sleeper + "; python3 bench.py"
 			helper := exec.Command(os.Args[0], "-test.run=^TestKilledPerfbotStepHelper$")
-			helper.Env = append(os.Environ(), stepHelperEnv+"="+kind+"|"+script)
+			helper.Env = append(os.Environ(), stepHelperEnv+"="+kind+"|"+script, stepDirEnv+"="+t.TempDir())
 			require.NoError(t, helper.Start())
 			defer func() { _ = helper.Process.Kill(); _ = helper.Wait() }()
 			require.Eventually(t, func() bool { return len(runnertest.Running(t, sleeper)) == 2 }, 30*time.Second, 10*time.Millisecond,
