@@ -21,13 +21,16 @@ ms/draft the draft's k steps, ms/decode one plain decode step, each a
 median over the run.
 """
 
-import argparse
-import os
-import statistics
-import sys
 import time
 
-import torch
+T0 = time.perf_counter()
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+
+import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import engine  # noqa: E402
@@ -65,6 +68,7 @@ def main():
     p.add_argument("--seed", type=int, default=1234)
     a = p.parse_args()
 
+    t_import = time.perf_counter()
     model_mod, generate = engine.load(a.checkout)
     dev = torch.device(a.device)
     target = engine.build(model_mod, dev, a.dim, a.layers, a.heads, a.vocab, a.cache_len, a.seed)
@@ -72,6 +76,7 @@ def main():
     with torch.device(dev):
         target.setup_caches(max_batch_size=1, max_seq_length=a.cache_len)
         draft.setup_caches(max_batch_size=1, max_seq_length=a.cache_len)
+    t_built = time.perf_counter()
     sampling = dict(temperature=0.8, top_k=200)
     params = sum(p.numel() for p in target.parameters())
 
@@ -127,6 +132,11 @@ def main():
                 dra.append(d)
                 one.append(o)
 
+    # Where a run's time goes, for whoever sizes a bisection's budget; on
+    # stderr, because a configuration line would differ between any runs.
+    t_end = time.perf_counter()
+    print(f"bench.py: import {t_import - T0:.1f} s, model {t_built - t_import:.1f} s, "
+          f"measuring {t_end - t_built:.1f} s", file=sys.stderr)
     ms = lambda xs: statistics.median(xs) * 1e3
     print(f"BenchmarkPrefill 1 {a.prompt / statistics.median(pre):.2f} tok/s")
     print(f"BenchmarkDecode 1 {a.new / t_dec:.2f} tok/s {t_dec / a.new * 1e3:.4f} ms/token")
