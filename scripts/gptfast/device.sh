@@ -138,11 +138,24 @@ nightly)
 	fi
 	cd nightly
 	for n in $(seq "$nights"); do
+		# A night cut short would be replayed; one that cannot finish is
+		# left to the next call. NIGHT_S: what a night may take.
+		if [ "$(left)" -lt "${NIGHT_S:-300}" ]; then
+			echo "=== no time left for another night; the next call goes on" | keep nightly.txt
+			break
+		fi
 		tip=$(git -C ../watched rev-parse main)
 		pos=$(git -C ../gpt-fast rev-list --reverse main | grep -n "$tip" | cut -d: -f1)
 		echo "=== night at commit $pos/$(m commits) $(git -C ../gpt-fast log -1 --format='%h %s' "$tip") $(date -u +%T)" | keep nightly.txt
 		TIMEFORMAT='perfbot nightly: %R s wall'
-		{ time timeout -s TERM "$(left)" "$P" nightly; } 2>&1 | tail -n 30 | keep nightly.txt || true
+		rc=0
+		{ time timeout -s TERM "$(left)" "$P" nightly; } > night.log 2>&1 || rc=$?
+		tail -n 40 night.log | keep nightly.txt
+		cat night.log >> "$OUT/nightly-full.txt"
+		if [ "$rc" = 124 ]; then
+			echo "=== the night was cut by the time limit; the next call runs it again" | keep nightly.txt
+			break
+		fi
 		next=$(git -C ../gpt-fast rev-list --reverse main | sed -n "$((pos + step))p")
 		[ -n "$next" ] || break
 		git -C ../watched update-ref refs/heads/main "$next"
