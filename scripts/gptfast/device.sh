@@ -162,7 +162,7 @@ nightly)
 	done
 	"$P" findings 2>&1 | keep nightly.txt || true
 	ls .perfbot/issues 2>/dev/null | keep nightly.txt || true
-	for f in .perfbot/issues/*.md; do [ -f "$f" ] && cp "$f" "$OUT/"; done
+	cp .perfbot/issues/*.md "$OUT/" 2>/dev/null || true
 	;;
 server)
 	cd "$W/serve"
