@@ -315,9 +315,10 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 		s.limit = s.opts.MaxRuns
 		if !s.isWhole(sp) {
 			// A residual range admitted by a chance difference has no
-			// culprit to find and would spend the whole budget; it may
-			// cost at most what the search has cost so far.
-			s.limit = min(s.opts.MaxRuns, 2*s.samples)
+			// culprit to find and would spend the whole budget, so its
+			// search is bounded by what the search has cost so far
+			// (residualSpanShare).
+			s.limit = min(s.opts.MaxRuns, residualSpanShare*s.samples)
 		}
 		f, further, out, err := s.searchSpan(ctx, sp)
 		if err != nil {

@@ -60,6 +60,12 @@ const (
 	residualShare       = 0.15
 	residualExtendShare = 1.0
 	residualMinBudget   = 2
+	// residualSpanShare bounds the search of a residual range that
+	// differs: its runs and the search's so far together, in runs of the
+	// search so far. A second change is often smaller than the chain's
+	// whole change, which the first search was measured against, and
+	// takes several times its runs to locate.
+	residualSpanShare = 4
 	// notReproducedRuns is the runs each end needs before the ends of a
 	// range are called the same for good: enough that the noise within
 	// the ends is itself measured (ten degrees of freedom).
