@@ -132,11 +132,12 @@ def main():
                 dra.append(d)
                 one.append(o)
 
-    # Where a run's time goes, for whoever sizes a bisection's budget; on
-    # stderr, because a configuration line would differ between any runs.
+    # Where a run's time goes, for whoever sizes a bisection's budget. Not
+    # a configuration line ("key: value"): perfbot keeps those as facts of
+    # the run, and these differ between any two runs.
     t_end = time.perf_counter()
-    print(f"bench.py: import {t_import - T0:.1f} s, model {t_built - t_import:.1f} s, "
-          f"measuring {t_end - t_built:.1f} s", file=sys.stderr)
+    print(f"bench.py spent {t_import - T0:.1f} s importing, {t_built - t_import:.1f} s building the model "
+          f"and {t_end - t_built:.1f} s measuring", file=sys.stderr)
     ms = lambda xs: statistics.median(xs) * 1e3
     print(f"BenchmarkPrefill 1 {a.prompt / statistics.median(pre):.2f} tok/s")
     print(f"BenchmarkDecode 1 {a.new / t_dec:.2f} tok/s {t_dec / a.new * 1e3:.4f} ms/token")
