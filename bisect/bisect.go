@@ -50,6 +50,23 @@ const (
 	// posterior needs to settle, and taken side by side they are also the
 	// pairs its confirmation rests on.
 	endgameConfidence = 0.5
+	// splitLogBF is the log Bayes factor of two changes against one (see
+	// newTwoChanges) from which a range is split at a commit between
+	// them. A split in error costs a second search, so the bar is high.
+	splitLogBF = 5.0
+	// plausibleLogBF is the log Bayes factor from which two changes are
+	// plausible enough that, before a culprit is taken up, the runs that
+	// tell them from one are made.
+	plausibleLogBF = 0.5
+	// middleSure is how sure the two-change model must be that the commit
+	// a range is split at lies between its changes.
+	middleSure = 0.95
+	// middleStep is the least step of either of two changes, in parts of
+	// the minimum effect: a level within it of an end's is that end's.
+	middleStep = 0.5
+	// middleShare bounds the runs made to tell two changes from one, in
+	// runs of the rest of the range's search.
+	middleShare = 0.5
 )
 
 // Phases reported in ProbeEvent.
@@ -309,11 +326,15 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 
 	var changes []found
 	todo := []span{{good, bad}}
+	// halves are the ranges that a commit between two changes split a
+	// range into; each holds a change its runs already showed, so neither
+	// is bounded as a residual range is.
+	halves := map[span]bool{}
 	for len(todo) > 0 {
 		sp := todo[0]
 		todo = todo[1:]
 		s.limit = s.opts.MaxRuns
-		if !s.isWhole(sp) {
+		if !s.isWhole(sp) && !halves[sp] {
 			// A residual range admitted by a chance difference has no
 			// culprit to find and would spend the whole budget, so its
 			// search is bounded by what the search has cost so far
@@ -343,6 +364,13 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 			s.warn(w)
 			continue
 		}
+		if out == spanSplit {
+			for _, h := range further {
+				halves[h] = true
+			}
+			todo = append(further, todo...)
+			continue
+		}
 		changes = append(changes, f)
 		todo = append(todo, further...)
 	}
@@ -350,7 +378,9 @@ func (s *search) run(ctx context.Context) (*Result, error) {
 }
 
 // searchSpan locates the change of one range and checks the two ranges
-// beside it for further changes, returning those that differ.
+// beside it for further changes, returning those that differ. When the
+// range holds two changes with a measured commit between them
+// (spanSplit), it returns the two halves beside that commit instead.
 //
 // The residual checks measure the commits next to the culprit again, which
 // is the evidence a wrong culprit is most likely to be wrong about; their
@@ -361,6 +391,9 @@ func (s *search) searchSpan(ctx context.Context, sp span) (found, []span, spanOu
 	kept := len(s.warnings)
 	for {
 		f, out, err := s.bisectSpan(ctx, sp, threshold)
+		if err == nil && out == spanSplit {
+			return f, []span{{sp.lo, f.last}, {f.last, sp.hi}}, out, nil
+		}
 		if err != nil || out != spanLocated {
 			return f, nil, out, err
 		}
@@ -463,15 +496,24 @@ const (
 	spanExhausted             // the run budget ran out
 	spanVanished              // the ends, measured more, do not differ
 	spanNoValues              // the budget ran out while an end had no clean value
+	spanSplit                 // two changes, found.last's level between them
 )
 
-// bisectSpan searches one range for a single change point.
+// bisectSpan searches one range for a single change point, unless its
+// runs show two.
 //
 // The single-change model always has a most probable culprit, even where
 // there is no change; a range whose ends were called different by chance
 // would spend the whole budget. Reference balancing keeps adding runs to
 // the ends, so after every round the ends are compared again with the
 // strict rule for "same", and a range whose change has vanished is dropped.
+//
+// Two changes in one range leave the commits between them at a level
+// between the ends' levels, which the single-change model takes for one
+// of the two and places its culprit where the runs make the other change
+// look smallest (see middleLevel). After every round the runs are weighed
+// under two changes against one; once two are clearly the better account,
+// the search returns the commit between them (spanSplit).
 func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (found, spanOutcome, error) {
 	broken := func(i int) bool { return s.commits[i].broken }
 	recheck := endsTest{a: sp.lo, b: sp.hi, alpha: verifyAlpha, sameTail: s.notReproducedTail(), sameRuns: max(notReproducedRuns, s.opts.InitialRuns)}
@@ -480,6 +522,7 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 		// rule lets it go.
 		recheck = endsTest{a: sp.lo, b: sp.hi, alpha: residualAlpha, sameTail: residualSameTail}
 	}
+	middleRuns := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return found{}, spanExhausted, err
@@ -519,7 +562,27 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 		pos, posP, group, groupP := post.best(broken)
 		s.last.best, s.last.p = s.chain[pos], posP
 		endgame := s.opts.Parallel == 1 && group > 0 && post.measured[group-1]+1 == post.measured[group]
-		if group > 0 && groupP >= threshold && s.withinDF() >= minWithinDF && !(endgame && s.pairShort(post.measured[group-1], post.measured[group])) {
+		located := group > 0 && groupP >= threshold && s.withinDF() >= minWithinDF && !(endgame && s.pairShort(post.measured[group-1], post.measured[group]))
+		culprit := -1
+		if located {
+			culprit = post.measured[group]
+		}
+		split, probe := s.middleLevel(sp, culprit)
+		if split >= 0 {
+			s.log.Debug("two changes", "middle", s.chain[split], "samples", s.samples)
+			return found{first: split, last: split}, spanSplit, nil
+		}
+		if located && probe >= 0 && ends != endsUndecided && s.budgetFor(1) && float64(middleRuns) < middleShare*float64(s.samples-middleRuns) {
+			// Two changes are still a plausible account of the runs:
+			// before the culprit is taken up, the runs that tell them
+			// from one are made.
+			middleRuns++
+			if err := s.measureRound(ctx, PhaseBisect, []int{probe}); err != nil {
+				return found{}, spanExhausted, err
+			}
+			continue
+		}
+		if located {
 			f := found{first: post.measured[group-1] + 1, last: post.measured[group], p: groupP}
 			s.log.Debug("located", "first", s.chain[f.first], "last", s.chain[f.last], "p", groupP, "samples", s.samples)
 			return f, spanLocated, nil
@@ -1187,4 +1250,78 @@ func (s *search) noiseRatio() float64 {
 	}
 	r := sigma / math.Log1p(s.opts.MinEffect)
 	return r * r
+}
+
+// middleLevel weighs the runs of range sp under two changes in one
+// direction against one change. It returns split, a measured commit that
+// lies between the two changes, once they are clearly the better account
+// (splitLogBF, with enough runs to know the noise); or, while they are
+// plausible (plausibleLogBF) and the single-change search has a culprit
+// (culprit ≥ 0), probe: the commit whose next run tells the two accounts
+// apart best. Either is −1 when there is none.
+//
+// The single-change search takes the commits between two changes for one
+// of the two levels and stops where the runs make the other change look
+// smallest, so the runs of its culprit and parent understate a second
+// change beside them (the residual checks compare just those). The
+// two-change model pools every commit at the middle level instead. The
+// accounts disagree on the level of the commits beside the culprit (the
+// middle one) and on the level beyond the other change; of the two, the
+// one resting on fewer runs is measured: the commit most surely in the
+// middle, or the range's end beyond the other change.
+//
+// On a drifting or noisy host the model is not consulted: the posterior
+// there rests on the drift model, and on a noisy host the two accounts
+// take many runs to tell apart, so that a chance middle level would
+// cost a second search in error.
+func (s *search) middleLevel(sp span, culprit int) (split, probe int) {
+	split, probe = -1, -1
+	if s.driftFit || s.noiseRatio() > noisyRatio {
+		return split, probe
+	}
+	st := s.spanStats(sp)
+	tc := newTwoChanges(st, middleStep*math.Log1p(s.opts.MinEffect))
+	if tc.logBF < plausibleLogBF {
+		return split, probe
+	}
+	// mid is the commit most surely in the middle, and sure the one with
+	// the most runs of those sure enough to split at: its runs are an end
+	// of both halves.
+	mid, sure := -1, -1
+	for k := tc.first; k < tc.second; k++ {
+		if s.commits[st[k].index].broken {
+			continue
+		}
+		if mid < 0 || tc.middle[k] > tc.middle[mid] {
+			mid = k
+		}
+		if tc.middle[k] >= middleSure && (sure < 0 || st[k].n > st[sure].n) {
+			sure = k
+		}
+	}
+	if sure >= 0 && tc.logBF >= splitLogBF && s.withinDF() >= minWithinDF {
+		return st[sure].index, probe
+	}
+	if mid < 0 || culprit < 0 {
+		return split, probe
+	}
+	first := culprit <= st[tc.first].index // the culprit is the first change
+	var nMid, nOut float64
+	for k, x := range st {
+		switch {
+		case k >= tc.first && k < tc.second:
+			nMid += x.n
+		case first == (k >= tc.second):
+			nOut += x.n
+		}
+	}
+	end := sp.hi
+	if !first {
+		end = sp.lo
+	}
+	probe = st[mid].index
+	if (nOut <= nMid && !s.inRow(end)) || s.inRow(probe) {
+		probe = end
+	}
+	return split, probe
 }

@@ -2,6 +2,8 @@ package bisect
 
 import (
 	"math"
+
+	"github.com/perfbot/perfbot/stats"
 )
 
 // segmentStats are the sufficient statistics of the (screened, centred)
@@ -213,4 +215,131 @@ func unbrokenNear(m, a, b int, broken, taken func(int) bool) int {
 		}
 	}
 	return -1
+}
+
+// twoChanges is the evidence of a range for two change points against
+// one: a level between the ends' levels over a stretch of commits, which
+// the single-change model cannot explain.
+type twoChanges struct {
+	// logBF is the log Bayes factor of two change points (in the same
+	// direction) against one.
+	logBF float64
+	// middle[k] is the probability, under two change points, that the
+	// k-th measured commit lies between them (after the first, before
+	// the second).
+	middle []float64
+	// first and second are the most probable pair of change points, as
+	// indices of the measured commits: the middle level is held by
+	// commits first to second−1.
+	first, second int
+}
+
+// newTwoChanges weighs two change points against one over the commits'
+// statistics (as for newPosterior). Both models put the flat prior on the
+// outer levels and the Jeffreys prior on σ, and a uniform prior on the
+// positions of their change points (pairs of positions for two). The
+// middle level of the two-change model needs a proper prior for the two
+// marginal likelihoods to compare (a flat one would make the factor
+// arbitrary): uniform between the outer levels, with the part within
+// minStep of either of them left out, since a step that small is no
+// change worth finding and a level that close to an end's is that end's.
+// Its likelihood over that interval is the Student t of the middle's
+// mean, the outer levels taken at their means.
+func newTwoChanges(segs []segmentStats, minStep float64) twoChanges {
+	m := len(segs)
+	tc := twoChanges{logBF: math.Inf(-1), middle: make([]float64, m)}
+	prefix := make([]segmentStats, m+1)
+	for i, s := range segs {
+		prefix[i+1] = segmentStats{n: prefix[i].n + s.n, sum: prefix[i].sum + s.sum, sumSq: prefix[i].sumSq + s.sumSq}
+	}
+	seg := func(u, v int) segmentStats {
+		return segmentStats{n: prefix[v].n - prefix[u].n, sum: prefix[v].sum - prefix[u].sum, sumSq: prefix[v].sumSq - prefix[u].sumSq}
+	}
+	total := prefix[m]
+	if m < 3 || total.n <= 3 {
+		return tc
+	}
+	floor := 1e-12 * total.n
+	// logML is the log marginal likelihood of k segments with the flat
+	// prior on each level, up to the terms both models share.
+	logML := func(k int, ss float64, parts ...segmentStats) float64 {
+		df := total.n - float64(k)
+		g, _ := math.Lgamma(df / 2)
+		l := g - df/2*math.Log(math.Pi*max(ss, floor))
+		for _, p := range parts {
+			l -= 0.5 * math.Log(p.n)
+		}
+		return l
+	}
+	width := func(i int) float64 { return float64(segs[i].index - segs[i-1].index) }
+	positions := float64(segs[m-1].index - segs[0].index)
+	one := make([]float64, 0, m)
+	for i := 1; i < m; i++ {
+		l, r := seg(0, i), seg(i, m)
+		one = append(one, math.Log(width(i)/positions)+logML(2, sumSq(l)+sumSq(r), l, r))
+	}
+	pairs := positions * (positions - 1) / 2
+	type term struct {
+		i, j int
+		l    float64
+	}
+	var two []term
+	for i := 1; i < m; i++ {
+		for j := i + 1; j < m; j++ {
+			a, b, c := seg(0, i), seg(i, j), seg(j, m)
+			ss := sumSq(a) + sumSq(b) + sumSq(c)
+			ma, mb, mc := a.sum/a.n, b.sum/b.n, c.sum/c.n
+			lo, hi := min(ma, mc)+minStep, max(ma, mc)-minStep
+			if hi <= lo {
+				continue // no room for two changes of minStep
+			}
+			df := total.n - 3
+			se := math.Sqrt(max(ss, floor) / df / b.n)
+			in := stats.StudentCDF((hi-mb)/se, df) - stats.StudentCDF((lo-mb)/se, df)
+			if in <= 0 {
+				continue
+			}
+			l := math.Log(width(i)*width(j)/pairs) + logML(3, ss, a, b, c) + math.Log(in/math.Abs(mc-ma))
+			two = append(two, term{i, j, l})
+		}
+	}
+	if len(two) == 0 {
+		return tc
+	}
+	ls := make([]float64, len(two))
+	for k, t := range two {
+		ls[k] = t.l
+	}
+	z2 := logSumExp(ls)
+	tc.logBF = z2 - logSumExp(one)
+	best := 0
+	for k := range two {
+		if ls[k] > ls[best] {
+			best = k
+		}
+	}
+	tc.first, tc.second = two[best].i, two[best].j
+	for k, t := range two {
+		w := math.Exp(ls[k] - z2)
+		for x := t.i; x < t.j; x++ {
+			tc.middle[x] += w
+		}
+	}
+	return tc
+}
+
+// logSumExp is log Σ exp(xs).
+func logSumExp(xs []float64) float64 {
+	best := math.Inf(-1)
+	for _, x := range xs {
+		best = max(best, x)
+	}
+	if math.IsInf(best, -1) {
+		return best
+	}
+	var s float64
+	for _, x := range xs {
+		s += math.Exp(x - best)
+	}
+	return best + math.Log(s)
 }

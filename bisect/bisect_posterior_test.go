@@ -106,3 +106,22 @@ func TestPosteriorWithoutPositions(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoChanges: commits at a level between the ends' make two changes
+// the better account; the same commits at an end's level, one change.
+func TestTwoChanges(t *testing.T) {
+	const minStep = 0.01
+	two := newTwoChanges(statsOf(map[int][]float64{
+		0: runs(6, 0), 40: runs(6, 0), 70: runs(6, -0.05), 120: runs(6, -0.05), 190: runs(6, -0.1), 256: runs(6, -0.1),
+	}), minStep)
+	assert.Greater(t, two.logBF, float64(splitLogBF))
+	assert.Equal(t, []int{2, 4}, []int{two.first, two.second}, "the middle level is held by 70 and 120")
+	assert.Greater(t, two.middle[2], middleSure)
+	assert.Greater(t, two.middle[3], middleSure)
+	assert.Less(t, two.middle[0]+two.middle[5], 0.01)
+
+	one := newTwoChanges(statsOf(map[int][]float64{
+		0: runs(6, 0), 40: runs(6, 0), 70: runs(6, -0.1), 120: runs(6, -0.1), 190: runs(6, -0.1), 256: runs(6, -0.1),
+	}), minStep)
+	assert.Less(t, one.logBF, float64(plausibleLogBF))
+}

@@ -92,6 +92,18 @@ func TestBisectScenarios(t *testing.T) {
 			maxRuns:  120,
 		},
 		{
+			// The commits between the two drops sit at a level between
+			// the ends'; the single-change search takes them for one
+			// side and places its culprit where the runs hide the other
+			// drop.
+			name:     "two 3% drops in 256 commits at 2% noise",
+			history:  bisecttest.History{Len: 257, CV: 0.02, Changes: []bisecttest.Change{changeAt(70, 0.97), changeAt(190, 0.97)}},
+			seeds:    40,
+			want:     []int{70, 190},
+			minRight: 28,
+			maxRuns:  200,
+		},
+		{
 			name:     "not reproduced",
 			history:  bisecttest.History{Len: 65, CV: 0.02},
 			seeds:    10,

@@ -154,6 +154,10 @@
 //     when Direction is Any.
 //  5. After every round the ends of the range are compared again; a range
 //     whose change vanishes is dropped.
+//  6. After every round, on a steady host whose noise is no larger than
+//     the minimum effect gives room for, the runs are also weighed under
+//     two changes in the searched direction against one (see Two changes
+//     in one range).
 //
 // A commit whose build fails (record.ErrBroken) is skipped and listed in
 // Result.Skipped. A commit whose runs fail on the infrastructure (the
@@ -176,6 +180,31 @@
 // commit and kept by the screen) has none: the ends are measured until it
 // has one, and a budget spent first ends the range with
 // record.WarnNoValues, which names the end.
+//
+// # Two changes in one range
+//
+// The commits between two changes in one direction sit at a level
+// between the ends' levels. The single-change model takes them for one of
+// the two levels, and places its culprit where the runs make the other
+// change look smallest: the runs of the culprit and of its parent, which
+// are what the residual checks compare, understate a second change beside
+// them. So the search also weighs the runs of the range under two change
+// points against one: the outer levels with flat priors, the middle level
+// uniform between them (less the part within half the minimum effect of
+// either, no change worth finding), and the change points uniform over
+// the pairs of positions; the Bayes factor pools every commit at the
+// middle level. Once it clearly favours two changes, and a measured
+// commit lies almost surely between them, the range is split at
+// that commit into two ranges, each searched the same way with that
+// commit as an end (and not bounded as a residual range is). While two
+// changes are merely plausible, a culprit the single-change search would
+// take up waits for runs where the two accounts disagree: the commit most
+// surely at the middle level, or the range's end beyond the other change,
+// whichever rests on fewer runs, within a share of the runs the search of
+// the range has made otherwise. On a drifting host, or a noisy one (as in
+// step 1), only the residual checks look for a second change: the
+// two accounts take many runs to tell apart there, and a chance middle
+// level would cost a search of its own.
 //
 // # How it chooses and stops
 //
@@ -230,10 +259,13 @@
 //
 // # Caveats
 //
-//   - The model has one change point per range. Two changes in one range
-//     are found through the residual checks, which are cheap on purpose:
-//     of two small drops the second is often missed, and the result then
-//     says that a second change was not excluded.
+//   - The search's model has one change point per range; two changes in
+//     one range are found by the two-change weighing above, or by the
+//     residual checks, both cheap on purpose: neither spends runs to
+//     exclude a second change that the runs in hand give no sign of, so
+//     of two small drops the second is still missed now and then, and
+//     the result then says, when the residual check found it plausible,
+//     that a second change was not excluded.
 //     A regression masked by a later improvement leaves the ends equal and
 //     only Scan can find it.
 //   - The confidence is a posterior under the model (Gaussian log values,
