@@ -15,6 +15,16 @@ type segmentStats struct {
 	sumSq float64
 }
 
+// plus is the statistics of a's values and b's together.
+func (a segmentStats) plus(b segmentStats) segmentStats {
+	return segmentStats{index: a.index, n: a.n + b.n, sum: a.sum + b.sum, sumSq: a.sumSq + b.sumSq}
+}
+
+// minus is the statistics of a's values without b's, b a part of a.
+func (a segmentStats) minus(b segmentStats) segmentStats {
+	return segmentStats{index: a.index, n: a.n - b.n, sum: a.sum - b.sum, sumSq: a.sumSq - b.sumSq}
+}
+
 // posterior is the distribution of the first bad commit over the positions
 // (lo, hi] of a range whose ends lo (good) and hi (bad) are measured.
 //
@@ -45,9 +55,7 @@ func newPosterior(stats []segmentStats) *posterior {
 	var total segmentStats
 	for i, s := range stats {
 		p.measured[i] = s.index
-		total.n += s.n
-		total.sum += s.sum
-		total.sumSq += s.sumSq
+		total = total.plus(s)
 	}
 	df := total.n - 2
 	// A floor on the sum of squares keeps identical values (a cache of
@@ -56,10 +64,8 @@ func newPosterior(stats []segmentStats) *posterior {
 	logLik := make([]float64, j)
 	var left segmentStats
 	for i := 1; i < j; i++ {
-		left.n += stats[i-1].n
-		left.sum += stats[i-1].sum
-		left.sumSq += stats[i-1].sumSq
-		right := segmentStats{n: total.n - left.n, sum: total.sum - left.sum, sumSq: total.sumSq - left.sumSq}
+		left = left.plus(stats[i-1])
+		right := total.minus(left)
 		ss := max(sumSq(left)+sumSq(right), floor)
 		width := float64(p.measured[i] - p.measured[i-1])
 		logLik[i] = math.Log(width) - 0.5*math.Log(left.n) - 0.5*math.Log(right.n) - df/2*math.Log(ss)
@@ -250,11 +256,9 @@ func newTwoChanges(segs []segmentStats, minStep float64) twoChanges {
 	tc := twoChanges{logBF: math.Inf(-1), middle: make([]float64, m)}
 	prefix := make([]segmentStats, m+1)
 	for i, s := range segs {
-		prefix[i+1] = segmentStats{n: prefix[i].n + s.n, sum: prefix[i].sum + s.sum, sumSq: prefix[i].sumSq + s.sumSq}
+		prefix[i+1] = prefix[i].plus(s)
 	}
-	seg := func(u, v int) segmentStats {
-		return segmentStats{n: prefix[v].n - prefix[u].n, sum: prefix[v].sum - prefix[u].sum, sumSq: prefix[v].sumSq - prefix[u].sumSq}
-	}
+	seg := func(u, v int) segmentStats { return prefix[v].minus(prefix[u]) }
 	total := prefix[m]
 	if m < 3 || total.n <= 3 {
 		return tc

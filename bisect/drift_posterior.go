@@ -303,10 +303,6 @@ func fitDriftModel(values [][]float64, at [][]int) (driftModel, bool) {
 	}
 	// log of the mean likelihood of the drifting models, against the
 	// steady host's.
-	var z float64
-	for _, l := range ls {
-		z += math.Exp(l - best)
-	}
-	drift := best + math.Log(z/float64(len(ls)))
+	drift := logSumExp(ls) - math.Log(float64(len(ls)))
 	return out, drift > steady
 }

@@ -111,8 +111,6 @@ echo "\$v"
 S
 	chmod +x ../gb-med.sh
 	touch "$W/gb.runs" "$W/gb.med"
-	# The whole step stops in time, so that the state is saved.
-	export DEADLINE=$(( $(date +%s) + $(left) ))
 	git checkout -q "$(m root)"; good=$(../gb-med.sh)
 	git checkout -q "$(m head)"; bad=$(../gb-med.sh)
 	echo "good end $good tok/s, bad end $bad tok/s (medians of $runs)" | keep gitbisect.txt
@@ -125,7 +123,7 @@ awk -v m="\$v" -v g="$good" -v b="$bad" 'BEGIN { d1 = m - g; if (d1 < 0) d1 = -d
 S
 	chmod +x ../gb-step.sh
 	git bisect start "$(m head)" "$(m root)" > /dev/null
-	timeout -s TERM $(( DEADLINE - $(date +%s) )) git bisect run ../gb-step.sh 2>&1 | keep gitbisect.txt || true
+	timeout -s TERM "$(left)" git bisect run ../gb-step.sh 2>&1 | keep gitbisect.txt || true
 	echo "git bisect run: runs=$(wc -l < "$W/gb.runs") wall=$(awk '{ s += $3 } END { print s }' "$W/gb.med") s (the steps' runs) culprit=$(git rev-parse refs/bisect/bad) injected=$(m culprit)" | keep gitbisect.txt
 	;;
 nightly)
