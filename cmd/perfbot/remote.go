@@ -180,14 +180,7 @@ func (r *remote) run(ctx context.Context, kind record.JobKind, req any, progress
 		case record.JobDone:
 			return json.Unmarshal(v.Result, out)
 		case record.JobFailed:
-			err := fmt.Errorf("job %s failed: %s", queued.ID, v.Error)
-			switch v.ErrorKind {
-			case "input":
-				return &record.InputError{Err: err}
-			case "infra":
-				return &record.InfraError{Op: "job " + queued.ID, Err: errors.New(v.Error)}
-			}
-			return err
+			return jobError(queued.ID, v.ErrorKind, v.Error)
 		}
 		select {
 		case <-ctx.Done():
@@ -196,4 +189,17 @@ func (r *remote) run(ctx context.Context, kind record.JobKind, req any, progress
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// jobError is a failed job's error as the command run by hand would have
+// returned it, so that it exits with the same status: the job's
+// ErrorKind says whose the failure was.
+func jobError(id, kind, msg string) error {
+	switch kind {
+	case "input":
+		return &record.InputError{Err: fmt.Errorf("job %s failed: %s", id, msg)}
+	case "infra":
+		return &record.InfraError{Op: "job " + id, Err: errors.New(msg)}
+	}
+	return fmt.Errorf("job %s failed: %s", id, msg)
 }

@@ -118,7 +118,7 @@ bisect --fail-on-culprit found a confirmed regression; 130 interrupted.`,
 	root.AddCommand(
 		measureCmd(g), historyCmd(g), bisectCmd(g), hunksCmd(g), envbisectCmd(g),
 		parseCmd(g), findingsCmd(g), reportCmd(g), demoCmd(g), testbedCmd(g), nightlyCmd(g), serveCmd(g),
-		loadgenCmd(g),
+		loadgenCmd(g), workCmd(g),
 		triageCmd(g), revertCmd(g),
 	)
 	requireSubcommands(root)

@@ -12,8 +12,9 @@
 #              variation of each metric
 #   bisect     perfbot bisect --hunks from the root to the head
 #   gitbisect  git bisect run, 5 runs of bench.py a step, over the same range
-#   nightly    replay nights: each night moves the watched branch on by
-#              $STEP commits and runs perfbot nightly ($NIGHTS nights a call)
+#   nightly    replay nights: each night runs perfbot nightly --no-work and
+#              perfbot work, then moves the watched branch on by $STEP (3)
+#              commits, from commit $START (10); $NIGHTS (12) nights a call
 #   server     perfbot measure the serving benchmark 5 times at the head,
 #              then perfbot bisect it from the culprit to the head
 #
@@ -136,24 +137,44 @@ nightly)
 	fi
 	cd nightly
 	for n in $(seq "$nights"); do
-		# A night cut short would be replayed; one that cannot finish is
-		# left to the next call. NIGHT_S: what a night may take.
-		if [ "$(left)" -lt "${NIGHT_S:-300}" ]; then
-			echo "=== no time left for another night; the next call goes on" | keep nightly.txt
-			break
-		fi
 		tip=$(git -C ../watched rev-parse main)
 		pos=$(git -C ../gpt-fast rev-list --reverse main | grep -n "$tip" | cut -d: -f1)
-		echo "=== night at commit $pos/$(m commits) $(git -C ../gpt-fast log -1 --format='%h %s' "$tip") $(date -u +%T)" | keep nightly.txt
-		TIMEFORMAT='perfbot nightly: %R s wall'
+		# A night is measured (perfbot nightly --no-work), then its jobs
+		# are worked off (perfbot work); .working marks a night measured
+		# whose jobs a call's end cut short: the next call works them off
+		# (they resume from their recorded runs) before the branch moves.
+		if [ ! -f .working ]; then
+			# A night cut short would be measured again: one that
+			# cannot finish is left to the next call. NIGHT_S: what
+			# measuring a night may take.
+			if [ "$(left)" -lt "${NIGHT_S:-240}" ]; then
+				echo "=== no time left for another night; the next call goes on" | keep nightly.txt
+				break
+			fi
+			echo "=== night at commit $pos/$(m commits) $(git -C ../gpt-fast log -1 --format='%h %s' "$tip") $(date -u +%T)" | keep nightly.txt
+			TIMEFORMAT='perfbot nightly: %R s wall'
+			rc=0
+			{ time timeout -s TERM "$(left)" "$P" nightly --no-work; } > night.log 2>&1 || rc=$?
+			tail -n 40 night.log | keep nightly.txt
+			cat night.log >> "$OUT/nightly-full.txt"
+			if [ "$rc" = 124 ]; then
+				echo "=== the night was cut by the time limit; the next call measures it again" | keep nightly.txt
+				break
+			fi
+			touch .working
+		else
+			echo "=== the jobs of the night at commit $pos, resumed $(date -u +%T)" | keep nightly.txt
+		fi
+		TIMEFORMAT='perfbot work: %R s wall'
 		rc=0
-		{ time timeout -s TERM "$(left)" "$P" nightly; } > night.log 2>&1 || rc=$?
-		tail -n 40 night.log | keep nightly.txt
-		cat night.log >> "$OUT/nightly-full.txt"
+		{ time timeout -s TERM "$(left)" "$P" work; } > work.log 2>&1 || rc=$?
+		tail -n 60 work.log | keep nightly.txt
+		cat work.log >> "$OUT/nightly-full.txt"
 		if [ "$rc" = 124 ]; then
-			echo "=== the night was cut by the time limit; the next call runs it again" | keep nightly.txt
+			echo "=== the night's jobs were cut by the time limit; the next call resumes them" | keep nightly.txt
 			break
 		fi
+		rm -f .working
 		next=$(git -C ../gpt-fast rev-list --reverse main | sed -n "$((pos + step))p")
 		[ -n "$next" ] || break
 		git -C ../watched update-ref refs/heads/main "$next"
