@@ -3,6 +3,7 @@ package configs_test
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,6 +119,52 @@ func TestGPTFastMetricsSelectFromItsOutput(t *testing.T) {
 					"model": "dim=2048 layers=12 heads=16 vocab=32000 params=735M dtype=bfloat16 cache=8192 draft_layers=3 k=5",
 				}, cfg)
 			}
+		})
+	}
+}
+
+// TestRealBisectCasesFillTheTemplate fills scripts/realbisect's
+// perfbot.yaml for each of its cases as perfbot-bisect.sh does, loads it
+// through the strict loader and checks that its metric selects the case's
+// benchmark from a line of Go benchmark output in the case's unit.
+func TestRealBisectCasesFillTheTemplate(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	cases, err := filepath.Glob(filepath.Join("..", "scripts", "realbisect", "cases", "*.sh"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(cases), 2, "compress and bitset")
+	for _, file := range cases {
+		name := strings.TrimSuffix(filepath.Base(file), ".sh")
+		t.Run(name, func(t *testing.T) {
+			script := `. scripts/realbisect/case.sh && rb_config /tmp/history /tmp/counter && echo "#unit $RB_UNIT" && echo "#select $RB_SELECT"`
+			cmd := exec.Command("bash", "-c", script)
+			cmd.Dir = ".."
+			cmd.Env = append(os.Environ(), "RB_CASE="+name)
+			out, err := cmd.Output()
+			require.NoError(t, err)
+			var unit, sel string
+			for _, l := range strings.Split(string(out), "\n") {
+				if v, ok := strings.CutPrefix(l, "#unit "); ok {
+					unit = v
+				}
+				if v, ok := strings.CutPrefix(l, "#select "); ok {
+					sel = v
+				}
+			}
+			c, err := config.Parse(out, name+".yaml")
+			require.NoError(t, err)
+			require.NotContains(t, string(out), "@", "every placeholder filled")
+			assert.Equal(t, "/tmp/history", c.Repo.URL)
+			line := sel + "-2   \t     100\t   2999982 " + unit + "\n"
+			if unit != "ns/op" {
+				line = sel + "-2   \t     100\t   123456 ns/op\t 512.5 " + unit + "\n"
+			}
+			samples, err := bench.Parse(c.Benchmarks[0].Format, strings.NewReader(line), c.Benchmarks[0].Options)
+			require.NoError(t, err)
+			v, err := bench.Select(samples, c.Primary().Select, c.Primary().Unit)
+			require.NoError(t, err)
+			assert.Positive(t, v)
 		})
 	}
 }

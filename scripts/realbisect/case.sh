@@ -1,16 +1,11 @@
 # case.sh: the benchmark of the case, shared by gitbisect.sh and
-# perfbot-bisect.sh (sourced, not run). perfbot.yaml spells out the same
-# command; change both together. Every value may be overridden from the
+# perfbot-bisect.sh (sourced, not run); perfbot.yaml is filled from the
+# same values. RB_CASE names a file of cases/ that sets them for one
+# module (default compress); every value may be overridden from the
 # environment.
+: "${RB_CASE:=compress}"
+. "$(dirname "${BASH_SOURCE[0]}")/cases/$RB_CASE.sh"
 
-# the package whose test binary holds the benchmark, and where it runs
-: "${RB_PKG:=./zstd}"
-# the one benchmark (go test -bench regexp, one level per /)
-: "${RB_BENCH:=^BenchmarkDecoder_DecodeAll\$/^kppkn\\.gtb\\.zst\$}"
-# the unit column read from its output line
-: "${RB_UNIT:=MB/s}"
-# fixed work per run
-: "${RB_BENCHTIME:=100x}"
 # runs per measured commit (git bisect baseline) and per end
 : "${RB_RUNS:=5}"
 # the perfbot binary (built once: go build -o /tmp/perfbot-real ./cmd/perfbot)
@@ -56,3 +51,12 @@ rb_measure() {
 }
 
 rb_now() { date +%s.%N; }
+
+# rb_config REPO COUNTER: perfbot.yaml filled in for the case, on stdout
+rb_config() {
+	# a value as sed's replacement text: \, & and the delimiter escaped
+	fill() { printf '%s' "$1" | sed -e 's/[\\&|]/\\&/g'; }
+	sed -e "s|@REPO@|$(fill "$1")|g" -e "s|@COUNTER@|$(fill "$2")|g" -e "s|@BENCHTIME@|$(fill "$RB_BENCHTIME")|g" \
+		-e "s|@PKG@|$(fill "$RB_PKG")|g" -e "s|@BENCH@|$(fill "$RB_BENCH")|g" -e "s|@SELECT@|$(fill "$RB_SELECT")|g" \
+		-e "s|@UNIT@|$(fill "$RB_UNIT")|g" -e "s|@BETTER@|$(fill "$RB_BETTER")|g" "$(dirname "${BASH_SOURCE[0]}")/perfbot.yaml"
+}

@@ -10,7 +10,7 @@
 # named, then per tool the median and range of runs and wall time. Each
 # bisection's report and log are kept in $RB_TMP/pair-I-TOOL.
 #
-# GOOD and BAD default to the case's ends, v1.10.3 and v1.18.7 (tags made
+# GOOD and BAD default to the case's ends, RB_GOOD and RB_BAD (tags made
 # by make-history.sh). Wall time is measured by the scripts (date); to time
 # them with another tool, wrap perfbot-bisect.sh and gitbisect.sh directly.
 set -euo pipefail
@@ -21,13 +21,13 @@ if [ $# -lt 1 ]; then
 	echo "usage: $0 REPO [GOOD BAD [PAIRS]]" >&2
 	exit 1
 fi
-repo=$1 good=${2:-v1.10.3} bad=${3:-v1.18.7} pairs=${4:-1}
+repo=$1 good=${2:-$RB_GOOD} bad=${3:-$RB_BAD} pairs=${4:-1}
 counter=$RB_TMP/compare-runs.txt
 log=$RB_TMP/compare.log
 mkdir -p "$RB_TMP"
 : > "$counter"
 : > "$log"
-want=$(git -C "$repo" log -1 --format='%h %s' "${RB_EXPECT:-v1.15.2}" 2> /dev/null || echo "?")
+want=$(git -C "$repo" log -1 --format='%h %s' "$RB_EXPECT" 2> /dev/null || echo "?")
 echo "repo $repo: $good..$bad ($(git -C "$repo" rev-list --count "$good..$bad") commits), expected culprit $want"
 echo "benchmark $RB_BENCH in $RB_PKG, $RB_BENCHTIME a run, unit $RB_UNIT; git bisect: $RB_RUNS runs a step"
 echo

@@ -6,7 +6,7 @@
 # holds what built is known only to the process that built it), the
 # configuration perfbot.yaml with @REPO@ and @COUNTER@ filled in, then
 #   $PERFBOT bisect --good GOOD --bad BAD --direction $RB_DIRECTION --json
-# (RB_DIRECTION defaults to improvement: the case's change raises MB/s).
+# (RB_DIRECTION: the case's, cases/*.sh).
 # perfbot's clone of REPO (its workdir) is kept from one bisection to the
 # next, as a workspace is: perfbot clones through the git protocol, which
 # takes 15 to 20 s for this 92 MB history on a loaded host, where git
@@ -22,7 +22,6 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/case.sh"
-: "${RB_DIRECTION:=improvement}"
 
 if [ $# -lt 3 ]; then
 	echo "usage: $0 REPO GOOD BAD [COUNTER]" >&2
@@ -46,7 +45,7 @@ else
 	rm -rf "$work/.perfbot/perfbot.db" "$work/.perfbot/issues" "$work"/*.json "$work"/*.log "$work/perfbot.yaml"
 fi
 mkdir -p "$work"
-sed -e "s|@REPO@|$repo|g" -e "s|@COUNTER@|$counter|g" -e "s|@BENCHTIME@|$RB_BENCHTIME|g" "$here/perfbot.yaml" > "$work/perfbot.yaml"
+rb_config "$repo" "$counter" > "$work/perfbot.yaml"
 runs_before=$(wc -l < "$counter")
 if ! "$PERFBOT" -v bisect --config "$work/perfbot.yaml" --good "$good" --bad "$bad" \
 	--direction "$RB_DIRECTION" --json > "$work/report.json" 2> "$work/stderr.log"; then
