@@ -31,5 +31,5 @@ func Example() {
 	// culprit
 	// c0040 regression, confidence at least 0.98, confirmed
 	// true
-	// [a second change in c0040..c0064 was not excluded (p=0.36 when its check stopped after 0 runs)]
+	// [a second change in c0040..c0064 was not excluded (p=0.36 on the runs at hand; its check took none more, as the runs its budget allows could not decide it)]
 }

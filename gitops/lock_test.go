@@ -122,7 +122,7 @@ func TestVerifySlot(t *testing.T) {
 			writeFile(t, dir, "g.txt", "g\n")
 		}, wantErr: "g.txt does not hold what the hunks wrote"},
 		{name: "other hunks than the ones applied", hunks: gHunk, verify: []string{hunk["f.txt"]}, tamper: func(*testing.T, string) {},
-			wantErr: "holds " + c1[:10] + " with 1 hunks"},
+			wantErr: "holds " + c1[:10] + " with 1 hunk "},
 		{name: "hunks asked of a plain checkout", verify: gHunk, tamper: func(*testing.T, string) {},
 			wantErr: "holds " + c1[:10]},
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/internal/lockfile"
+	"github.com/perfbot/perfbot/internal/num"
 	"github.com/perfbot/perfbot/record"
 )
 
@@ -342,7 +343,7 @@ func describe(s stamp) string {
 	if len(s.Hunks) == 0 {
 		return record.ShortHash(s.Commit)
 	}
-	return fmt.Sprintf("%s with %d hunks of patch %s", record.ShortHash(s.Commit), len(s.Hunks), s.Patch)
+	return fmt.Sprintf("%s with %s of patch %s", record.ShortHash(s.Commit), num.Count(len(s.Hunks), "hunk"), s.Patch)
 }
 
 func sortedCopy(ids []string) []string {

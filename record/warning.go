@@ -40,7 +40,8 @@ const (
 	// kept by the outlier screen.
 	WarnNoValues WarningKind = "no_values"
 	// WarnSecondChange: a second change of at least the minimum effect
-	// in From..To was not excluded: its check stopped after Runs runs with
+	// in From..To was not excluded: its check stopped after Runs more runs
+	// (none, when the runs it may take could not have decided it) with
 	// the probability P of such a change.
 	WarnSecondChange WarningKind = "second_change_not_excluded"
 	// WarnHiddenChange: a further change hides among Commits, which do
@@ -137,7 +138,10 @@ func (w Warning) String() string {
 		return fmt.Sprintf("run budget (%d) spent while %s of %s had no run to compare (none a positive, finite value taken beside a run of another commit and kept by the outlier screen)",
 			w.Runs, ends, span)
 	case WarnSecondChange:
-		return fmt.Sprintf("a second change in %s was not excluded (p=%.2f when its check stopped after %d runs)", span, w.P, w.Runs)
+		if w.Runs == 0 {
+			return fmt.Sprintf("a second change in %s was not excluded (p=%.2f on the runs at hand; its check took none more, as the runs its budget allows could not decide it)", span, w.P)
+		}
+		return fmt.Sprintf("a second change in %s was not excluded (p=%.2f when its check had spent its budget, %d more runs)", span, w.P, w.Runs)
 	case WarnHiddenChange:
 		return fmt.Sprintf("a further change hides among commits that do not build: %s", shortList(w.Commits))
 	case WarnUnconfirmed:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/perfbot/perfbot/bisect"
 	"github.com/perfbot/perfbot/gitops"
+	"github.com/perfbot/perfbot/internal/num"
 	"github.com/perfbot/perfbot/record"
 	"github.com/perfbot/perfbot/report"
 )
@@ -134,7 +135,7 @@ func (b *Bot) revert(ctx context.Context, f *record.Finding, c record.Culprit, t
 	rev.Hunks = revertHunks(p, c.Hunks)
 	what := "the whole commit"
 	if len(rev.Hunks) > 0 {
-		what = fmt.Sprintf("%d hunks", len(rev.Hunks))
+		what = num.Count(len(rev.Hunks), "hunk")
 	}
 	b.progressf("revert %s (%s) on tip %s", c.Commit.Short(), what, tip.Short())
 	msg := fmt.Sprintf("Revert %q\n\nThis reverts %s of commit %s, which perfbot found to cost %s\nin %s (finding %s).\n",

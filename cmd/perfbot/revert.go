@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfbot/perfbot/internal/num"
 	"github.com/perfbot/perfbot/service"
 )
 
@@ -73,7 +74,7 @@ func printRevert(w io.Writer, rep *service.RevertReport, withPatch bool) error {
 	}
 	what := "the whole commit"
 	if len(rev.Hunks) > 0 {
-		what = fmt.Sprintf("%d hunks (%s)", len(rev.Hunks), strings.Join(rev.Hunks, ", "))
+		what = num.Count(len(rev.Hunks), "hunk") + " (" + strings.Join(rev.Hunks, ", ") + ")"
 	}
 	fmt.Fprintf(w, "  reverted: %s\n", what)
 	if rev.Commit != "" {

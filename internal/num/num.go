@@ -88,3 +88,12 @@ func Confidence(p float64) string {
 	// rounding down a whole step.
 	return fmt.Sprintf("%.1f%%", math.Floor(p*1000+1e-6)/10)
 }
+
+// Count is n and the noun, plural unless n is one ("1 hunk", "3 hunks").
+// The noun's plural adds an s.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

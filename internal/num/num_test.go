@@ -61,3 +61,19 @@ func TestConfidence(t *testing.T) {
 		})
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+		want string
+	}{
+		{"one", 1, "1 hunk"},
+		{"none", 0, "0 hunks"},
+		{"several", 3, "3 hunks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Count(tc.n, "hunk"))
+		})
+	}
+}
