@@ -133,6 +133,13 @@ func (b *Bot) WorkOne(ctx context.Context) (bool, error) {
 				return true, fmt.Errorf("job %s: report: %w", j.ID, err)
 			}
 		}
+		if rec.Cost == (record.Cost{}) {
+			// A request the queue ran under a record of its own measures
+			// through the job it starts (a bisection under its resolved
+			// revisions): the report says what that cost. Every report
+			// embeds record.Cost; one without leaves the cost zero.
+			_ = json.Unmarshal(rec.Result, &rec.Cost)
+		}
 		return true, b.Store.PutJob(rec)
 	case b.stopping() || ctx.Err() != nil || errors.Is(err, ErrStopping) || errors.Is(err, context.Canceled):
 		rec.Status = record.JobQueued

@@ -136,3 +136,27 @@ func TestAlertBisectsTheWideRange(t *testing.T) {
 	require.Equal(t, h.commits[4], rep.Bisect.Good.Commit, "one bisection, of the wide range")
 	require.Equal(t, h.commits[12], rep.Bisect.Bad.Commit)
 }
+
+// A bisection queued by its request (as the API and perfbot work run it)
+// measures through a job of its resolved revisions; the queue's record of
+// the request reports what that cost, as a job run by hand does.
+func TestQueuedRequestRecordsItsCost(t *testing.T) {
+	h := newNights(t, 5, func(i int) float64 {
+		if i >= 3 {
+			return 900
+		}
+		return 1000
+	}, nil)
+	b := h.open()
+	ctx := context.Background()
+	id, err := b.Enqueue(record.JobBisect, BisectRequest{Good: h.commits[0], Bad: h.commits[4]})
+	require.NoError(t, err)
+	require.NoError(t, b.Drain(ctx))
+	j, _, err := b.Store.Job(id)
+	require.NoError(t, err)
+	require.Equal(t, record.JobDone, j.Status)
+	var rep Bisection
+	require.NoError(t, json.Unmarshal(j.Result, &rep))
+	require.Positive(t, rep.Runs)
+	require.Equal(t, rep.Cost, j.Cost)
+}

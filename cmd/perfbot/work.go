@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -71,18 +70,6 @@ A job that fails makes work exit as the job's own command would have
 	}
 }
 
-// jobCost is what a job measured: its record's cost, kept while it runs,
-// or for a job the queue ran under a record of its own (which measures
-// through the job it starts) its report's.
-func jobCost(j store.Job) record.Cost {
-	if j.Cost != (record.Cost{}) || len(j.Result) == 0 {
-		return j.Cost
-	}
-	var c record.Cost
-	_ = json.Unmarshal(j.Result, &c) // every report embeds record.Cost; one without has none
-	return c
-}
-
 // printWork prints the jobs a drain ran, one line each.
 func printWork(w io.Writer, jobs []store.Job) error {
 	if len(jobs) == 0 {
@@ -92,8 +79,7 @@ func printWork(w io.Writer, jobs []store.Job) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOB\tKIND\tSTATUS\tRUNS\tBUILDS\tWALL\tERROR")
 	for _, j := range jobs {
-		c := jobCost(j)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.0fs\t%s\n", j.ID, j.Kind, j.Status, c.Runs, c.Builds, c.WallSeconds, j.Error)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.0fs\t%s\n", j.ID, j.Kind, j.Status, j.Cost.Runs, j.Cost.Builds, j.Cost.WallSeconds, j.Error)
 	}
 	return tw.Flush()
 }
