@@ -4,7 +4,7 @@
 # One perfbot bisection from scratch: a fresh store under
 # $RB_TMP/run-perfbot (so it reuses no measurement and no build: which tree
 # holds what built is known only to the process that built it), the
-# configuration perfbot.yaml with @REPO@ and @COUNTER@ filled in, then
+# configuration perfbot.yaml filled in for the case (rb_config), then
 #   $PERFBOT bisect --good GOOD --bad BAD --direction $RB_DIRECTION --json
 # (RB_DIRECTION: the case's, cases/*.sh).
 # perfbot's clone of REPO (its workdir) is kept from one bisection to the
