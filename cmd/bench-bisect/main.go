@@ -35,9 +35,9 @@
 //
 //	bench-bisect [-trials 1000] [-seed 1] [-rows substring] [-workers N]
 //
-// cmd/bench-cli measures the real command on noise repositories; the
-// whole-job row agrees with it (26.3 simulated, 26.5 measured over 50
-// repositories).
+// cmd/bench-cli measures the real command on noise repositories; its
+// mean runs are what the whole-job row should agree with (the figures
+// page holds both).
 package main
 
 import (

@@ -2,7 +2,10 @@
 // benchmark programs, verbatim, one section each, under a header that
 // says when, at which commit and on which machine they ran. It is the one
 // place for measured figures; nothing else in the repository quotes them.
-// Run it through make:
+// Measurements that need another machine or the network (a real module's
+// history, a GPU) cannot run here: their scripts' output is kept as it
+// was printed, in results files beside the scripts, and the page copies
+// those files in, each under its name. Run it through make:
 //
 //	make figures                      each program at its own trial count
 //	make figures FIGURES_TRIALS=100   fewer trials per row, sooner
@@ -83,6 +86,7 @@ func run(ctx context.Context, args []string) error {
 	trials := fs.String("trials", "", "trials per row for the programs that take -trials (empty: each program's default)")
 	slow := fs.Bool("slow", false, "also run bench-cli and bench-loadgen")
 	perfbot := fs.String("perfbot", "bin/perfbot", "the perfbot binary bench-cli measures")
+	recorded := fs.String("recorded", recordedGlob, "the results files of measurements made elsewhere, copied in as they are")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -120,6 +124,22 @@ func run(ctx context.Context, args []string) error {
 		writeVerbatim(&body, stdout.String())
 	}
 
+	files, err := filepath.Glob(*recorded)
+	if err != nil {
+		return fmt.Errorf("-recorded %q: %w", *recorded, err)
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(&body, "## Recorded elsewhere\n\n%s\n\n", recordedAbout)
+		for _, f := range files {
+			text, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&body, "### %s\n\n", filepath.ToSlash(f))
+			writeVerbatim(&body, string(text))
+		}
+	}
+
 	var page bytes.Buffer
 	page.WriteString("# Figures\n\n")
 	page.WriteString("Written by `make figures` (scripts/figures) from the benchmark programs' own output: do not edit it by hand.\n")
@@ -148,6 +168,12 @@ func run(ctx context.Context, args []string) error {
 	}
 	return os.Rename(tmp, *out)
 }
+
+// recordedGlob names the results files of the real-code comparisons
+// (scripts/realbisect/README.md says how one is made).
+const recordedGlob = "scripts/realbisect/results/*.txt"
+
+const recordedAbout = "perfbot beside `git bisect run` on real modules' histories (`scripts/realbisect/compare.sh`), as the script printed it; each file's first lines say when, with which perfbot and on which host it ran."
 
 // writeVerbatim writes a program's output as it is: paragraphs that are
 // Markdown tables stay tables, every other paragraph goes in a text block.
