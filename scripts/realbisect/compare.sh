@@ -30,7 +30,7 @@ mkdir -p "$RB_TMP"
 want=$(git -C "$repo" log -1 --format='%h %s' "$RB_EXPECT" 2> /dev/null || echo "?")
 # When, with which perfbot and on which host: a results file kept for the
 # figures page starts with these lines.
-rev=$(go version -m "$PERFBOT" 2> /dev/null | awk '$2 == "vcs.revision" { r = substr($3, 1, 7) } $2 == "vcs.modified" && $3 == "true" { m = " (modified)" } END { print (r == "" ? "unknown" : r) m }')
+rev=$(go version -m "$PERFBOT" 2> /dev/null | awk '$1 == "build" { split($2, kv, "=") } kv[1] == "vcs.revision" { r = substr(kv[2], 1, 7) } kv[1] == "vcs.modified" && kv[2] == "true" { m = " (modified)" } END { print (r == "" ? "of unknown commit (built without -buildvcs=true)" : r) m }')
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), perfbot $rev, case $RB_CASE, $(nproc) CPUs $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), load $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 echo "repo $repo: $good..$bad ($(git -C "$repo" rev-list --count "$good..$bad") commits), expected culprit $want"
 echo "benchmark $RB_BENCH in $RB_PKG, $RB_BENCHTIME a run, unit $RB_UNIT; git bisect: $RB_RUNS runs a step"
