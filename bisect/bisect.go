@@ -45,11 +45,20 @@ const (
 	// runs that happen to agree make the noise look small and the
 	// posterior overconfident on a noisy host.
 	minWithinDF = 8
+	// minStandOutDF is the fewer degrees of freedom that do for a change
+	// that stands out of the noise (standsOut): four, so that a run or
+	// two that agree by chance do not pass for the noise.
+	minStandOutDF = 4
 	// endgameConfidence is the posterior of a single culprit from which
 	// the search runs its parent and it in turn: those are the runs the
 	// posterior needs to settle, and taken side by side they are also the
 	// pairs its confirmation rests on.
 	endgameConfidence = 0.5
+	// standOutConfidence is the level at which the change between the
+	// culprit and its parent stands out of the search's noise
+	// (standsOut): strict, since a drift the search has not found yet
+	// would pass for a change of the two.
+	standOutConfidence = 0.999
 	// splitLogBF is the log Bayes factor of two changes against one (see
 	// newTwoChanges) from which a range is split at a commit between
 	// them. A split in error costs a second search, so the bar is high.
@@ -562,7 +571,7 @@ func (s *search) bisectSpan(ctx context.Context, sp span, threshold float64) (fo
 		pos, posP, group, groupP := post.best(broken)
 		s.last.best, s.last.p = s.chain[pos], posP
 		endgame := s.opts.Parallel == 1 && group > 0 && post.measured[group-1]+1 == post.measured[group]
-		located := group > 0 && groupP >= threshold && s.withinDF() >= minWithinDF && !(endgame && s.pairShort(post.measured[group-1], post.measured[group]))
+		located := group > 0 && groupP >= threshold && s.settled(post.measured[group-1], post.measured[group]) && !(endgame && s.pairShort(post.measured[group-1], post.measured[group]))
 		culprit := -1
 		if located {
 			culprit = post.measured[group]
@@ -641,7 +650,39 @@ func (s *search) nextEnd(t endsTest) int {
 // now costs less than the fresh pair of runs the confirmation would add.
 func (s *search) pairShort(parent, culprit int) bool {
 	short := max(0, minPairs-s.commits[parent].n) + max(0, minPairs-s.commits[culprit].n)
-	return short > 0 && s.budgetFor(short)
+	// Fewer pairs do when the change stands out of the noise the
+	// search has measured: the confirmation's other rule.
+	return short > 0 && s.budgetFor(short) && !s.standsOut(parent, culprit)
+}
+
+// settled reports whether the noise within commits rests on enough
+// degrees of freedom for a culprit between parent and culprit to be
+// taken up: minWithinDF, or minStandOutDF when their change stands out
+// of that noise.
+func (s *search) settled(parent, culprit int) bool {
+	df := s.withinDF()
+	return df >= minWithinDF || (df >= minStandOutDF && s.standsOut(parent, culprit))
+}
+
+// standsOut reports whether the runs of parent and culprit show a change
+// at standOutConfidence against the noise the search has measured
+// (stats.DeltaNoise), with two runs of each at least: a change many
+// times the noise, which more runs of the two would only repeat.
+func (s *search) standsOut(parent, culprit int) bool {
+	n := s.noise()
+	e := stats.DeltaNoise(Values(s.commits[parent].countedRuns()), Values(s.commits[culprit].countedRuns()),
+		n.Sigma, n.DF, standOutConfidence)
+	return shownByNoise(e, min(s.commits[parent].n, s.commits[culprit].n), n.DF, minStandOutDF, 0)
+}
+
+// noise is the pooled noise of the runs within commits, when it may stand
+// for the noise of a comparison of two commits: on one steady host.
+func (s *search) noise() Noise {
+	if s.drifting || len(s.opts.Hosts) > 1 {
+		return Noise{}
+	}
+	sigma, df := s.pooledSigma()
+	return Noise{Sigma: sigma, DF: df}
 }
 
 // pairProbe returns the next of the two commits beside a change to run,

@@ -77,6 +77,7 @@ func (s *search) finish(res *Result, changes []found) *Result {
 	res.Samples = s.samples
 	res.Rounds = s.rounds
 	res.Since, res.Drifting = s.since, s.drifting
+	res.Noise = s.noise()
 	res.Warnings = record.MergeWarnings(s.warnings)
 	return res
 }

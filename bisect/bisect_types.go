@@ -254,6 +254,11 @@ type Result struct {
 	// since then, taken in one search on a steady host, as they are.
 	Since    uint64 `json:"since"`
 	Drifting bool   `json:"drifting"`
+	// Noise is the noise of one run the search measured within commits,
+	// pooled over them; zero on a drifting host or with several
+	// machines, where runs of different commits are not alike enough for
+	// it. Locate hands it to Confirm.
+	Noise Noise `json:"noise"`
 	// Warnings are statistical caveats a reader should see, as values;
 	// record.Warning.String renders them.
 	Warnings []record.Warning `json:"warnings,omitempty"`
@@ -261,6 +266,14 @@ type Result struct {
 	// returned them: Locate's confirmation starts from them rather than
 	// asking the oracle again for what the search already holds.
 	held map[string][]Run
+}
+
+// Noise is the size of a run's noise: the standard deviation of a run's
+// log value around its commit's mean, pooled over commits, and its degrees
+// of freedom.
+type Noise struct {
+	Sigma float64 `json:"sigma"`
+	DF    float64 `json:"df"`
 }
 
 // Probe statuses.

@@ -32,6 +32,28 @@ const DefaultConfirmPairs = 12
 // gives no 95% interval below four runs a side.
 const minPairs = 4
 
+// minNoisePairs is the fewest pairs that confirm on the search's noise
+// (ConfirmOptions.Noise), and minNoiseDF the fewest degrees of freedom
+// that noise must rest on: as many as a search needs to name a culprit
+// of an ordinary change. Student's t widens the interval for how little
+// is known of the noise, but not for a drift the search did not find,
+// which noise measured on few runs understates most.
+const (
+	minNoisePairs = 2
+	minNoiseDF    = minWithinDF
+)
+
+// shownByNoise reports whether e, the effect of pairs pairs estimated on
+// noise of df degrees of freedom (stats.DeltaNoise), rests on at least
+// minNoisePairs pairs and minDF degrees of freedom, and its interval lies
+// on the side of sign (either side when sign is 0).
+func shownByNoise(e record.Effect, pairs int, df, minDF, sign float64) bool {
+	if pairs < minNoisePairs || df < minDF || math.IsNaN(e.Pct) {
+		return false
+	}
+	return (sign <= 0 && e.Hi < 0) || (sign >= 0 && e.Lo > 0)
+}
+
 // futilePairs is the fewest pairs on which Confirm gives a culprit up as
 // not shown: four runs a side refute a real change now and then.
 const futilePairs = 6
@@ -58,6 +80,9 @@ type Confirmation struct {
 	// LastSeq is the place in time of the latest run the verdict rests
 	// on; a culprit confirmed again later is judged on later runs only.
 	LastSeq uint64 `json:"last_seq"`
+	// Noise is set when the verdict rests on the search's noise
+	// (ConfirmOptions.Noise): Effect is then stats.DeltaNoise of the runs.
+	Noise *Noise `json:"noise,omitempty"`
 }
 
 // String says what the verdict rests on.
@@ -65,11 +90,15 @@ func (c Confirmation) String() string {
 	if c.Verdict == Unmeasurable {
 		return fmt.Sprintf("its parent %s cannot be measured", record.ShortHash(c.Parent))
 	}
+	s := fmt.Sprintf("%d interleaved runs each of parent and culprit give %s", c.Pairs, c.Effect)
 	if c.ParentRuns.N != c.SelfRuns.N {
-		return fmt.Sprintf("%d runs of the parent and %d of the culprit, interleaved with the search's, give %s",
+		s = fmt.Sprintf("%d runs of the parent and %d of the culprit, interleaved with the search's, give %s",
 			c.ParentRuns.N, c.SelfRuns.N, c.Effect)
 	}
-	return fmt.Sprintf("%d interleaved runs each of parent and culprit give %s", c.Pairs, c.Effect)
+	if c.Noise != nil {
+		s += fmt.Sprintf(" (an interval from the search's noise, %.2g%% a run on %.0f degrees of freedom)", 100*math.Expm1(c.Noise.Sigma), c.Noise.DF)
+	}
+	return s
 }
 
 // Record is the confirmation as a finding keeps it.
@@ -104,6 +133,11 @@ type ConfirmOptions struct {
 	Host string
 	// OnProbe, when set, is called after every run.
 	OnProbe func(ProbeEvent)
+	// Noise, when set, is the noise the search that named the culprit
+	// measured on one steady host (Result.Noise): with fewer pairs than
+	// the distribution-free interval needs, a change that stands out of
+	// it confirms (stats.DeltaNoise).
+	Noise Noise
 	// Held are runs already in hand, by commit, as the oracle last
 	// returned them (a search's own, Result.held). Confirm starts from
 	// them where they hold the parent or the culprit, and asks the
@@ -125,7 +159,9 @@ type ConfirmOptions struct {
 // (Confirmed), or as soon as it cannot any more within MaxPairs fresh pairs
 // at the current estimate, since an interval narrows about as the square
 // root of its runs (NotShown). It needs at least four pairs to confirm and
-// six to give up.
+// six to give up, or, when ConfirmOptions.Noise gives the noise the search
+// measured, two pairs whose change stands out of that noise
+// (stats.DeltaNoise's interval excludes zero on the culprit's side).
 //
 // Runs without a positive, finite value count in no pair, as in the
 // searches, and runs of two machines make no pair. A parent that does not build gives Unmeasurable; any other
@@ -178,6 +214,14 @@ func (c *Confirmation) run(ctx context.Context, o Oracle, pr, cr []Run, sign flo
 		c.LastSeq = max(lastSeq(e.parent), lastSeq(e.self))
 		c.Effect = e.Effect
 		c.ParentRuns, c.SelfRuns = summarize(c.Parent, e.parent), summarize(c.Commit, e.self)
+		if c.Pairs < minPairs {
+			ne := stats.DeltaNoise(Values(e.parent), Values(e.self), opts.Noise.Sigma, opts.Noise.DF, summaryConfidence)
+			if shownByNoise(ne, c.Pairs, opts.Noise.DF, minNoiseDF, sign) {
+				c.Effect, c.Noise = ne, &opts.Noise
+				c.Verdict, c.Confirmed = Confirmed, true
+				return nil
+			}
+		}
 		if c.Pairs >= minPairs {
 			if (sign < 0 && c.Effect.Hi < 0) || (sign > 0 && c.Effect.Lo > 0) {
 				c.Verdict, c.Confirmed = Confirmed, true

@@ -62,6 +62,7 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 			conf, ok := known[c.Commit]
 			if !ok || !conf.Confirmed {
 				var since, recent uint64
+				var noise Noise
 				if ok {
 					// Named again after it was not confirmed: judge it on
 					// new runs, not on the same ones twice.
@@ -70,7 +71,7 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 				if !res.Drifting && len(checked.Hosts) < 2 {
 					// One steady host: the search's runs count as they
 					// are. Runs of several machines count in pairs only.
-					recent = res.Since
+					recent, noise = res.Since, res.Noise
 				}
 				conf, err = confirmOnHosts(ctx, o, chain[c.Index-1], c.Commit, checked.Hosts, ConfirmOptions{
 					Better:    checked.Better,
@@ -78,6 +79,7 @@ func Locate(ctx context.Context, chain []string, o Oracle, opts Options) (*Resul
 					MaxPairs:  opts.ConfirmPairs,
 					After:     since,
 					Recent:    recent,
+					Noise:     noise,
 					OnProbe:   confirmEvents(opts.OnProbe, index, &samples),
 					Held:      res.held,
 				})

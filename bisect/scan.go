@@ -211,6 +211,11 @@ func mergeRange(out, res *Result, off int, probes map[int]Probe) {
 		out.Since = res.Since
 	}
 	out.Drifting = out.Drifting || res.Drifting
+	if out.Drifting {
+		out.Noise = Noise{}
+	} else if res.Noise.DF > out.Noise.DF {
+		out.Noise = res.Noise
+	}
 	out.Warnings = record.MergeWarnings(out.Warnings, res.Warnings)
 	switch {
 	case len(out.Culprits) > 0:

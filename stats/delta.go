@@ -93,3 +93,30 @@ func median(sorted []float64) float64 {
 	}
 	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
+
+// DeltaNoise estimates the change of bad relative to good as Delta does,
+// in percent with an interval, for samples too small for Delta's
+// distribution-free interval, when the size of the noise is known from
+// elsewhere: sigma is the standard deviation of one value's logarithm,
+// estimated with df degrees of freedom (runs of many commits, pooled). The
+// estimate is the difference of the mean logs and the interval Student's t
+// with df degrees of freedom gives it. It rests on that noise being the
+// noise of these values too: normal on the log scale, the same for every
+// commit.
+//
+// Empty samples, non-positive values, a sigma that is not positive and
+// finite or df below 1 give NaN.
+func DeltaNoise(good, bad []float64, sigma, df, confidence float64) record.Effect {
+	nan := record.Effect{Pct: math.NaN(), Interval: record.Interval{Lo: math.NaN(), Hi: math.NaN()}}
+	if len(good) == 0 || len(bad) == 0 || !(sigma > 0) || math.IsInf(sigma, 0) || df < 1 || !(confidence > 0 && confidence < 1) {
+		return nan
+	}
+	for _, v := range slices.Concat(good, bad) {
+		if !(v > 0) {
+			return nan
+		}
+	}
+	shift := Mean(Logs(bad)) - Mean(Logs(good))
+	half := StudentQuantile(1-(1-confidence)/2, df) * sigma * math.Sqrt(1/float64(len(good))+1/float64(len(bad)))
+	return record.Effect{Pct: percent(shift), Interval: record.Interval{Lo: percent(shift - half), Hi: percent(shift + half)}}
+}

@@ -359,3 +359,38 @@ func TestStudentQuantile(t *testing.T) {
 	}
 	assert.True(t, math.IsNaN(StudentQuantile(1, 5)))
 }
+
+func TestDeltaNoise(t *testing.T) {
+	tests := []struct {
+		name         string
+		good, bad    []float64
+		sigma, df    float64
+		wantPct      float64
+		excludesZero bool
+	}{
+		{name: "a third slower, 1% noise, two runs a side", good: []float64{100, 101}, bad: []float64{67, 67.5}, sigma: 0.01, df: 20, wantPct: -33.08, excludesZero: true},
+		{name: "5% lower, 3% noise, two runs a side is not shown", good: []float64{100, 100}, bad: []float64{95, 95}, sigma: 0.03, df: 20, wantPct: -5, excludesZero: false},
+		{name: "5% lower, 3% noise, three runs a side is", good: []float64{100, 100, 100}, bad: []float64{95, 95, 95}, sigma: 0.03, df: 20, wantPct: -5, excludesZero: true},
+		{name: "noise of few degrees of freedom widens it", good: []float64{100, 100, 100}, bad: []float64{95, 95, 95}, sigma: 0.03, df: 2, wantPct: -5, excludesZero: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := DeltaNoise(tc.good, tc.bad, tc.sigma, tc.df, 0.95)
+			assert.InDelta(t, tc.wantPct, e.Pct, 0.01)
+			assert.Less(t, e.Lo, e.Pct)
+			assert.Greater(t, e.Hi, e.Pct)
+			assert.Equal(t, tc.excludesZero, e.Hi < 0, "interval %v", e)
+		})
+	}
+	for name, in := range map[string]struct {
+		good, bad []float64
+		sigma, df float64
+	}{
+		"empty bad": {good: []float64{1}, sigma: 0.01, df: 9}, "zero value": {good: []float64{1}, bad: []float64{0}, sigma: 0.01, df: 9},
+		"no sigma": {good: []float64{1}, bad: []float64{2}, df: 9}, "no df": {good: []float64{1}, bad: []float64{2}, sigma: 0.01},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.True(t, math.IsNaN(DeltaNoise(in.good, in.bad, in.sigma, in.df, 0.95).Pct))
+		})
+	}
+}
