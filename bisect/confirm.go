@@ -34,13 +34,14 @@ const minPairs = 4
 
 // minNoisePairs is the fewest pairs that confirm on the search's noise
 // (ConfirmOptions.Noise), and minNoiseDF the fewest degrees of freedom
-// that noise must rest on: as many as a search needs to name a culprit
-// of an ordinary change. Student's t widens the interval for how little
-// is known of the noise, but not for a drift the search did not find,
-// which noise measured on few runs understates most.
+// that noise must rest on: as many as the search needs to take up a
+// change that stands out. Student's t widens the interval for how little
+// is known of the noise; the strict level (standOutConfidence) stands in
+// for a drift the search did not find, which no interval on the noise
+// within commits allows for.
 const (
 	minNoisePairs = 2
-	minNoiseDF    = minWithinDF
+	minNoiseDF    = minStandOutDF
 )
 
 // shownByNoise reports whether e, the effect of pairs pairs estimated on
@@ -161,7 +162,8 @@ type ConfirmOptions struct {
 // root of its runs (NotShown). It needs at least four pairs to confirm and
 // six to give up, or, when ConfirmOptions.Noise gives the noise the search
 // measured, two pairs whose change stands out of that noise
-// (stats.DeltaNoise's interval excludes zero on the culprit's side).
+// (stats.DeltaNoise's interval at 99.9% excludes zero on the culprit's
+// side).
 //
 // Runs without a positive, finite value count in no pair, as in the
 // searches, and runs of two machines make no pair. A parent that does not build gives Unmeasurable; any other
@@ -215,9 +217,12 @@ func (c *Confirmation) run(ctx context.Context, o Oracle, pr, cr []Run, sign flo
 		c.Effect = e.Effect
 		c.ParentRuns, c.SelfRuns = summarize(c.Parent, e.parent), summarize(c.Commit, e.self)
 		if c.Pairs < minPairs {
-			ne := stats.DeltaNoise(Values(e.parent), Values(e.self), opts.Noise.Sigma, opts.Noise.DF, summaryConfidence)
-			if shownByNoise(ne, c.Pairs, opts.Noise.DF, minNoiseDF, sign) {
-				c.Effect, c.Noise = ne, &opts.Noise
+			// Decided at the search's strict level (a drift it did not
+			// find passes for a change), shown at the reports' one.
+			strict := stats.DeltaNoise(Values(e.parent), Values(e.self), opts.Noise.Sigma, opts.Noise.DF, standOutConfidence)
+			if shownByNoise(strict, c.Pairs, opts.Noise.DF, minNoiseDF, sign) {
+				c.Effect = stats.DeltaNoise(Values(e.parent), Values(e.self), opts.Noise.Sigma, opts.Noise.DF, summaryConfidence)
+				c.Noise = &opts.Noise
 				c.Verdict, c.Confirmed = Confirmed, true
 				return nil
 			}

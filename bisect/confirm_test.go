@@ -100,7 +100,7 @@ func TestConfirm(t *testing.T) {
 		{name: "a third slower without the search's noise takes four pairs", history: bisecttest.History{Len: 20, CV: 0.01, Changes: []bisecttest.Change{changeAt(10, 0.67)}},
 			want: bisect.Confirmed, minRight: 10, maxFresh: 8, wantFresh: 8},
 		{name: "noise on too few degrees of freedom is not used", history: bisecttest.History{Len: 20, CV: 0.01, Changes: []bisecttest.Change{changeAt(10, 0.67)}},
-			noise: true, noiseDF: 7, want: bisect.Confirmed, minRight: 10, maxFresh: 8, wantFresh: 8},
+			noise: true, noiseDF: 3, want: bisect.Confirmed, minRight: 10, maxFresh: 8, wantFresh: 8},
 		{name: "no change is not confirmed on the search's noise", history: bisecttest.History{Len: 20, CV: 0.02},
 			noise: true, want: bisect.NotShown, minRight: 9, maxFresh: 24},
 		{name: "a parent that does not build", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop,
