@@ -137,10 +137,14 @@
 //     posterior needs to settle, taken side by side so that they are also
 //     the pairs Confirm rests on, until each has the four runs Confirm
 //     needs at least (one more run of a side now is cheaper than the
-//     fresh pair Confirm would add). On a drifting host a reference run
-//     goes between runs of one commit.
+//     fresh pair Confirm would add), or two each when their change stands
+//     out of the noise the search has measured: on one steady host, the
+//     99.9% interval of the change on that noise (stats.DeltaNoise)
+//     excludes zero, which Confirm accepts too. On a drifting host a
+//     reference run goes between runs of one commit.
 //  4. At 0.95, once the noise within commits has eight degrees of freedom
-//     (a few agreeing runs must not make a noisy host look quiet), a
+//     (a few agreeing runs must not make a noisy host look quiet), or four
+//     when the change stands out of that noise as above, a
 //     culprit is taken up and the two ranges beside it are checked
 //     (good…parent, culprit…bad) with the same sequential comparison. A
 //     check may add 15% of the runs the search has made (all of them while
@@ -245,7 +249,11 @@
 // first, and stops as soon as the 95%
 // interval of the effect (stats.Delta, at least four runs a side) excludes
 // zero on the culprit's side, or as soon as more pairs within its budget
-// could not make it. The effect it measures is the culprit's effect in the
+// could not make it. With fewer than four a side, the noise the search
+// measured on one steady host (Result.Noise, four degrees of freedom at
+// least) stands in for the distribution-free interval: two runs a side
+// confirm a change whose 99.9% interval on that noise (stats.DeltaNoise)
+// excludes zero, and the confirmation shows its 95% interval. The effect it measures is the culprit's effect in the
 // result: one estimate of one number. Locate runs the search, confirms
 // every culprit, and searches the range again, with the confirmation's
 // runs in the oracle, when one is not confirmed (three searches at most).
