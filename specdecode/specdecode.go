@@ -145,8 +145,11 @@ func columns(runs []Cycle) cols {
 }
 
 // Attribute compares the runs of a good and a bad commit. Changes and
-// their intervals come from stats.Delta, so they need 4 runs a side for a
-// bound at 0.95 (fewer give −100% and +Inf).
+// their intervals come from stats.Delta, which needs 4 runs a side for a
+// bound at 0.95; with two or three a side, a term's interval is Student's
+// t on the noise of the two sides' own runs (stats.DeltaNoise, with their
+// pooled degrees of freedom), which a bisection that confirmed its
+// culprit on few runs leaves. One run a side bounds nothing.
 func Attribute(good, bad []Cycle, confidence float64) (Attribution, error) {
 	g, err := Summarize(good, confidence)
 	if err != nil {
@@ -186,6 +189,9 @@ func term(name string, good, bad []float64, g, b float64, effect func(float64) f
 		return t
 	}
 	d := stats.Delta(good, bad, confidence)
+	if !isFinite(d.Hi) || d.Lo <= -100 {
+		d = deltaOwnNoise(good, bad, confidence, d)
+	}
 	pct, lo, hi := d.Pct, d.Lo, d.Hi
 	if isFinite(pct) {
 		t.ChangePct = pct
@@ -200,6 +206,22 @@ func term(name string, good, bad []float64, g, b float64, effect func(float64) f
 	elo, ehi := pctOf(effect(g*(1+lo/100))), pctOf(effect(g*(1+hi/100)))
 	t.EffectLoPct, t.EffectHiPct = math.Min(elo, ehi), math.Max(elo, ehi)
 	return t
+}
+
+// deltaOwnNoise is the change of bad against good with the t interval
+// on the pooled noise of their log values, or d when either side has a
+// single run, a value is not positive, or the runs did not vary.
+func deltaOwnNoise(good, bad []float64, confidence float64, d record.Effect) record.Effect {
+	if len(good) < 2 || len(bad) < 2 || slices.ContainsFunc(slices.Concat(good, bad), func(v float64) bool { return !(v > 0) }) {
+		return d
+	}
+	lg, lb := stats.Logs(good), stats.Logs(bad)
+	df := float64(len(lg) + len(lb) - 2)
+	sigma := math.Sqrt((stats.SumSquares(lg) + stats.SumSquares(lb)) / df)
+	if e := stats.DeltaNoise(good, bad, sigma, df, confidence); isFinite(e.Lo) && isFinite(e.Hi) {
+		return e
+	}
+	return d
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -136,12 +136,36 @@ func TestAttribute(t *testing.T) {
 
 func TestAttributeFewRuns(t *testing.T) {
 	base := Cycle{VerifyMs: 12, DraftMs: 2, DecodeMs: 10, Accept: 3}
-	a, err := Attribute(runs(base)[:2], runs(Cycle{VerifyMs: 30, DraftMs: 2, DecodeMs: 10, Accept: 3})[:2], 0.95)
-	require.NoError(t, err)
-	assert.Equal(t, TermVerify, a.Lead().Name)
-	for _, term := range a.Terms {
-		assert.False(t, term.Bounded, "%s: 2+2 runs bound nothing at 0.95", term.Name)
+	slow := Cycle{VerifyMs: 30, DraftMs: 2, DecodeMs: 10, Accept: 3}
+	tests := []struct {
+		name    string
+		n       int
+		bounded bool
+	}{
+		// Two runs a side: Student's t on their own noise, two degrees
+		// of freedom: wide, but the verify step's change is clear of zero.
+		{name: "two runs a side bound each term on their own noise", n: 2, bounded: true},
+		{name: "three runs a side too", n: 3, bounded: true},
+		{name: "one run a side bounds nothing", n: 1},
 	}
-	_, err = Attribute(nil, runs(base), 0.95)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := Attribute(runs(base)[:tc.n], runs(slow)[:tc.n], 0.95)
+			require.NoError(t, err)
+			lead := a.Lead()
+			assert.Equal(t, TermVerify, lead.Name)
+			for _, term := range a.Terms {
+				assert.Equal(t, tc.bounded, term.Bounded, term.Name)
+				if term.Bounded {
+					assert.Less(t, term.LoPct, term.ChangePct, term.Name)
+					assert.Greater(t, term.HiPct, term.ChangePct, term.Name)
+				}
+			}
+			if tc.bounded {
+				assert.Positive(t, lead.LoPct, "the verify step's slowdown is clear of zero")
+			}
+		})
+	}
+	_, err := Attribute(nil, runs(base), 0.95)
 	require.ErrorContains(t, err, "good end")
 }
