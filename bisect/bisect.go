@@ -672,7 +672,7 @@ func (s *search) standsOut(parent, culprit int) bool {
 	n := s.noise()
 	e := stats.DeltaNoise(Values(s.commits[parent].countedRuns()), Values(s.commits[culprit].countedRuns()),
 		n.Sigma, n.DF, standOutConfidence)
-	return shownByNoise(e, min(s.commits[parent].n, s.commits[culprit].n), n.DF, minStandOutDF, 0)
+	return shownByNoise(e, min(s.commits[parent].n, s.commits[culprit].n), n.DF, 0)
 }
 
 // noise is the pooled noise of the runs within commits, when it may stand
@@ -1238,19 +1238,11 @@ func (s *search) clean(i int) []float64 { return s.commits[i].clean }
 // pooledSigma returns the classical pooled standard deviation of the clean
 // log values around their commits' means, and its degrees of freedom.
 func (s *search) pooledSigma() (sigma, df float64) {
-	var ss float64
+	groups := make([][]float64, 0, len(s.measured))
 	for _, i := range s.measured {
-		c := s.commits[i]
-		if len(c.clean) < 2 {
-			continue
-		}
-		ss += stats.SumSquares(c.clean)
-		df += float64(len(c.clean) - 1)
+		groups = append(groups, s.commits[i].clean)
 	}
-	if df == 0 {
-		return 0, 0
-	}
-	return math.Sqrt(ss / df), df
+	return stats.Pooled(groups...)
 }
 
 func (s *search) warn(w record.Warning) {

@@ -33,23 +33,20 @@ const DefaultConfirmPairs = 12
 const minPairs = 4
 
 // minNoisePairs is the fewest pairs that confirm on the search's noise
-// (ConfirmOptions.Noise), and minNoiseDF the fewest degrees of freedom
-// that noise must rest on: as many as the search needs to take up a
-// change that stands out. Student's t widens the interval for how little
-// is known of the noise; the strict level (standOutConfidence) stands in
-// for a drift the search did not find, which no interval on the noise
-// within commits allows for.
-const (
-	minNoisePairs = 2
-	minNoiseDF    = minStandOutDF
-)
+// (ConfirmOptions.Noise), which must rest on minStandOutDF degrees of
+// freedom, as many as the search needs to take up a change that stands
+// out. Student's t widens the interval for how little is known of the
+// noise; the strict level (standOutConfidence) stands in for a drift the
+// search did not find, which no interval on the noise within commits
+// allows for.
+const minNoisePairs = 2
 
 // shownByNoise reports whether e, the effect of pairs pairs estimated on
 // noise of df degrees of freedom (stats.DeltaNoise), rests on at least
-// minNoisePairs pairs and minDF degrees of freedom, and its interval lies
-// on the side of sign (either side when sign is 0).
-func shownByNoise(e record.Effect, pairs int, df, minDF, sign float64) bool {
-	if pairs < minNoisePairs || df < minDF || math.IsNaN(e.Pct) {
+// minNoisePairs pairs and minStandOutDF degrees of freedom, and its
+// interval lies on the side of sign (either side when sign is 0).
+func shownByNoise(e record.Effect, pairs int, df, sign float64) bool {
+	if pairs < minNoisePairs || df < minStandOutDF || math.IsNaN(e.Pct) {
 		return false
 	}
 	return (sign <= 0 && e.Hi < 0) || (sign >= 0 && e.Lo > 0)
@@ -220,7 +217,7 @@ func (c *Confirmation) run(ctx context.Context, o Oracle, pr, cr []Run, sign flo
 			// Decided at the search's strict level (a drift it did not
 			// find passes for a change), shown at the reports' one.
 			strict := stats.DeltaNoise(Values(e.parent), Values(e.self), opts.Noise.Sigma, opts.Noise.DF, standOutConfidence)
-			if shownByNoise(strict, c.Pairs, opts.Noise.DF, minNoiseDF, sign) {
+			if shownByNoise(strict, c.Pairs, opts.Noise.DF, sign) {
 				c.Effect = stats.DeltaNoise(Values(e.parent), Values(e.self), opts.Noise.Sigma, opts.Noise.DF, summaryConfidence)
 				c.Noise = &opts.Noise
 				c.Verdict, c.Confirmed = Confirmed, true
@@ -338,12 +335,10 @@ func stillPossible(e effect, sign float64, pairs, left int) bool {
 	if sign*est <= 0 {
 		return false
 	}
-	lp, ls := stats.Logs(Values(e.parent)), stats.Logs(Values(e.self))
-	df := float64(len(lp) + len(ls) - 2)
+	sigma, df := stats.Pooled(stats.Logs(Values(e.parent)), stats.Logs(Values(e.self)))
 	if df < 1 {
 		return true
 	}
-	sigma := math.Sqrt((stats.SumSquares(lp) + stats.SumSquares(ls)) / df)
 	n := float64(pairs + left)
 	return math.Abs(est) > 2*sigma*math.Sqrt(2/n)
 }

@@ -253,10 +253,11 @@
 // measured on one steady host (Result.Noise, four degrees of freedom at
 // least) stands in for the distribution-free interval: two runs a side
 // confirm a change whose 99.9% interval on that noise (stats.DeltaNoise)
-// excludes zero, and the confirmation shows its 95% interval. The effect it measures is the culprit's effect in the
-// result: one estimate of one number. Locate runs the search, confirms
-// every culprit, and searches the range again, with the confirmation's
-// runs in the oracle, when one is not confirmed (three searches at most).
+// excludes zero, and the confirmation shows its 95% interval. The effect
+// it measures is the culprit's effect in the result: one estimate of one
+// number. Locate runs the search, confirms every culprit, and searches the
+// range again, with the confirmation's runs in the oracle, when one is not
+// confirmed (three searches at most).
 //
 // # Cost and accuracy
 //

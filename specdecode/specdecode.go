@@ -212,12 +212,11 @@ func term(name string, good, bad []float64, g, b float64, effect func(float64) f
 // on the pooled noise of their log values, or d when either side has a
 // single run, a value is not positive, or the runs did not vary.
 func deltaOwnNoise(good, bad []float64, confidence float64, d record.Effect) record.Effect {
-	if len(good) < 2 || len(bad) < 2 || slices.ContainsFunc(slices.Concat(good, bad), func(v float64) bool { return !(v > 0) }) {
+	if len(good) < 2 || len(bad) < 2 {
 		return d
 	}
-	lg, lb := stats.Logs(good), stats.Logs(bad)
-	df := float64(len(lg) + len(lb) - 2)
-	sigma := math.Sqrt((stats.SumSquares(lg) + stats.SumSquares(lb)) / df)
+	// A value that is not positive makes DeltaNoise give NaN: d stands.
+	sigma, df := stats.Pooled(stats.Logs(good), stats.Logs(bad))
 	if e := stats.DeltaNoise(good, bad, sigma, df, confidence); isFinite(e.Lo) && isFinite(e.Hi) {
 		return e
 	}

@@ -196,6 +196,24 @@ func Mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
+// Pooled returns the pooled standard deviation of groups, each around its
+// own mean, and its degrees of freedom (the values beyond one a group);
+// 0, 0 when no group has two values.
+func Pooled(groups ...[]float64) (sigma, df float64) {
+	var ss float64
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		ss += SumSquares(g)
+		df += float64(len(g) - 1)
+	}
+	if df == 0 {
+		return 0, 0
+	}
+	return math.Sqrt(ss / df), df
+}
+
 // SumSquares returns the sum of squared deviations of xs from their mean;
 // 0 for none.
 func SumSquares(xs []float64) float64 {

@@ -394,3 +394,22 @@ func TestDeltaNoise(t *testing.T) {
 		})
 	}
 }
+
+func TestPooled(t *testing.T) {
+	tests := []struct {
+		name      string
+		groups    [][]float64
+		sigma, df float64
+	}{
+		{name: "two groups of two", groups: [][]float64{{1, 3}, {10, 12}}, sigma: math.Sqrt(2), df: 2},
+		{name: "a single value adds nothing", groups: [][]float64{{1, 3}, {7}}, sigma: math.Sqrt(2), df: 1},
+		{name: "no group of two", groups: [][]float64{{1}, nil}, sigma: 0, df: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sigma, df := Pooled(tc.groups...)
+			assert.InDelta(t, tc.sigma, sigma, 1e-12)
+			assert.Equal(t, tc.df, df)
+		})
+	}
+}
