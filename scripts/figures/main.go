@@ -86,7 +86,6 @@ func run(ctx context.Context, args []string) error {
 	trials := fs.String("trials", "", "trials per row for the programs that take -trials (empty: each program's default)")
 	slow := fs.Bool("slow", false, "also run bench-cli and bench-loadgen")
 	perfbot := fs.String("perfbot", "bin/perfbot", "the perfbot binary bench-cli measures")
-	recorded := fs.String("recorded", recordedGlob, "the results files of measurements made elsewhere, copied in as they are")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -124,18 +123,26 @@ func run(ctx context.Context, args []string) error {
 		writeVerbatim(&body, stdout.String())
 	}
 
-	files, err := filepath.Glob(*recorded)
-	if err != nil {
-		return fmt.Errorf("-recorded %q: %w", *recorded, err)
-	}
-	if len(files) > 0 {
-		fmt.Fprintf(&body, "## Recorded elsewhere\n\n%s\n\n", recordedAbout)
+	headed := false
+	for _, set := range recorded {
+		files, err := filepath.Glob(set.glob)
+		if err != nil {
+			return fmt.Errorf("results files %q: %w", set.glob, err)
+		}
+		if len(files) == 0 {
+			continue
+		}
+		if !headed {
+			body.WriteString("## Recorded elsewhere\n\n")
+			headed = true
+		}
+		fmt.Fprintf(&body, "### %s\n\n%s\n\n", set.title, set.about)
 		for _, f := range files {
 			text, err := os.ReadFile(f)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(&body, "### %s\n\n", filepath.ToSlash(f))
+			fmt.Fprintf(&body, "#### %s\n\n", filepath.ToSlash(f))
 			writeVerbatim(&body, string(text))
 		}
 	}
@@ -169,11 +176,20 @@ func run(ctx context.Context, args []string) error {
 	return os.Rename(tmp, *out)
 }
 
-// recordedGlob names the results files of the real-code comparisons
-// (scripts/realbisect/README.md says how one is made).
-const recordedGlob = "scripts/realbisect/results/*.txt"
-
-const recordedAbout = "perfbot beside `git bisect run` on real modules' histories (`scripts/realbisect/compare.sh`), as the script printed it; each file's first lines say when, with which perfbot and on which host it ran."
+// recorded are the results files of measurements that cannot run where
+// the page is written, copied in as their scripts printed them.
+var recorded = []struct{ glob, title, about string }{
+	{
+		glob:  "scripts/realbisect/results/*.txt",
+		title: "Real modules' histories",
+		about: "perfbot beside `git bisect run` on real modules' histories (`scripts/realbisect/compare.sh`); each file's first lines say when, with which perfbot and on which host it ran.",
+	},
+	{
+		glob:  "scripts/gptfast/results/*/*.txt",
+		title: "gpt-fast on a GPU",
+		about: "`scripts/gptfast/device.sh`'s steps on a lent GPU machine, one folder per session (named by month and day); `scripts/gptfast/results/README.md` says which calls made them and where a call's limit cut one short. Each setup.txt names the GPU.",
+	},
+}
 
 // writeVerbatim writes a program's output as it is: paragraphs that are
 // Markdown tables stay tables, every other paragraph goes in a text block.

@@ -125,7 +125,12 @@ S
 	chmod +x ../gb-step.sh
 	git bisect start "$(m head)" "$(m root)" > /dev/null
 	timeout -s TERM "$(left)" git bisect run ../gb-step.sh 2>&1 | keep gitbisect.txt || true
-	echo "git bisect run: runs=$(wc -l < "$W/gb.runs") wall=$(awk '{ s += $3 } END { print s }' "$W/gb.med") s (the steps' runs) culprit=$(git rev-parse refs/bisect/bad) injected=$(m culprit)" | keep gitbisect.txt
+	# Until git bisect names the first bad commit, refs/bisect/bad is only
+	# the lowest bad commit so far: a cut bisection names no culprit (the
+	# next call resumes from gb.med).
+	culprit="none (cut by the call's limit before it finished)"
+	git bisect log | grep -q '^# first bad commit' && culprit=$(git rev-parse refs/bisect/bad)
+	echo "git bisect run: runs=$(wc -l < "$W/gb.runs") wall=$(awk '{ s += $3 } END { print s }' "$W/gb.med") s (the steps' runs) culprit=$culprit injected=$(m culprit)" | keep gitbisect.txt
 	;;
 nightly)
 	cd "$W"

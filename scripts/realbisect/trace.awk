@@ -3,7 +3,9 @@
 #   phases=verify:V,bisect:B,residual:R,other:O build_s=X bench_s=Y
 # A phase's runs are the fresh runs of its "measured" records; other is
 # the runs of the counter file (-v runs=N) that no such record names: the
-# confirmation's, which logs no record of its own. build_s and bench_s are
+# confirmation's, which logs no record of its own; it is "?" when the
+# counter holds fewer runs than the records name (a counter the benchmark
+# did not write to, or no -v runs). build_s and bench_s are
 # the time from each build (bench) step's start to the next record.
 function secs(ts,   t) {
 	# time=2026-12-01T18:53:16.754Z
@@ -29,6 +31,8 @@ function secs(ts,   t) {
 }
 END {
 	named = fresh["verify"] + fresh["bisect"] + fresh["residual"]
-	printf "phases=verify:%d,bisect:%d,residual:%d,other:%d build_s=%.1f bench_s=%.1f\n",
-		fresh["verify"], fresh["bisect"], fresh["residual"], runs - named, d["build"], d["bench"]
+	other = runs - named
+	if (runs == "" || other < 0) other = "?"
+	printf "phases=verify:%d,bisect:%d,residual:%d,other:%s build_s=%.1f bench_s=%.1f\n",
+		fresh["verify"], fresh["bisect"], fresh["residual"], other, d["build"], d["bench"]
 }
