@@ -664,25 +664,25 @@ func (s *search) settled(parent, culprit int) bool {
 	return df >= minWithinDF || (df >= minStandOutDF && s.standsOut(parent, culprit))
 }
 
-// standsOut reports whether the runs of parent and culprit show a change
-// at standOutConfidence against the noise the search has measured
-// (stats.DeltaNoise), with two runs of each at least: a change many
-// times the noise, which more runs of the two would only repeat.
+// standsOut reports whether the runs of parent and culprit show a change,
+// either way, that stands out of the noise the search has measured
+// (shownByNoise, Confirm's rule too): a change many times the noise,
+// which more runs of the two would only repeat. It judges the clean runs,
+// those the screen kept, as the posterior does.
 func (s *search) standsOut(parent, culprit int) bool {
-	n := s.noise()
-	e := stats.DeltaNoise(Values(s.commits[parent].countedRuns()), Values(s.commits[culprit].countedRuns()),
-		n.Sigma, n.DF, standOutConfidence)
-	return shownByNoise(e, min(s.commits[parent].n, s.commits[culprit].n), n.DF, 0)
+	return shownByNoise(s.clean(parent), s.clean(culprit), s.noise(), 0)
 }
 
 // noise is the pooled noise of the runs within commits, when it may stand
-// for the noise of a comparison of two commits: on one steady host.
+// for the noise of a comparison of two commits: on one steady host. Its
+// Scale is the one the screen used, so that Confirm screens its runs as
+// the search did.
 func (s *search) noise() Noise {
 	if s.drifting || len(s.opts.Hosts) > 1 {
 		return Noise{}
 	}
 	sigma, df := s.pooledSigma()
-	return Noise{Sigma: sigma, DF: df}
+	return Noise{Sigma: sigma, DF: df, Scale: s.scale}
 }
 
 // pairProbe returns the next of the two commits beside a change to run,
@@ -1201,21 +1201,32 @@ func (s *search) rescreen() {
 		s.driftModel, s.driftFit = fitDriftModel(vs, as)
 	}
 	s.scale = stats.Scale(groups)
-	clean := stats.Screen(groups, s.scale, lo, hi)
+	clean := screen(groups, s.scale, lo, hi)
 	for j, i := range s.measured {
-		if g := groups[j]; len(g) >= 3 && 2*len(clean[j]) < len(g) {
-			// An outlier is the odd run out, never most of a commit's
-			// runs. On a host that jumps between two speeds every few
-			// runs, successive runs agree, so the scale is small, while
-			// a commit's runs fall into two clusters; when the clusters
-			// are even its median lies between them, farther than the
-			// cut from every run, and the screen would leave the commit
-			// (an end, as like as not) without a value. Its runs are kept,
-			// and their spread is noise the comparisons see.
-			clean[j] = g
-		}
 		s.commits[i].clean = clean[j]
 	}
+}
+
+// screen returns the groups of log values without their outliers, screened
+// at scale against the reference groups lo and hi (stats.Screen; −1 for
+// none), except that a group of three runs or more that the screen would
+// leave fewer than half of keeps them all. A zero scale screens nothing.
+//
+// An outlier is the odd run out, never most of a commit's runs. On a host
+// that jumps between two speeds every few runs, successive runs agree, so
+// the scale is small, while a commit's runs fall into two clusters; when
+// the clusters are even its median lies between them, farther than the
+// cut from every run, and the screen would leave the commit (an end, as
+// like as not) without a value. Its runs are kept, and their spread is
+// noise the comparisons see.
+func screen(groups [][]float64, scale float64, lo, hi int) [][]float64 {
+	clean := stats.Screen(groups, scale, lo, hi)
+	for j, g := range groups {
+		if len(g) >= 3 && 2*len(clean[j]) < len(g) {
+			clean[j] = slices.Clone(g)
+		}
+	}
+	return clean
 }
 
 // logValues returns the log values of the runs of the measured commits

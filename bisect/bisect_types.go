@@ -270,10 +270,13 @@ type Result struct {
 
 // Noise is the size of a run's noise: the standard deviation of a run's
 // log value around its commit's mean, pooled over commits, and its degrees
-// of freedom.
+// of freedom; and the robust scale the search screened outliers at
+// (stats.Scale), 0 when it had too few successive runs of a commit to
+// estimate one and screened nothing.
 type Noise struct {
 	Sigma float64 `json:"sigma"`
 	DF    float64 `json:"df"`
+	Scale float64 `json:"scale,omitempty"`
 }
 
 // Probe statuses.

@@ -32,21 +32,29 @@ const DefaultConfirmPairs = 12
 // gives no 95% interval below four runs a side.
 const minPairs = 4
 
-// minNoisePairs is the fewest pairs that confirm on the search's noise
-// (ConfirmOptions.Noise), which must rest on minStandOutDF degrees of
-// freedom, as many as the search needs to take up a change that stands
+// minNoisePairs is the fewest runs of each side, once screened, that a
+// change standing out of noise rests on (shownByNoise): the fewest pairs
+// that confirm on the search's noise (ConfirmOptions.Noise), which must
+// rest on minStandOutDF degrees of freedom, as many as the search needs to take up a change that stands
 // out. Student's t widens the interval for how little is known of the
 // noise; the strict level (standOutConfidence) stands in for a drift the
 // search did not find, which no interval on the noise within commits
 // allows for.
 const minNoisePairs = 2
 
-// shownByNoise reports whether e, the effect of pairs pairs estimated on
-// noise of df degrees of freedom (stats.DeltaNoise), rests on at least
-// minNoisePairs pairs and minStandOutDF degrees of freedom, and its
-// interval lies on the side of sign (either side when sign is 0).
-func shownByNoise(e record.Effect, pairs int, df, sign float64) bool {
-	if pairs < minNoisePairs || df < minStandOutDF || math.IsNaN(e.Pct) {
+// shownByNoise is the rule by which a change stands out of noise, one
+// decision for the search (standsOut) and Confirm: it reports whether the
+// change from parent to self, log values screened of their outliers,
+// rests on at least minNoisePairs runs of each and noise of at least
+// minStandOutDF degrees of freedom, and the standOutConfidence interval of
+// the change on that noise (stats.DeltaNoiseLogs) lies on the side of sign
+// (either side when sign is 0).
+func shownByNoise(parent, self []float64, noise Noise, sign float64) bool {
+	if min(len(parent), len(self)) < minNoisePairs || noise.DF < minStandOutDF {
+		return false
+	}
+	e := stats.DeltaNoiseLogs(parent, self, noise.Sigma, noise.DF, standOutConfidence)
+	if math.IsNaN(e.Pct) {
 		return false
 	}
 	return (sign <= 0 && e.Hi < 0) || (sign >= 0 && e.Lo > 0)
@@ -79,7 +87,8 @@ type Confirmation struct {
 	// on; a culprit confirmed again later is judged on later runs only.
 	LastSeq uint64 `json:"last_seq"`
 	// Noise is set when the verdict rests on the search's noise
-	// (ConfirmOptions.Noise): Effect is then stats.DeltaNoise of the runs.
+	// (ConfirmOptions.Noise): Effect is then stats.DeltaNoiseLogs of the
+	// runs the screen kept.
 	Noise *Noise `json:"noise,omitempty"`
 }
 
@@ -134,7 +143,8 @@ type ConfirmOptions struct {
 	// Noise, when set, is the noise the search that named the culprit
 	// measured on one steady host (Result.Noise): with fewer pairs than
 	// the distribution-free interval needs, a change that stands out of
-	// it confirms (stats.DeltaNoise).
+	// it by the search's own rule confirms (shownByNoise), on runs
+	// screened of outliers at Noise.Scale.
 	Noise Noise
 	// Held are runs already in hand, by commit, as the oracle last
 	// returned them (a search's own, Result.held). Confirm starts from
@@ -158,9 +168,11 @@ type ConfirmOptions struct {
 // at the current estimate, since an interval narrows about as the square
 // root of its runs (NotShown). It needs at least four pairs to confirm and
 // six to give up, or, when ConfirmOptions.Noise gives the noise the search
-// measured, two pairs whose change stands out of that noise
-// (stats.DeltaNoise's interval at 99.9% excludes zero on the culprit's
-// side).
+// measured, two pairs whose change stands out of that noise by the rule
+// the search takes a culprit up by: screened of outliers at the search's
+// scale, two runs of each left at least, and the 99.9% interval of the
+// change on that noise (stats.DeltaNoiseLogs) excludes zero on the
+// culprit's side.
 //
 // Runs without a positive, finite value count in no pair, as in the
 // searches, and runs of two machines make no pair. A parent that does not build gives Unmeasurable; any other
@@ -214,11 +226,12 @@ func (c *Confirmation) run(ctx context.Context, o Oracle, pr, cr []Run, sign flo
 		c.Effect = e.Effect
 		c.ParentRuns, c.SelfRuns = summarize(c.Parent, e.parent), summarize(c.Commit, e.self)
 		if c.Pairs < minPairs {
-			// Decided at the search's strict level (a drift it did not
-			// find passes for a change), shown at the reports' one.
-			strict := stats.DeltaNoise(Values(e.parent), Values(e.self), opts.Noise.Sigma, opts.Noise.DF, standOutConfidence)
-			if shownByNoise(strict, c.Pairs, opts.Noise.DF, sign) {
-				c.Effect = stats.DeltaNoise(Values(e.parent), Values(e.self), opts.Noise.Sigma, opts.Noise.DF, summaryConfidence)
+			// The search's rule, on runs screened as the search screens
+			// them: decided at its strict level (a drift it did not find
+			// passes for a change), shown at the reports' one.
+			clean := screen([][]float64{stats.Logs(Values(e.parent)), stats.Logs(Values(e.self))}, opts.Noise.Scale, 0, 1)
+			if shownByNoise(clean[0], clean[1], opts.Noise, sign) {
+				c.Effect = stats.DeltaNoiseLogs(clean[0], clean[1], opts.Noise.Sigma, opts.Noise.DF, summaryConfidence)
 				c.Noise = &opts.Noise
 				c.Verdict, c.Confirmed = Confirmed, true
 				return nil

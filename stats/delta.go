@@ -32,15 +32,14 @@ const exactUMax = 30
 // interval at this confidence (fewer than 4+4 values at 0.95), the bounds
 // are −100 and +Inf: "no bound".
 func Delta(good, bad []float64, confidence float64) record.Effect {
-	nan := record.Effect{Pct: math.NaN(), Interval: record.Interval{Lo: math.NaN(), Hi: math.NaN()}}
 	if len(good) == 0 || len(bad) == 0 || !(confidence > 0 && confidence < 1) {
-		return nan
+		return nanEffect()
 	}
 	diffs := make([]float64, 0, len(good)*len(bad))
 	for _, g := range good {
 		for _, b := range bad {
 			if !(g > 0 && b > 0) {
-				return nan
+				return nanEffect()
 			}
 			diffs = append(diffs, math.Log(b)-math.Log(g))
 		}
@@ -100,23 +99,42 @@ func median(sorted []float64) float64 {
 // elsewhere: sigma is the standard deviation of one value's logarithm,
 // estimated with df degrees of freedom (runs of many commits, pooled). The
 // estimate is the difference of the mean logs and the interval Student's t
-// with df degrees of freedom gives it. It rests on that noise being the
-// noise of these values too: normal on the log scale, the same for every
-// commit.
+// with df degrees of freedom gives it (DeltaNoiseLogs). It rests on that
+// noise being the noise of these values too: normal on the log scale, the
+// same for every commit.
 //
 // Empty samples, non-positive values, a sigma that is not positive and
 // finite or df below 1 give NaN.
 func DeltaNoise(good, bad []float64, sigma, df, confidence float64) record.Effect {
-	nan := record.Effect{Pct: math.NaN(), Interval: record.Interval{Lo: math.NaN(), Hi: math.NaN()}}
-	if len(good) == 0 || len(bad) == 0 || !(sigma > 0) || math.IsInf(sigma, 0) || df < 1 || !(confidence > 0 && confidence < 1) {
-		return nan
-	}
 	for _, v := range slices.Concat(good, bad) {
 		if !(v > 0) {
-			return nan
+			return nanEffect()
 		}
 	}
-	shift := Mean(Logs(bad)) - Mean(Logs(good))
+	return DeltaNoiseLogs(Logs(good), Logs(bad), sigma, df, confidence)
+}
+
+// DeltaNoiseLogs is DeltaNoise on values already on the log scale: for
+// callers that compare log values of their own (corrected for a host's
+// speed, screened of outliers) rather than raw metric values.
+//
+// Empty samples, values that are not finite, a sigma that is not positive
+// and finite or df below 1 give NaN.
+func DeltaNoiseLogs(good, bad []float64, sigma, df, confidence float64) record.Effect {
+	if len(good) == 0 || len(bad) == 0 || !(sigma > 0) || math.IsInf(sigma, 0) || df < 1 || !(confidence > 0 && confidence < 1) {
+		return nanEffect()
+	}
+	for _, y := range slices.Concat(good, bad) {
+		if math.IsNaN(y) || math.IsInf(y, 0) {
+			return nanEffect()
+		}
+	}
+	shift := Mean(bad) - Mean(good)
 	half := StudentQuantile(1-(1-confidence)/2, df) * sigma * math.Sqrt(1/float64(len(good))+1/float64(len(bad)))
 	return record.Effect{Pct: percent(shift), Interval: record.Interval{Lo: percent(shift - half), Hi: percent(shift + half)}}
+}
+
+// nanEffect is the effect of samples that cannot be compared.
+func nanEffect() record.Effect {
+	return record.Effect{Pct: math.NaN(), Interval: record.Interval{Lo: math.NaN(), Hi: math.NaN()}}
 }

@@ -380,6 +380,7 @@ func TestDeltaNoise(t *testing.T) {
 			assert.Less(t, e.Lo, e.Pct)
 			assert.Greater(t, e.Hi, e.Pct)
 			assert.Equal(t, tc.excludesZero, e.Hi < 0, "interval %v", e)
+			assert.Equal(t, e, DeltaNoiseLogs(Logs(tc.good), Logs(tc.bad), tc.sigma, tc.df, 0.95), "the same rule on the logs")
 		})
 	}
 	for name, in := range map[string]struct {
@@ -393,6 +394,9 @@ func TestDeltaNoise(t *testing.T) {
 			assert.True(t, math.IsNaN(DeltaNoise(in.good, in.bad, in.sigma, in.df, 0.95).Pct))
 		})
 	}
+	t.Run("a log value that is not finite", func(t *testing.T) {
+		assert.True(t, math.IsNaN(DeltaNoiseLogs([]float64{0}, []float64{math.Inf(-1)}, 0.01, 9, 0.95).Pct))
+	})
 }
 
 func TestPooled(t *testing.T) {
