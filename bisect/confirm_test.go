@@ -41,9 +41,9 @@ func TestConfirm(t *testing.T) {
 		// recent lets Confirm count every run since the first one, as
 		// Locate does after a search that found the host steady.
 		recent bool
-		// noise is the search's noise Confirm may rest on (a σ of the
-		// history's CV, on 20 degrees of freedom), and noiseDF its
-		// degrees of freedom when not 20.
+		// noise is the search's noise Confirm may rest on (a σ and a
+		// screening scale of the history's CV, on 20 degrees of
+		// freedom), and noiseDF its degrees of freedom when not 20.
 		noise     bool
 		noiseDF   float64
 		want      bisect.ConfirmVerdict
@@ -103,6 +103,14 @@ func TestConfirm(t *testing.T) {
 			noise: true, noiseDF: 3, want: bisect.Confirmed, minRight: 10, maxFresh: 8, wantFresh: 8},
 		{name: "no change is not confirmed on the search's noise", history: bisecttest.History{Len: 20, CV: 0.02},
 			noise: true, want: bisect.NotShown, minRight: 9, maxFresh: 24},
+		{name: "a stalled run of the culprit does not pass for a change that stands out", history: bisecttest.History{Len: 20, CV: 0.01},
+			prepare: func(t *testing.T, o *bisecttest.Oracle) { interleave(t, o, "c0009", "c0010", 3) },
+			wrap:    stalled("c0010", 4, 0.7),
+			noise:   true, want: bisect.NotShown, minRight: 10, maxFresh: 24},
+		{name: "a stalled run of the parent does not hide a change that stands out", history: bisecttest.History{Len: 20, CV: 0.01, Changes: []bisecttest.Change{changeAt(10, 0.9)}},
+			prepare: func(t *testing.T, o *bisecttest.Oracle) { interleave(t, o, "c0009", "c0010", 3) },
+			wrap:    stalled("c0009", 3, 0.6),
+			noise:   true, want: bisect.Confirmed, minRight: 10, maxFresh: 0},
 		{name: "a parent that does not build", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop,
 			Broken: []bisecttest.Range{{From: 9, To: 9}}},
 			want: bisect.Unmeasurable, minRight: 10, maxFresh: 0},
@@ -121,7 +129,7 @@ func TestConfirm(t *testing.T) {
 					opts.Recent = 1
 				}
 				if tt.noise {
-					opts.Noise = bisect.Noise{Sigma: math.Log1p(tt.history.CV), DF: 20}
+					opts.Noise = bisect.Noise{Sigma: math.Log1p(tt.history.CV), DF: 20, Scale: math.Log1p(tt.history.CV)}
 					if tt.noiseDF > 0 {
 						opts.Noise.DF = tt.noiseDF
 					}
@@ -157,6 +165,19 @@ func TestConfirm(t *testing.T) {
 			assert.LessOrEqual(t, float64(fresh)/10, tt.maxFresh, "fresh runs on average")
 			assert.GreaterOrEqual(t, float64(fresh)/10, tt.wantFresh, "fresh runs on average")
 		})
+	}
+}
+
+// stalled makes the run of commit taken at seq a stalled one, its value
+// scaled by factor: an outlier among Confirm's runs.
+func stalled(commit string, seq uint64, factor float64) func(bisect.Oracle) bisect.Oracle {
+	return func(o bisect.Oracle) bisect.Oracle {
+		return rewriteOracle{Oracle: o, commit: commit, rewrite: func(r bisect.Run) bisect.Run {
+			if r.Seq == seq {
+				r.Value *= factor
+			}
+			return r
+		}}
 	}
 }
 
