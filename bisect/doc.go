@@ -138,9 +138,8 @@
 //     the pairs Confirm rests on, until each has the four runs Confirm
 //     needs at least (one more run of a side now is cheaper than the
 //     fresh pair Confirm would add), or two each when their change stands
-//     out of the noise the search has measured: on one steady host, the
-//     99.9% interval of the change on that noise (stats.DeltaNoise)
-//     excludes zero, which Confirm accepts too. On a drifting host a
+//     out of the noise the search has measured (see A change that stands
+//     out of the noise), which Confirm accepts too. On a drifting host a
 //     reference run goes between runs of one commit.
 //  4. At 0.95, once the noise within commits has eight degrees of freedom
 //     (a few agreeing runs must not make a noisy host look quiet), or four
@@ -184,6 +183,28 @@
 // commit and kept by the screen) has none: the ends are measured until it
 // has one, and a budget spent first ends the range with
 // record.WarnNoValues, which names the end.
+//
+// # A change that stands out of the noise
+//
+// A change many times the noise needs fewer runs than a distribution-free
+// interval asks for, and one rule (shownByNoise) says when a change is
+// such a one, for the search, which then takes a culprit up and stops
+// pairing runs early, and for Confirm, which then confirms it. The noise
+// is the pooled σ of the clean runs within commits, with its degrees of
+// freedom, and it stands for the noise of a comparison only on one steady
+// host (Result.Noise; zero on a drifting host or with several machines,
+// which no change then stands out of). The rule compares the clean runs of
+// the parent and the culprit, those the screen kept: a single stalled run
+// then neither makes a change nor hides one, as it would in a mean of two
+// or three runs. It needs two runs of each and four degrees of freedom of
+// the noise, and asks that the 99.9% interval of the difference of their
+// mean logs (Student's t on that noise, stats.DeltaNoiseLogs) exclude zero:
+// on either side in the search, on the culprit's side in Confirm. The
+// strict level stands in for a drift the search did not find, which the
+// noise within commits does not show. Result.Noise records the screen's
+// scale with the noise, and Confirm screens its runs at that scale as the
+// search did (a zero scale, too few successive runs to estimate one,
+// screens nothing), so that on the same runs the two decide alike.
 //
 // # Two changes in one range
 //
@@ -250,10 +271,11 @@
 // interval of the effect (stats.Delta, at least four runs a side) excludes
 // zero on the culprit's side, or as soon as more pairs within its budget
 // could not make it. With fewer than four a side, the noise the search
-// measured on one steady host (Result.Noise, four degrees of freedom at
-// least) stands in for the distribution-free interval: two runs a side
-// confirm a change whose 99.9% interval on that noise (stats.DeltaNoise)
-// excludes zero, and the confirmation shows its 95% interval. The effect
+// measured on one steady host (Result.Noise) stands in for the
+// distribution-free interval: runs of the two screened at the search's
+// scale confirm a change that stands out of that noise by the search's
+// own rule (see A change that stands out of the noise), and the
+// confirmation shows the change's 95% interval on the runs kept. The effect
 // it measures is the culprit's effect in the result: one estimate of one
 // number. Locate runs the search, confirms every culprit, and searches the
 // range again, with the confirmation's runs in the oracle, when one is not
