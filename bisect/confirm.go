@@ -35,11 +35,11 @@ const minPairs = 4
 // minNoisePairs is the fewest runs of each side, once screened, that a
 // change standing out of noise rests on (shownByNoise): the fewest pairs
 // that confirm on the search's noise (ConfirmOptions.Noise), which must
-// rest on minStandOutDF degrees of freedom, as many as the search needs to take up a change that stands
-// out. Student's t widens the interval for how little is known of the
-// noise; the strict level (standOutConfidence) stands in for a drift the
-// search did not find, which no interval on the noise within commits
-// allows for.
+// rest on minStandOutDF degrees of freedom, as many as the search needs
+// to take up a change that stands out. Student's t widens the interval
+// for how little is known of the noise; the strict level
+// (standOutConfidence) stands in for a drift the search did not find,
+// which no interval on the noise within commits allows for.
 const minNoisePairs = 2
 
 // shownByNoise is the rule by which a change stands out of noise, one
