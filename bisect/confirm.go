@@ -231,6 +231,11 @@ func (c *Confirmation) run(ctx context.Context, o Oracle, pr, cr []Run, sign flo
 			// passes for a change), shown at the reports' one.
 			clean := screen([][]float64{stats.Logs(Values(e.parent)), stats.Logs(Values(e.self))}, opts.Noise.Scale, 0, 1)
 			if shownByNoise(clean[0], clean[1], opts.Noise, sign) {
+				// The verdict rests on the runs the screen kept, and
+				// says so.
+				pk, sk := keptRuns(e.parent, clean[0]), keptRuns(e.self, clean[1])
+				c.Pairs = min(len(pk), len(sk))
+				c.ParentRuns, c.SelfRuns = summarize(c.Parent, pk), summarize(c.Commit, sk)
 				c.Effect = stats.DeltaNoiseLogs(clean[0], clean[1], opts.Noise.Sigma, opts.Noise.DF, summaryConfidence)
 				c.Noise = &opts.Noise
 				c.Verdict, c.Confirmed = Confirmed, true
@@ -272,6 +277,18 @@ func (c *Confirmation) run(ctx context.Context, o Oracle, pr, cr []Run, sign flo
 		c.Fresh += 2
 		left--
 	}
+}
+
+// keptRuns returns the runs whose log values the screen kept: kept is a
+// subsequence of the runs' log values, in their order.
+func keptRuns(runs []Run, kept []float64) []Run {
+	out := make([]Run, 0, len(kept))
+	for _, r := range runs {
+		if len(out) < len(kept) && math.Log(r.Value) == kept[len(out)] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // confirmEffect is the effect Confirm judges: stats.Delta of the pairs of

@@ -2,6 +2,7 @@ package bisect_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -50,6 +51,9 @@ func TestConfirm(t *testing.T) {
 		minRight  int // of 10 seeds
 		maxFresh  float64
 		wantFresh float64 // at least, on average
+		// wantRuns, when set, are the runs of the parent and of the
+		// culprit a verdict on the search's noise rests on.
+		wantRuns [2]int
 	}{
 		{name: "a 5% drop, nothing recorded", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop},
 			want: bisect.Confirmed, minRight: 10, maxFresh: 14, wantFresh: 8},
@@ -110,7 +114,7 @@ func TestConfirm(t *testing.T) {
 		{name: "a stalled run of the parent does not hide a change that stands out", history: bisecttest.History{Len: 20, CV: 0.01, Changes: []bisecttest.Change{changeAt(10, 0.9)}},
 			prepare: func(t *testing.T, o *bisecttest.Oracle) { interleave(t, o, "c0009", "c0010", 3) },
 			wrap:    stalled("c0009", 3, 0.6),
-			noise:   true, want: bisect.Confirmed, minRight: 10, maxFresh: 0},
+			noise:   true, want: bisect.Confirmed, minRight: 10, maxFresh: 0, wantRuns: [2]int{2, 3}},
 		{name: "a parent that does not build", history: bisecttest.History{Len: 20, CV: 0.02, Changes: drop,
 			Broken: []bisecttest.Range{{From: 9, To: 9}}},
 			want: bisect.Unmeasurable, minRight: 10, maxFresh: 0},
@@ -152,6 +156,11 @@ func TestConfirm(t *testing.T) {
 					assert.True(t, c.Confirmed, "seed %d: the search's noise only confirms", seed)
 					assert.GreaterOrEqual(t, c.Pairs, 2, "seed %d: an interval on the search's noise rests on two runs a side", seed)
 					assert.Contains(t, c.String(), "an interval from the search's noise")
+					if tt.wantRuns != [2]int{} {
+						assert.Equal(t, tt.wantRuns, [2]int{c.ParentRuns.N, c.SelfRuns.N}, "seed %d: the runs the screen kept", seed)
+						assert.Equal(t, min(tt.wantRuns[0], tt.wantRuns[1]), c.Pairs, "seed %d", seed)
+						assert.Contains(t, c.String(), fmt.Sprintf("%d runs of the parent and %d of the culprit", tt.wantRuns[0], tt.wantRuns[1]))
+					}
 				case c.Verdict != bisect.Unmeasurable:
 					assert.GreaterOrEqual(t, c.Pairs, 4, "seed %d: an interval rests on four runs a side", seed)
 				}
