@@ -99,14 +99,16 @@ func TestSlurmServerRunsInTheStepsJob(t *testing.T) {
 		err    []string
 		// start is the server's start timeout: long where the server
 		// exits on its own, so that a loaded machine does not turn its
-		// death into a timeout.
+		// death into a timeout, and long enough for a server that never
+		// gets ready to be started under Slurm and answered at least once
+		// (the error quotes that answer).
 		start time.Duration
 	}{
 		{name: "a ready server", mode: "ok", status: record.StatusOK, start: time.Minute},
 		{name: "a server that dies while starting", mode: "die", status: record.StatusBenchFailed, start: time.Minute,
 			err: []string{`server of benchmark "load" exited before`, "its log ends:", "RuntimeError: CUDA out of memory"}},
-		{name: "a server that never gets ready", mode: "never", status: record.StatusBenchFailed, start: time.Second,
-			err: []string{"was not ready after 1s", "HTTP 503", "server listening on"}},
+		{name: "a server that never gets ready", mode: "never", status: record.StatusBenchFailed, start: 5 * time.Second,
+			err: []string{"was not ready after 5s", "HTTP 503", "server listening on"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, commits := newSlurm(t, 1, 1)
