@@ -225,7 +225,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 }
 
 // markNoted marks the rows of improvements that no bisection named but
-// that lie in the range of an improvement alert the nights only noted,
+// that lie in the range of an improvement alert the nights only noted (the
+// range its job would have bisected),
 // with the night it was first seen. Other changes in such a range (a
 // regression, a commit meant to change nothing) are not what the alert
 // saw.
@@ -244,8 +245,12 @@ func markNoted(rows []Row, alerts []record.Alert, chain []record.Commit) {
 			if a.Decision != record.DecisionNoted || a.Direction != record.Improvement {
 				continue
 			}
-			good, okGood := at[a.Good]
-			bad, okBad := at[a.Bad]
+			from, to := a.Good, a.Bad
+			if a.Unbisected != nil {
+				from, to = a.Unbisected.Good, a.Unbisected.Bad
+			}
+			good, okGood := at[from]
+			bad, okBad := at[to]
 			if okGood && okBad && good < c && c <= bad {
 				r.Noted = true
 				if r.Night == 0 || a.Night < r.Night {

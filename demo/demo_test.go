@@ -127,7 +127,8 @@ func TestRows(t *testing.T) {
 }
 
 // An improvement that no bisection named but that lies in the range of
-// an improvement alert the nights only noted (detect.improvements: note)
+// an improvement alert the nights only noted (detect.improvements: note;
+// the range its job would have bisected, where the alert records one)
 // says so, with the night; one outside every noted range stays missed, a
 // found change is left as found, and the other changes in a noted range
 // are not its.
@@ -143,8 +144,13 @@ func TestMarkNoted(t *testing.T) {
 		{Change: "a", Kind: "regression", TrueCommit: hash(6), IntendedPct: -8, FoundCommit: hash(6), CommitMatch: true},
 		{Change: "c", Kind: "regression", TrueCommit: hash(4), IntendedPct: -5},
 		{Change: "g", Kind: "non_runtime", TrueCommit: hash(7)},
+		{Change: "y", Kind: "improvement", TrueCommit: hash(9), IntendedPct: 6},
 	}
 	alerts := []record.Alert{
+		// The range of the likeliest nights ends a commit before y's; the
+		// range its job would have bisected holds it.
+		{Night: 33, Direction: record.Improvement, Decision: record.DecisionNoted, Good: hash(7), Bad: hash(8),
+			Unbisected: &record.Range{Good: hash(6), Bad: hash(9)}},
 		{Night: 31, Direction: record.Improvement, Decision: record.DecisionNoted, Good: hash(3), Bad: hash(7)},
 		{Night: 30, Direction: record.Improvement, Decision: record.DecisionNoted, Good: hash(4), Bad: hash(5)},
 		// An improvement bisected, and one the nights found transient:
@@ -159,9 +165,10 @@ func TestMarkNoted(t *testing.T) {
 	}
 	// The regression and the commit meant to change nothing lie in the
 	// noted range too, but an improvement alert is not about them.
-	require.Equal(t, []string{MatchNoted, MatchMissed, MatchCommit, MatchMissed, MatchNoEffectExpected}, got)
+	require.Equal(t, []string{MatchNoted, MatchMissed, MatchCommit, MatchMissed, MatchNoEffectExpected, MatchNoted}, got)
 	require.Equal(t, uint64(30), rows[0].Night, "the earliest night that noted it")
 	require.Zero(t, rows[1].Night)
+	require.Equal(t, uint64(33), rows[5].Night)
 }
 
 func TestRowFields(t *testing.T) {

@@ -47,6 +47,11 @@ type Call struct {
 	// landed at the old level (a build that came out fast), which places
 	// the change a night late.
 	EarlyGood string
+	// LateBad is the commit of the last point with values of point
+	// Last's night (its tip, unless the tip did not measure): a range to
+	// there also holds a change that a sampled commit of that night,
+	// measured a few runs like every point, showed a commit early.
+	LateBad string
 }
 
 // Decide returns the calls of the metric's series, in the order the
@@ -97,7 +102,7 @@ func (w Watch) Decide() ([]Call, error) {
 // call decides alert a of series pts.
 func (w Watch) call(a Alert, pts []Point, at []int) Call {
 	c := Call{Alert: a, Key: record.AlertKey(w.Metric, a.Direction, a.Good, a.Bad), Tonight: a.Night == len(pts)-1,
-		ChangeNight: at[a.Change], EarlyGood: pointBefore(pts, a.First, 2)}
+		ChangeNight: at[a.Change], EarlyGood: pointBefore(pts, a.First, 2), LateBad: lastOfNight(pts, at, a.Last)}
 	if e, ok := w.Decided[c.Key]; ok {
 		c.Earlier = &e
 		c.Decision = e.Decision
@@ -168,6 +173,18 @@ func pointBefore(pts []Point, i, k int) string {
 		}
 	}
 	return ""
+}
+
+// lastOfNight is the commit of the last point with values of point i's
+// night (point i's own when no later one has values).
+func lastOfNight(pts []Point, at []int, i int) string {
+	last := pts[i].Commit
+	for j := i + 1; j < len(pts) && at[j] == at[i]; j++ {
+		if _, _, _, ok := Value(pts[j]); ok {
+			last = pts[j].Commit
+		}
+	}
+	return last
 }
 
 // What the points after a new alert's first say of it.

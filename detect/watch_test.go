@@ -132,6 +132,36 @@ func TestWatchSampledCommits(t *testing.T) {
 	assert.Equal(t, series[121].Commit, calls[0].Bad)
 }
 
+// A night's sampled commits are measured a few runs each, like its tip:
+// one sampled before the change can show it by chance, and detection then
+// places the change, and the last night it may lie on, a commit early.
+// The tip of that night (LateBad) bounds a range that holds it.
+func TestWatchLateBad(t *testing.T) {
+	const perNight = 3 // two sampled commits, then the tip
+	series := nightly(7, perNight*70, 0.01, step{perNight*60 + 1, 0.95})
+	series = timesAt(series, perNight*60, 0.95) // the first sampled commit of night 60 looks changed
+	var nights []record.Night
+	for i := 0; i+perNight-1 < len(series); i += perNight {
+		tip := series[i+perNight-1]
+		n := record.Night{Seq: uint64(len(nights) + 1), Time: tip.Time, Tip: tip.Commit, Status: record.StatusOK,
+			Metrics: map[string]record.NightMetric{"m": {Values: tip.Values}}}
+		for _, s := range series[i : i+perNight-1] {
+			n.Sampled = append(n.Sampled, record.NightCommit{Commit: s.Commit, Status: record.StatusOK, Metrics: map[string]record.NightMetric{"m": {Values: s.Values}}})
+		}
+		nights = append(nights, n)
+	}
+	calls, err := Watch{Metric: "m", Config: Config{Better: record.Higher}, Nights: nights}.Decide()
+	require.NoError(t, err)
+	require.Len(t, calls, 1, "%+v", calls)
+	c := calls[0]
+	index := func(commit string) int {
+		return slices.IndexFunc(series, func(p Point) bool { return p.Commit == commit })
+	}
+	require.Equal(t, perNight*60, index(c.WideBad), "the scenario: the change's last possible point is the sampled commit before it")
+	assert.Equal(t, series[perNight*60+2].Commit, c.LateBad, "the tip of that night")
+	assert.Less(t, index(c.WideGood), perNight*60+1)
+}
+
 // An alert its job refuted is no change: the nights of the excursion that
 // raised it are not summed into another alarm the next night, and the
 // next, as they were when only its first point left the series (a noisy

@@ -118,6 +118,15 @@ type Alert struct {
 	Note string `json:"note,omitempty"`
 	// Outcome is what its job found, written when the job ends.
 	Outcome AlertOutcome `json:"outcome,omitempty"`
+	// Unbisected, on a change only noted, is the range its job would have
+	// bisected: every commit the change may lie on.
+	Unbisected *Range `json:"unbisected,omitempty"`
+}
+
+// Range is a first-parent range of commits, good excluded.
+type Range struct {
+	Good string `json:"good"`
+	Bad  string `json:"bad"`
 }
 
 // Key is the alert's key (AlertKey).

@@ -48,10 +48,11 @@ type AlertNote struct {
 	// Unbisected, set on a change only noted (an improvement under
 	// detect.improvements: note), is the range its job would have
 	// bisected; BisectCommand locates the change in it.
-	Unbisected *Range `json:"unbisected,omitempty"`
+	Unbisected *record.Range `json:"unbisected,omitempty"`
 
 	wideGood, wideBad string // detection's widest range for the change
 	earlyGood         string // the tip of the night before wideGood's
+	lateBad           string // the tip of wideBad's night
 	decision          record.Decision
 }
 
@@ -441,7 +442,7 @@ func (b *Bot) detectAll(ctx context.Context, nights []record.Night) ([]AlertNote
 		}
 		for _, c := range calls {
 			note := AlertNote{Metric: m.Name, Direction: c.Direction, Good: c.Good, Bad: c.Bad, DeltaPct: c.DeltaPct, Night: nights[c.ChangeNight].Seq,
-				wideGood: c.WideGood, wideBad: c.WideBad, earlyGood: c.EarlyGood, decision: c.Decision}
+				wideGood: c.WideGood, wideBad: c.WideBad, earlyGood: c.EarlyGood, lateBad: c.LateBad, decision: c.Decision}
 			switch {
 			case c.Earlier != nil:
 				if c.Tonight && (c.Decision == record.DecisionAct || c.Decision == record.DecisionNoted) {
@@ -519,7 +520,7 @@ func (b *Bot) recordAlerts(notes []AlertNote, night uint64) error {
 		}
 		for _, a := range notes {
 			r := record.Alert{Metric: a.Metric, Direction: a.Direction, Good: a.Good, Bad: a.Bad, DeltaPct: a.DeltaPct,
-				Night: a.Night, Decided: night, Decision: a.decision, Job: a.Job, Note: a.Note}
+				Night: a.Night, Decided: night, Decision: a.decision, Job: a.Job, Note: a.Note, Unbisected: a.Unbisected}
 			s.Alerts[r.Key()] = r
 		}
 		return nil
@@ -557,12 +558,6 @@ func prefixed(job, note string) string {
 	return note
 }
 
-// Range is a first-parent range of commits, good excluded.
-type Range struct {
-	Good string `json:"good"`
-	Bad  string `json:"bad"`
-}
-
 // BisectCommand is the perfbot bisect command that locates a noted
 // change, or "" for an alert that was acted on.
 func (a AlertNote) BisectCommand() string {
@@ -578,7 +573,7 @@ func (a AlertNote) BisectCommand() string {
 // range its job would have bisected.
 type action struct {
 	job, note  string
-	unbisected *Range
+	unbisected *record.Range
 }
 
 // actOn acts on one new alert: it enqueues the job that bisects it, or
@@ -609,15 +604,23 @@ func (b *Bot) actOn(ctx context.Context, a AlertNote, night uint64) (action, err
 		// one more night costs the bisection about one probe.
 		wideGood = a.earlyGood
 	}
+	wideBad := a.wideBad
+	if a.lateBad != "" && wideBad != "" {
+		// And it ends at the tip of the last night the change may lie
+		// on: a commit that night sampled before the change's can show
+		// it by the chance of its few runs, which places the change a
+		// commit early.
+		wideBad = a.lateBad
+	}
 	if a.decision == record.DecisionNoted {
 		from, to := a.Good, a.Bad
-		if wideGood != "" && a.wideBad != "" {
-			from, to = wideGood, a.wideBad
+		if wideGood != "" && wideBad != "" {
+			from, to = wideGood, wideBad
 		}
-		return action{note: "an improvement: noted, not bisected (detect.improvements: note)", unbisected: &Range{Good: from, Bad: to}}, nil
+		return action{note: "an improvement: noted, not bisected (detect.improvements: note)", unbisected: &record.Range{Good: from, Bad: to}}, nil
 	}
 	id, err := b.Enqueue(record.JobAlert, AlertRequest{Metric: a.Metric, Direction: a.Direction, Good: a.Good, Bad: a.Bad, Night: a.Night, DeltaPct: a.DeltaPct,
-		WideGood: wideGood, WideBad: a.wideBad})
+		WideGood: wideGood, WideBad: wideBad})
 	return action{job: id}, err
 }
 

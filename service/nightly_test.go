@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"path/filepath"
@@ -552,6 +553,32 @@ func TestActOnAQuietNight(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, act.job, "the wide range has commits: a job bisects it")
 	require.Empty(t, act.note)
+}
+
+// The range a new alert's job bisects, and a noted change's range, run
+// from the tip of the night before the widest range's good end to the tip
+// of its bad end's night: a sampled commit's few runs can place a change a
+// night late on the one side and a commit early on the other.
+func TestActOnRangeReachesTheNightsTip(t *testing.T) {
+	h := newNights(t, 6, func(int) float64 { return 1000 }, nil)
+	b := h.open()
+	ctx := context.Background()
+	c := h.commits
+	a := AlertNote{Metric: "verify_tok_s", Direction: record.Improvement, Good: c[2], Bad: c[3],
+		wideGood: c[2], wideBad: c[3], earlyGood: c[1], lateBad: c[4], decision: record.DecisionNoted}
+	act, err := b.actOn(ctx, a, 7)
+	require.NoError(t, err)
+	require.Equal(t, &record.Range{Good: c[1], Bad: c[4]}, act.unbisected)
+
+	a.Direction, a.decision = record.Regression, record.DecisionAct
+	act, err = b.actOn(ctx, a, 7)
+	require.NoError(t, err)
+	j, ok, err := b.Store.Job(act.job)
+	require.NoError(t, err)
+	require.True(t, ok)
+	var req AlertRequest
+	require.NoError(t, json.Unmarshal(j.Params, &req))
+	require.Equal(t, []string{c[1], c[4]}, []string{req.WideGood, req.WideBad})
 }
 
 // With detect.confirm_nights, an alert waits for the nights after its

@@ -321,7 +321,7 @@ func nightReport() *service.NightReport {
 		Alerts: []service.AlertNote{
 			{Metric: "verify_cost", Direction: record.Regression, Good: hGood, Bad: hProbe1, DeltaPct: 6.1, Night: 29, Job: "alert-5c9d99de7605"},
 			{Metric: "verify_cost", Direction: record.Improvement, Good: hProbe1, Bad: hBad, DeltaPct: -8.3, Night: 30,
-				Note: "an improvement: noted, not bisected (detect.improvements: note)", Unbisected: &service.Range{Good: hGood, Bad: hBad}},
+				Note: "an improvement: noted, not bisected (detect.improvements: note)", Unbisected: &record.Range{Good: hGood, Bad: hBad}},
 		},
 		Cost: record.Cost{Runs: 15, Builds: 2, WallSeconds: 11.4},
 	}
