@@ -284,9 +284,10 @@
 // # Cost and accuracy
 //
 // cmd/bench-bisect simulates the search and the whole job (Locate with the
-// command line's defaults) beside plain bisection and a Pinpoint-like
-// explorer, on lognormal noise, drift, outliers and several hosts; make
-// bench-bisect prints its table, and docs/figures.md keeps the last one.
+// command line's defaults) beside plain bisection, a Pinpoint-like
+// explorer and a floor (a search told both levels and σ), on lognormal
+// noise, drift, outliers and several hosts; make bench-bisect prints its
+// table, and docs/figures.md keeps the last one.
 //
 // # Caveats
 //

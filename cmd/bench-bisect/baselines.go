@@ -273,3 +273,77 @@ func mwuPValue(a, b []float64) float64 {
 	z := (math.Abs(u-mu) - 0.5) / sd
 	return max(0, min(1, 2*(1-normalCDF(z))))
 }
+
+// floorConfidence is where the known-levels search stops: the accuracy
+// the single-change targets ask for, so that its runs are the fewest a
+// search calibrated to that accuracy could spend.
+const floorConfidence = 0.995
+
+// runKnownLevels is probabilistic bisection told what no real search
+// knows: the log levels of both ends and the noise σ. It keeps the
+// posterior over the first bad commit exactly (a run at c of value x
+// multiplies each hypothesis by the density of x at the level it gives c),
+// runs the commit that splits the posterior most evenly, one run at a
+// time, and stops once one commit holds floorConfidence. Its runs are a
+// floor: a search that must learn the levels and σ from its own runs
+// spends more.
+func runKnownLevels(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle) (outcome, error) {
+	chain := h.Chain()
+	n := len(chain) - 1
+	good, bad := math.Log(h.Level(0)), math.Log(h.Level(n))
+	sigma := math.Sqrt(math.Log1p(h.CV * h.CV))
+	// logW[k] for k in 1..n: the first bad commit is k.
+	logW := make([]float64, n+1)
+	logW[0] = math.Inf(-1)
+	runs := make([]int, n+1)
+	p := make([]float64, n+1)
+	for {
+		if err := ctx.Err(); err != nil {
+			return outcome{}, err
+		}
+		top := math.Inf(-1)
+		for _, w := range logW[1:] {
+			top = max(top, w)
+		}
+		var sum float64
+		for k := 1; k <= n; k++ {
+			p[k] = math.Exp(logW[k] - top)
+			sum += p[k]
+		}
+		best := 1
+		for k := 1; k <= n; k++ {
+			p[k] /= sum
+			if p[k] > p[best] {
+				best = k
+			}
+		}
+		if p[best] >= floorConfidence || o.Runs() >= pinpointMaxRuns {
+			return outcome{culprits: []int{best}, reproduced: true, runs: o.Runs(), build: o.Builds()}, nil
+		}
+		// Commit c is bad when k ≤ c: the most even split, and of two as
+		// even the commit with fewer runs (the two beside a culprit take
+		// turns).
+		probe, score, cdf := -1, -1.0, 0.0
+		for c := 0; c < n; c++ {
+			cdf += p[c]
+			s := math.Round(min(cdf, 1-cdf)*1e9) / 1e9
+			if s > score || (s == score && runs[c] < runs[probe]) {
+				probe, score = c, s
+			}
+		}
+		runs[probe]++
+		v, err := logSamples(ctx, o, chain, probe, runs[probe])
+		if err != nil {
+			return outcome{}, err
+		}
+		x := v[len(v)-1]
+		dGood, dBad := (x-good)/sigma, (x-bad)/sigma
+		for k := 1; k <= n; k++ {
+			if probe >= k {
+				logW[k] -= dBad * dBad / 2
+			} else {
+				logW[k] -= dGood * dGood / 2
+			}
+		}
+	}
+}

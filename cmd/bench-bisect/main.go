@@ -1,5 +1,5 @@
-// Command bench-bisect measures perfbot's commit bisection against two
-// baselines on simulated noisy histories and prints one table.
+// Command bench-bisect measures perfbot's commit bisection against
+// baselines and a floor on simulated noisy histories and prints one table.
 //
 // Each trial draws a history (a culprit uniform over the chain, log-normal
 // run noise of the row's CV; in one row the good end's cache holds 55 runs
@@ -26,7 +26,13 @@
 //     probe by the nearer of the two end means (k=10 at 2% CV, 30 at 5%);
 //   - pinpoint: a Pinpoint-like explorer: 10 runs per change, min(KS, MWU)
 //     p-value, different below 0.01, 10 more runs on unknown, speculation
-//     2 (three midpoints per different range).
+//     2 (three midpoints per different range);
+//   - known levels (floor): probabilistic bisection told the log levels
+//     of both ends and the noise σ, one run a probe at the commit that
+//     splits the exact posterior most evenly, stopping at 0.995. No
+//     search that learns the levels and σ from its own runs can spend
+//     less at that accuracy; it runs on the rows of one change on a
+//     steady host.
 //
 // Rows with a target (issue 34: mean runs and accuracy perfbot should
 // reach) are listed again in a second table, each marked met or not met.

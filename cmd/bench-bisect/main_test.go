@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/bisect/bisecttest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,20 +19,22 @@ func TestRunPrintsTable(t *testing.T) {
 	code := run(context.Background(), []string{"-trials", "8", "-workers", "2", "-rows", "N=64 CV=2% 5% drop"}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	// The plain search row, the two variants with three strategies each,
-	// and the whole job; then the targets table with the whole job's row.
-	require.Len(t, lines, 2+2+3+3+1+4, out.String())
+	// The plain search row with its four strategies (the known-levels
+	// floor among them), the cached variant with three, and the whole
+	// job; then the targets table with the whole job's row.
+	require.Len(t, lines, 2+2+4+3+1+4, out.String())
 	assert.Equal(t, "| scenario | strategy | accuracy | mean runs | p90 runs | mean rounds | mean builds | misses wrong/extra/short/none |", lines[2])
-	for _, l := range lines[4:11] {
+	for _, l := range lines[4:12] {
 		assert.True(t, strings.HasPrefix(l, "| N=64 CV=2% 5% drop"), l)
 	}
 	assert.Contains(t, lines[5], "| plain k=10 | ")
 	// Plain bisection costs k runs per probe and per end: 10 × (6+2), one
 	// after another.
 	assert.Contains(t, lines[5], "| 80.0 | 80 | 80.0 | 8.0 | ")
-	assert.Contains(t, lines[10], ", whole job (CLI) | perfbot job | ")
-	assert.Equal(t, "| scenario | perfbot | target | met |", lines[12])
-	assert.Regexp(t, `^\| N=64 CV=2% 5% drop, whole job \(CLI\) \| [0-9.]+ runs, accuracy [0-9.]+ \| ≤ 18 runs \| (met|not met) \|$`, lines[14])
+	assert.Contains(t, lines[7], "| known levels (floor) | ")
+	assert.Contains(t, lines[11], ", whole job (CLI) | perfbot job | ")
+	assert.Equal(t, "| scenario | perfbot | target | met |", lines[13])
+	assert.Regexp(t, `^\| N=64 CV=2% 5% drop, whole job \(CLI\) \| [0-9.]+ runs, accuracy [0-9.]+ \| ≤ 18 runs \| (met|not met) \|$`, lines[15])
 }
 
 // TestTargetsNameRows: every target belongs to a row of the table, so
@@ -107,4 +111,33 @@ func TestPinpointStatistics(t *testing.T) {
 	assert.Equal(t, different, compare(a, b, 2))
 	// The "same" threshold falls as the samples grow.
 	assert.Greater(t, highThreshold(1, 10, 10), highThreshold(1, 40, 40))
+}
+
+// TestKnownLevels: told the levels and σ, the floor search finds the
+// change; where every run is decisive (a 5% drop at 0.2% noise) it needs
+// no more runs than halving the range, one run a probe, plus the commit
+// beside the change; where runs are ambiguous it needs more.
+func TestKnownLevels(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cv      float64
+		maxRuns int
+	}{
+		{"decisive runs", 0.002, 8},
+		{"noisy runs", 0.02, 60},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := range int64(20) {
+				at := 1 + int(seed*3)%63
+				h := &bisecttest.History{Len: 65, CV: tc.cv, Changes: []bisecttest.Change{{At: at, Factor: drop5}}}
+				out, err := runKnownLevels(context.Background(), h, h.Oracle(seed))
+				require.NoError(t, err)
+				if tc.cv < 0.01 {
+					assert.Equal(t, []int{at}, out.culprits, "seed %d", seed)
+				}
+				assert.LessOrEqual(t, out.runs, tc.maxRuns, "seed %d", seed)
+				assert.True(t, out.reproduced)
+			}
+		})
+	}
 }

@@ -33,6 +33,9 @@ type scenario struct {
 	// the configuration's defaults) instead of the search alone, and only
 	// that strategy.
 	job bool
+	// floor adds the known-levels search (runKnownLevels), which only a
+	// row of one change on a steady host fits.
+	floor bool
 	// target is what perfbot (or perfbot job) should reach on the row;
 	// nil for rows without one.
 	target *target
@@ -84,8 +87,9 @@ func scenarios() []scenario {
 	for _, cv := range []float64{0.02, 0.05} {
 		for _, n := range []int{64, 256, 1024} {
 			out = append(out, scenario{
-				name: sprintf("N=%d CV=%.0f%% 5%% drop", n, cv*100),
-				cv:   cv,
+				name:  sprintf("N=%d CV=%.0f%% 5%% drop", n, cv*100),
+				cv:    cv,
+				floor: true,
 				draw: func(r *rand.Rand) *bisecttest.History {
 					return &bisecttest.History{Len: n + 1, CV: cv, Changes: []bisecttest.Change{{At: 1 + r.IntN(n), Factor: drop5}}}
 				},
@@ -220,6 +224,9 @@ func strategies(sc scenario) []strategy {
 			return runPinpoint(ctx, h, o, math.Log(1/drop5))
 		}},
 	)
+	if sc.floor {
+		out = append(out, strategy{name: "known levels (floor)", run: runKnownLevels})
+	}
 	return out
 }
 
