@@ -88,6 +88,11 @@ type NightlyState struct {
 	// last commented on for being seen again, so it is commented on at
 	// most once.
 	Noted map[string]uint64 `json:"noted,omitempty"`
+	// Continues maps the id a stretch of nights on which speculation was
+	// slower would have had to the earlier finding it continues: one whose
+	// issue was still open when the stretch began, so the stretch filed
+	// nothing of its own.
+	Continues map[string]string `json:"continues,omitempty"`
 
 	// Handled (an alert's key to its job) and Transient (the key of an
 	// alert whose later nights went back to the old level, to the night

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 
 	"github.com/perfbot/perfbot/internal/num"
@@ -126,11 +125,10 @@ func (f *Filer) existing(ctx context.Context, fp string, log *slog.Logger) (Issu
 		}
 		if ok {
 			iss, err := f.Tracker.Get(ctx, n)
-			var fe *FileError
 			switch {
 			case err == nil:
 				return iss, true, nil
-			case errors.As(err, &fe) && (fe.Status == http.StatusNotFound || fe.Status == http.StatusGone):
+			case IssueGone(err):
 				log.Warn("recorded issue is gone, searching the tracker", "issue", n)
 			default:
 				return Issue{}, false, err

@@ -2,7 +2,9 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 )
 
 // Issue is an issue as the Filer needs to know it.
@@ -49,4 +51,12 @@ func (e *FileError) Error() string {
 		return e.Op + ": " + e.Msg
 	}
 	return fmt.Sprintf("%s: %d %s", e.Op, e.Status, e.Msg)
+}
+
+// IssueGone reports whether err is a tracker's answer that the issue it
+// was asked about does not exist: deleted, or a number it never had. Any
+// other error says nothing about the issue.
+func IssueGone(err error) bool {
+	var fe *FileError
+	return errors.As(err, &fe) && (fe.Status == http.StatusNotFound || fe.Status == http.StatusGone)
 }

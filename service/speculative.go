@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/specdecode"
 )
 
@@ -102,7 +103,12 @@ func (b *Bot) specTimeUnit() string {
 // stretch since speculation last paid, so a later night that is still
 // slower files nothing again; a night whose interval spans 1 (a noisy
 // host) or that has no breakdown does not end the stretch, only a night
-// on which speculation pays does. It returns the finding's id, or "".
+// on which speculation pays does. A new stretch files nothing either
+// while an earlier finding of the metric is still open: on a host whose
+// speed-up hovers around 1, speculation pays on a night now and then by
+// chance, and the stretch after it is the same regression, so it
+// continues that finding (continuedFinding). It returns the finding's
+// id, or "".
 func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (string, error) {
 	s := b.Config.Speculative
 	if s == nil || len(nights) == 0 {
@@ -179,12 +185,113 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 	if _, ok, err := b.Store.Finding(f.ID); err != nil || ok {
 		return f.ID, err
 	}
+	if id, err := b.continuedFinding(ctx, f.ID, metric.Name, tip.Tip); err != nil || id != "" {
+		return id, err
+	}
 	b.progressf("nightly: speculation costs %.0f%% at %s (break-even acceptance %.2f, measured %.2f)",
 		last.CostPct(), record.ShortHash(tip.Tip), last.BreakEven.Median, last.Accept.Median)
 	if err := b.File(ctx, []*record.Finding{f}); err != nil {
 		return "", err
 	}
 	return f.ID, nil
+}
+
+// continuedFinding is the id of the earlier finding that the stretch
+// whose own finding would be id continues, or "" when the stretch is a
+// regression of its own. The stretch is decided once, on the first night
+// that asks, and the decision recorded (NightlyState.Continues): it
+// continues the newest speculation_slower finding of metric whose issue is
+// still open then, and closing that issue later in the stretch files
+// nothing, just as closing a finding's issue files nothing for the rest
+// of the stretch that raised it. A night on
+// which the tracker cannot say whether the issue is open continues the
+// finding without recording it, so the next night asks again.
+func (b *Bot) continuedFinding(ctx context.Context, id, metric, tip string) (string, error) {
+	state, err := b.Store.NightlyState()
+	if err != nil {
+		return "", fmt.Errorf("speculation: read nightly state: %w", err)
+	}
+	if earlier, ok := state.Continues[id]; ok {
+		return earlier, nil
+	}
+	open, sure, err := b.openSpeculationFinding(ctx, metric)
+	if err != nil || open == nil {
+		return "", err
+	}
+	b.progressf("nightly: speculation is slower again at %s; finding %s %s is still open: no new finding",
+		record.ShortHash(tip), open.ID, issueOf(open))
+	if !sure {
+		return open.ID, nil
+	}
+	err = b.Store.UpdateNightlyState(func(s *record.NightlyState) error {
+		if s.Continues == nil {
+			s.Continues = map[string]string{}
+		}
+		s.Continues[id] = open.ID
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("speculation: record that %s continues %s: %w", id, open.ID, err)
+	}
+	return open.ID, nil
+}
+
+// openSpeculationFinding is the newest speculation_slower finding of
+// metric in the watched repository whose issue is still open, or nil.
+// Open is filed with an issue the tracker has not closed or lost, or
+// waiting to be filed (unfiled: RetryUnfiled files it); a kept finding
+// has no issue to keep open. An issue the tracker cannot be asked about
+// (unreachable, or not set up) counts as open, and sure is false: a
+// second issue for one regression is what this guards against.
+func (b *Bot) openSpeculationFinding(ctx context.Context, metric string) (f *record.Finding, sure bool, err error) {
+	fs, err := b.Store.Findings()
+	if err != nil {
+		return nil, false, fmt.Errorf("speculation: list findings: %w", err)
+	}
+	fs = slices.DeleteFunc(fs, func(f record.Finding) bool {
+		return f.Outcome != record.OutcomeSpeculationSlower || f.Metric != metric || f.Repo != b.Config.Repo.URL ||
+			(f.State != record.StateFiled && f.State != record.StateUnfiled)
+	})
+	slices.SortFunc(fs, func(x, y record.Finding) int { return y.Created.Compare(x.Created) })
+	for i := range fs {
+		if fs[i].State == record.StateUnfiled || fs[i].Issue == 0 {
+			return &fs[i], true, nil
+		}
+		closed, err := b.issueClosed(ctx, fs[i].Issue)
+		if err != nil {
+			b.progressf("finding %s: cannot tell whether issue #%d is open, so it counts as open: %v", fs[i].ID, fs[i].Issue, err)
+			return &fs[i], false, nil
+		}
+		if !closed {
+			return &fs[i], true, nil
+		}
+	}
+	return nil, true, nil
+}
+
+// issueClosed reports whether the tracker says issue number is closed or
+// no longer exists.
+func (b *Bot) issueClosed(ctx context.Context, number int) (bool, error) {
+	t, err := b.tracker()
+	if err != nil {
+		return false, err
+	}
+	iss, err := t.Get(ctx, number)
+	switch {
+	case report.IssueGone(err):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return iss.State == report.IssueClosed, nil
+}
+
+// issueOf names f's issue for a progress line.
+func issueOf(f *record.Finding) string {
+	if f.State == record.StateFiled && f.Issue > 0 {
+		return fmt.Sprintf("(issue #%d)", f.Issue)
+	}
+	return "(not filed yet)"
 }
 
 // specEnd summarizes the tip's speculative throughput.

@@ -1,9 +1,13 @@
 package service
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"math/rand"
+	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +18,7 @@ import (
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/gitops/gitopstest"
 	"github.com/perfbot/perfbot/record"
+	"github.com/perfbot/perfbot/report"
 	"github.com/perfbot/perfbot/runner/runnertest"
 )
 
@@ -194,5 +199,94 @@ func TestNightlySpeculationSlowerQuiet(t *testing.T) {
 	require.NoError(t, err)
 	for _, f := range fs {
 		require.NotEqual(t, record.OutcomeSpeculationSlower, f.Outcome)
+	}
+}
+
+// TestNightlySpeculationSlowerOneIssue: while the issue of a
+// speculation_slower finding is open, the nights on which speculation is
+// slower keep to that finding, whatever nights on which it paid by
+// chance come between them; once a person closes the issue, the next
+// stretch of slower nights files anew, and the stretch it was closed in
+// does not.
+func TestNightlySpeculationSlowerOneIssue(t *testing.T) {
+	const pays, slower = 3.4, 6.4
+	type night struct {
+		cycle float64
+		close string // the finding, by label, whose issue a person closes before the night
+		down  bool   // the tracker cannot be read that night
+		want  string // the finding the night names, by label; "" for none
+	}
+	tests := []struct {
+		name   string
+		nights []night
+	}{
+		{name: "slower nights continuing", nights: []night{
+			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: slower, want: "a"}, {cycle: slower, want: "a"}}},
+		{name: "one paying night by chance while the issue is open", nights: []night{
+			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: slower, want: "a"}, {cycle: pays},
+			{cycle: slower, want: "a"}, {cycle: slower, want: "a"}}},
+		{name: "paying nights by chance again and again", nights: []night{
+			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: pays}, {cycle: slower, want: "a"},
+			{cycle: pays}, {cycle: slower, want: "a"}}},
+		{name: "closed then slower after a paying night", nights: []night{
+			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: pays, close: "a"}, {cycle: slower, want: "b"}}},
+		{name: "closed during a continued stretch then slower after a paying night", nights: []night{
+			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: pays}, {cycle: slower, want: "a"},
+			{cycle: slower, close: "a", want: "a"}, {cycle: pays}, {cycle: slower, want: "b"}}},
+		{name: "a tracker that cannot say keeps to the finding and asks again", nights: []night{
+			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: pays}, {cycle: slower, down: true, want: "a"},
+			{cycle: slower, close: "a", want: "b"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := specNights(t, len(tc.nights), func(i int) float64 { return tc.nights[i].cycle })
+			h.cfg.Detect.MinEffect = 0.9 // no alerts: this test is about the nights alone
+			b := h.open()
+			issues, err := report.NewDir(h.cfg.IssuesDir)
+			require.NoError(t, err)
+			ids := map[string]string{} // label → finding id
+			for i, n := range tc.nights {
+				if n.close != "" {
+					f, ok, err := b.Store.Finding(ids[n.close])
+					require.NoError(t, err)
+					require.True(t, ok)
+					require.NoError(t, issues.Close(context.Background(), f.Issue))
+				}
+				var got string
+				if n.down {
+					index := filepath.Join(h.cfg.IssuesDir, "index.json")
+					saved, err := os.ReadFile(index)
+					require.NoError(t, err)
+					require.NoError(t, os.WriteFile(index, []byte("not json"), 0o644))
+					got = h.night(b, i, 1).Speculation
+					require.NoError(t, os.WriteFile(index, saved, 0o644))
+				} else {
+					got = h.night(b, i, 1).Speculation
+				}
+				if n.want == "" {
+					require.Empty(t, got, "night %d: speculation pays", i)
+					continue
+				}
+				require.NotEmpty(t, got, "night %d: speculation is slower", i)
+				if _, seen := ids[n.want]; !seen {
+					require.NotContains(t, slices.Collect(maps.Values(ids)), got, "night %d: a new finding", i)
+					ids[n.want] = got
+				}
+				require.Equal(t, ids[n.want], got, "night %d: finding %s", i, n.want)
+			}
+			fs, err := b.Store.Findings()
+			require.NoError(t, err)
+			filed := map[int]bool{}
+			for _, f := range fs {
+				require.Equal(t, record.OutcomeSpeculationSlower, f.Outcome)
+				require.Equal(t, record.StateFiled, f.State)
+				filed[f.Issue] = true
+			}
+			assert.Len(t, fs, len(ids), "one finding per regression")
+			assert.Len(t, filed, len(ids), "one issue per regression")
+			files, err := filepath.Glob(filepath.Join(h.cfg.IssuesDir, "*.md"))
+			require.NoError(t, err)
+			assert.Len(t, files, len(ids), "issues written")
+		})
 	}
 }
