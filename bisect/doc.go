@@ -247,9 +247,14 @@
 // the midpoint between no change and MinEffect: ends that differ by
 // chance by about MinEffect would start a search for a change nobody
 // asked for, which stops only when the ends are measured enough to be
-// called the same, the dearest way to that verdict. The cost that remains over the information a run
-// carries is the price of learning the two levels and the noise from the
-// runs themselves: the model knows neither in advance.
+// called the same, the dearest way to that verdict.
+//
+// What the search spends beyond a search told both levels and σ (the
+// floor cmd/bench-bisect measures) goes mostly to the ends' verification
+// and to the runs of the culprit and its parent that the confirmation
+// rests on; given the size of the change and σ, the search itself still
+// spends nearly as much. Learning the levels and the noise from its own
+// runs costs a few runs more.
 //
 // # Scan
 //

@@ -6,8 +6,8 @@
 # 1), each from scratch (fresh clone; perfbot gets a fresh store, so it
 # reuses no measurement), and prints for each run the benchmark runs it
 # took (counted by the benchmark commands themselves, in
-# $RB_TMP/compare-runs.txt), its builds, its wall time and the commit it
-# named, then per tool the median and range of runs and wall time. Each
+# $RB_TMP/compare-runs.txt), its builds, its wall time and the commits it
+# named (every culprit, in chain order), then per tool the median and range of runs and wall time. Each
 # bisection's report and log are kept in $RB_TMP/pair-I-TOOL.
 #
 # GOOD and BAD default to the case's ends, RB_GOOD and RB_BAD (tags made
@@ -54,7 +54,11 @@ for i in $(seq "$pairs"); do
 			for (k = 2; k <= NF; k++) {
 				split($k, kv, "=")
 				if (kv[1] == "runs" || kv[1] == "builds" || kv[1] == "wall" || kv[1] == "verdict" || kv[1] == "build_s" || kv[1] == "bench_s" || kv[1] == "phases") printf "  %s=%s", kv[1], kv[2]
-				if (kv[1] == "culprit") printf "  culprit=%s", substr(kv[2], 1, 10)
+				if (kv[1] == "culprit") {
+					m = split(kv[2], cs, ",")
+					printf "  culprit="
+					for (c = 1; c <= m; c++) printf "%s%s", (c > 1 ? "," : ""), substr(cs[c], 1, 10)
+				}
 				if (kv[1] == "subject") printf " (%s)", kv[2]
 			}
 			print ""

@@ -16,9 +16,10 @@
 # $RB_TMP/runs.txt). The JSON report is kept in $RB_TMP/run-perfbot/report.json
 # and perfbot's debug log (-v) in stderr.log beside it. Prints one summary
 # line:
-#   perfbot runs=N reported_runs=R builds=B wall=S culprit=SHA subject=SUBJECT verdict=V confidence=C ... phases=... build_s=X bench_s=Y
-# where phases, build_s and bench_s say where the runs and the wall time
-# went (trace.awk).
+#   perfbot runs=N reported_runs=R builds=B wall=S culprit=SHA[,SHA] subject=SUBJECT[+SUBJECT] verdict=V confidence=C ... phases=... build_s=X bench_s=Y
+# where culprit and subject list every culprit in chain order (a range may
+# hold two changes), confidence is the least of theirs, and phases,
+# build_s and bench_s say where the runs and the wall time went (trace.awk).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/case.sh"
@@ -58,5 +59,5 @@ runs=$(($(wc -l < "$counter") - runs_before))
 wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 trace=$(awk -v runs="$runs" -f "$here/trace.awk" "$work/stderr.log")
 jq -r --arg runs "$runs" --arg wall "$wall" --arg trace "$trace" '
-	"perfbot runs=\($runs) reported_runs=\(.runs) builds=\(.builds) wall=\($wall)s culprit=\(.culprits[0].commit // "none") subject=\(.culprits[0].subject // "-") verdict=\(.verdict) confidence=\(.culprits[0].confidence // 0) good=\(.good.median) bad=\(.bad.median) \($trace)"
+	"perfbot runs=\($runs) reported_runs=\(.runs) builds=\(.builds) wall=\($wall)s culprit=\([.culprits[]?.commit[0:10]] | join(",") | if . == "" then "none" else . end) subject=\([.culprits[]?.subject] | join("+") | if . == "" then "-" else . end) verdict=\(.verdict) confidence=\([.culprits[]?.confidence] | min // 0) good=\(.good.median) bad=\(.bad.median) \($trace)"
 ' "$work/report.json"
