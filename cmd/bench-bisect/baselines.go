@@ -284,9 +284,9 @@ const floorConfidence = 0.995
 // posterior over the first bad commit exactly (a run at c of value x
 // multiplies each hypothesis by the density of x at the level it gives c),
 // runs the commit that splits the posterior most evenly, one run at a
-// time, and stops once one commit holds floorConfidence. Its runs are a
-// floor: a search that must learn the levels and σ from its own runs
-// spends more.
+// time, and stops once one commit holds floorConfidence. Its runs mark
+// the floor the other strategies are read against (see the package
+// documentation).
 func runKnownLevels(ctx context.Context, h *bisecttest.History, o *bisecttest.Oracle) (outcome, error) {
 	chain := h.Chain()
 	n := len(chain) - 1

@@ -29,9 +29,10 @@
 //     2 (three midpoints per different range);
 //   - known levels (floor): probabilistic bisection told the log levels
 //     of both ends and the noise σ, one run a probe at the commit that
-//     splits the exact posterior most evenly, stopping at 0.995. No
-//     search that learns the levels and σ from its own runs can spend
-//     less at that accuracy; it runs on the rows of one change on a
+//     splits the exact posterior most evenly, stopping at 0.995. It
+//     marks the floor: what a search spends beyond it at that accuracy
+//     is the price of learning the levels and σ from its own runs, or of
+//     a worse choice of probes. It runs on the rows of one change on a
 //     steady host.
 //
 // Rows with a target (issue 34: mean runs and accuracy perfbot should
