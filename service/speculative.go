@@ -253,11 +253,18 @@ func (b *Bot) openSpeculationFinding(ctx context.Context, metric string) (f *rec
 			(f.State != record.StateFiled && f.State != record.StateUnfiled)
 	})
 	slices.SortFunc(fs, func(x, y record.Finding) int { return y.Created.Compare(x.Created) })
+	var t report.Tracker // made for the first issue to ask about
 	for i := range fs {
 		if fs[i].State == record.StateUnfiled || fs[i].Issue == 0 {
 			return &fs[i], true, nil
 		}
-		closed, err := b.issueClosed(ctx, fs[i].Issue)
+		if t == nil {
+			t, err = b.tracker()
+		}
+		closed := false
+		if err == nil {
+			closed, err = issueClosed(ctx, t, fs[i].Issue)
+		}
 		if err != nil {
 			b.progressf("finding %s: cannot tell whether issue #%d is open, so it counts as open: %v", fs[i].ID, fs[i].Issue, err)
 			return &fs[i], false, nil
@@ -269,13 +276,9 @@ func (b *Bot) openSpeculationFinding(ctx context.Context, metric string) (f *rec
 	return nil, true, nil
 }
 
-// issueClosed reports whether the tracker says issue number is closed or
+// issueClosed reports whether tracker t says issue number is closed or
 // no longer exists.
-func (b *Bot) issueClosed(ctx context.Context, number int) (bool, error) {
-	t, err := b.tracker()
-	if err != nil {
-		return false, err
-	}
+func issueClosed(ctx context.Context, t report.Tracker, number int) (bool, error) {
 	iss, err := t.Get(ctx, number)
 	switch {
 	case report.IssueGone(err):
