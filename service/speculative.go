@@ -185,7 +185,7 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 	if _, ok, err := b.Store.Finding(f.ID); err != nil || ok {
 		return f.ID, err
 	}
-	if id, err := b.continuedFinding(ctx, f.ID, metric.Name, tip.Tip); err != nil || id != "" {
+	if id, err := b.continuedFinding(ctx, f.ID, metric.Name, tip.Tip, last); err != nil || id != "" {
 		return id, err
 	}
 	b.progressf("nightly: speculation costs %.0f%% at %s (break-even acceptance %.2f, measured %.2f)",
@@ -203,10 +203,12 @@ func (b *Bot) speculationFinding(ctx context.Context, nights []record.Night) (st
 // continues the newest speculation_slower finding of metric whose issue is
 // still open then, and closing that issue later in the stretch files
 // nothing, just as closing a finding's issue files nothing for the rest
-// of the stretch that raised it. A night on
-// which the tracker cannot say whether the issue is open continues the
+// of the stretch that raised it. The continued issue is told once, when
+// the decision is recorded, so that its readers learn that the
+// regression came back after a night on which speculation paid. A night
+// on which the tracker cannot say whether the issue is open continues the
 // finding without recording it, so the next night asks again.
-func (b *Bot) continuedFinding(ctx context.Context, id, metric, tip string) (string, error) {
+func (b *Bot) continuedFinding(ctx context.Context, id, metric, tip string, last record.SpecBreakdown) (string, error) {
 	state, err := b.Store.NightlyState()
 	if err != nil {
 		return "", fmt.Errorf("speculation: read nightly state: %w", err)
@@ -222,6 +224,18 @@ func (b *Bot) continuedFinding(ctx context.Context, id, metric, tip string) (str
 		record.ShortHash(tip), open.ID, issueOf(open))
 	if !sure {
 		return open.ID, nil
+	}
+	if open.State == record.StateFiled && open.Issue > 0 {
+		t, err := b.tracker()
+		if err == nil {
+			err = t.Comment(ctx, open.Issue, fmt.Sprintf("perfbot's nightly saw speculative decoding slower than plain decoding again at %s, after a night on which it paid: it costs %.0f%% (break-even acceptance %.2f, measured %.2f). This issue continues; no new one is filed.",
+				record.ShortHash(tip), last.CostPct(), last.BreakEven.Median, last.Accept.Median))
+		}
+		if err != nil {
+			// Unrecorded, so the next night asks and tells again.
+			b.progressf("finding %s: cannot comment on issue #%d: %v", open.ID, open.Issue, err)
+			return open.ID, nil
+		}
 	}
 	err = b.Store.UpdateNightlyState(func(s *record.NightlyState) error {
 		if s.Continues == nil {

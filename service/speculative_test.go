@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -217,25 +218,36 @@ func TestNightlySpeculationSlowerOneIssue(t *testing.T) {
 		want  string // the finding the night names, by label; "" for none
 	}
 	tests := []struct {
-		name   string
-		nights []night
+		name     string
+		nights   []night
+		comments map[string]int // comments on each finding's issue, by label
 	}{
 		{name: "slower nights continuing", nights: []night{
-			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: slower, want: "a"}, {cycle: slower, want: "a"}}},
+			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: slower, want: "a"}, {cycle: slower, want: "a"}},
+			comments: map[string]int{"a": 0}},
 		{name: "one paying night by chance while the issue is open", nights: []night{
 			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: slower, want: "a"}, {cycle: pays},
-			{cycle: slower, want: "a"}, {cycle: slower, want: "a"}}},
+			{cycle: slower, want: "a"}, {cycle: slower, want: "a"}},
+			comments: map[string]int{"a": 1}},
 		{name: "paying nights by chance again and again", nights: []night{
 			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: pays}, {cycle: slower, want: "a"},
-			{cycle: pays}, {cycle: slower, want: "a"}}},
+			{cycle: pays}, {cycle: slower, want: "a"}},
+			comments: map[string]int{"a": 2}},
 		{name: "closed then slower after a paying night", nights: []night{
-			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: pays, close: "a"}, {cycle: slower, want: "b"}}},
+			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: pays, close: "a"}, {cycle: slower, want: "b"}},
+			comments: map[string]int{"a": 0, "b": 0}},
 		{name: "closed during a continued stretch then slower after a paying night", nights: []night{
 			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: pays}, {cycle: slower, want: "a"},
-			{cycle: slower, close: "a", want: "a"}, {cycle: pays}, {cycle: slower, want: "b"}}},
+			{cycle: slower, close: "a", want: "a"}, {cycle: pays}, {cycle: slower, want: "b"}},
+			comments: map[string]int{"a": 1, "b": 0}},
 		{name: "a tracker that cannot say keeps to the finding and asks again", nights: []night{
 			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: pays}, {cycle: slower, down: true, want: "a"},
-			{cycle: slower, close: "a", want: "b"}}},
+			{cycle: slower, close: "a", want: "b"}},
+			comments: map[string]int{"a": 0, "b": 0}},
+		{name: "a tracker that cannot say then can tells the issue once", nights: []night{
+			{cycle: pays}, {cycle: slower, want: "a"}, {cycle: pays}, {cycle: slower, down: true, want: "a"},
+			{cycle: slower, want: "a"}, {cycle: slower, want: "a"}},
+			comments: map[string]int{"a": 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -287,6 +299,16 @@ func TestNightlySpeculationSlowerOneIssue(t *testing.T) {
 			files, err := filepath.Glob(filepath.Join(h.cfg.IssuesDir, "*.md"))
 			require.NoError(t, err)
 			assert.Len(t, files, len(ids), "issues written")
+			for label, want := range tc.comments {
+				f, ok, err := b.Store.Finding(ids[label])
+				require.NoError(t, err)
+				require.True(t, ok)
+				iss, err := issues.Get(context.Background(), f.Issue)
+				require.NoError(t, err)
+				body, err := os.ReadFile(iss.URL)
+				require.NoError(t, err)
+				assert.Equal(t, want, strings.Count(string(body), "\n## Comment "), "comments on %s's issue", label)
+			}
 		})
 	}
 }
