@@ -62,7 +62,8 @@
 // behave like either end.
 //
 // Options.MaxRuns bounds the samples of the configurations tested (the
-// ends, which grow until they differ, are not counted). When they are
+// ends, which grow until they differ, are not counted), a configuration
+// that does not apply or build counting as one. When they are
 // spent the search stops: a minimal set already confirmed bad stands (what
 // reverting it does is left unmeasured); otherwise no set is named and the
 // narrowest difference reached is reported unresolved. Either way a

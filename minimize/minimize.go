@@ -50,8 +50,10 @@ type Options struct {
 	// Default 60.
 	MaxRunsPerTest int
 	// MaxRuns bounds the samples of the configurations the search tests,
-	// the two ends left out. Once they are spent the search stops (see the
-	// package doc) with a record.WarnSetBudgetSpent. Zero is no bound.
+	// the two ends left out; a configuration that does not apply or build
+	// counts as one, the cost of its build. Once they are spent the search
+	// stops (see the package doc) with a record.WarnSetBudgetSpent. Zero
+	// is no bound.
 	MaxRuns int
 	// Retests is how many times a configuration whose test stays
 	// undecided (not broken: the host was too noisy for it) is tested
@@ -313,9 +315,21 @@ func (s *setSearch) spentResult() *Isolation {
 	for _, c := range s.configs {
 		iso.Samples += len(c.samples)
 	}
-	iso.Warnings = append(iso.Warnings, record.Warning{Kind: record.WarnSetBudgetSpent, Runs: s.opts.MaxRuns, Commits: s.u.namesOf(left)})
+	iso.Warnings = append(iso.Warnings, s.spentWarning(s.u.namesOf(left)))
 	s.log.Info("isolate: run budget spent", "max_runs", s.opts.MaxRuns, "left", iso.Unresolved[0], "samples", iso.Samples)
 	return iso
+}
+
+// spentWarning says that the budget is spent and that the change lies in
+// left, with the configurations that did not build.
+func (s *setSearch) spentWarning(left []string) record.Warning {
+	broken := 0
+	for _, c := range s.configs {
+		if c.broken {
+			broken++
+		}
+	}
+	return record.Warning{Kind: record.WarnSetBudgetSpent, Runs: s.opts.MaxRuns, Count: broken, Commits: left}
 }
 
 // setSearch is the state of one Isolate call.
@@ -340,7 +354,10 @@ type setSearch struct {
 
 // drawn is the number of samples of the configurations tested, the ends
 // left out, and c's when c is not among them yet (a first test under
-// way). The ends are not counted: they grow with the host's noise until
+// way). A configuration that did not build counts as one: its build cost
+// about what a run does, and a commit whose hunks build only all together
+// would otherwise try a few times as many builds as it has hunks, all for
+// free. The ends are not counted: they grow with the host's noise until
 // they differ, before any test, and a budget they could spend would buy
 // no answer.
 func (s *setSearch) drawn(c *setConfig) int {
@@ -348,6 +365,9 @@ func (s *setSearch) drawn(c *setConfig) int {
 	for _, k := range s.configs {
 		if k != s.good && k != s.bad {
 			n += len(k.samples)
+			if k.broken {
+				n++
+			}
 		}
 	}
 	if s.configs[c.set.key()] != c {
@@ -658,7 +678,7 @@ func (s *setSearch) result(ctx context.Context, minimal elemSet) (*Isolation, er
 		// The minimal set stands (it was confirmed bad); what reverting
 		// it does was left unmeasured.
 		iso.RevertedOutcome = OutcomeUnresolved
-		iso.Warnings = append(iso.Warnings, record.Warning{Kind: record.WarnSetBudgetSpent, Runs: s.opts.MaxRuns, Commits: iso.Minimal})
+		iso.Warnings = append(iso.Warnings, s.spentWarning(iso.Minimal))
 	} else {
 		c := s.configs[reverted.key()]
 		if err := s.ensure(ctx, c, effectRuns); err != nil {

@@ -635,3 +635,43 @@ func TestIsolateUnmeasuredEffect(t *testing.T) {
 		})
 	}
 }
+
+// TestIsolateNothingBuildsApart is a commit whose hunks build only all
+// together or not at all (a release's diff, whose removed lines the
+// dependency scan cannot see): every configuration between the ends fails
+// to build. Each failed build costs what a run does, so the search stops
+// at its budget, with a warning that says how many did not build, instead
+// of building its way through every subset the search can reach.
+func TestIsolateNothingBuildsApart(t *testing.T) {
+	const h, budget = 64, 40
+	tests := []struct {
+		name    string
+		options minimize.Options
+	}{
+		{name: "files of hunks", options: minimize.Options{MaxRuns: budget}},
+		{name: "hunks alone", options: minimize.Options{MaxRuns: budget}},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := bisecttest.OneCulprit(h, 7, drop, 0.02, 1)
+			w.Broken = func(set map[string]bool) bool { return len(set) > 0 && len(set) < h }
+			opts := tc.options
+			opts.Groups = flat(w.Elements)
+			if i == 0 {
+				opts.Groups = nil
+				for f := 0; f < h; f += 8 {
+					opts.Groups = append(opts.Groups, minimize.Group{Name: fmt.Sprintf("f%d.go", f/8), Elements: w.Elements[f : f+8]})
+				}
+			}
+			iso, err := minimize.Isolate(context.Background(), w, opts)
+			require.NoError(t, err)
+			assert.Empty(t, iso.Minimal, "nothing can be named")
+			assert.LessOrEqual(t, w.Configurations(), budget+2, "builds beyond the ends")
+			require.NotEmpty(t, iso.Warnings)
+			spent := iso.Warnings[len(iso.Warnings)-1]
+			require.Equal(t, record.WarnSetBudgetSpent, spent.Kind, "%v", iso.Warnings)
+			assert.Equal(t, w.Configurations()-2, spent.Count, "configurations that did not build")
+			assert.Contains(t, spent.String(), "did not apply or build")
+		})
+	}
+}

@@ -72,7 +72,8 @@ const (
 	// WarnSetBudgetSpent: a hunk or environment search spent its run
 	// budget (Runs) before it was resolved; Commits (hunk or variable
 	// ids) are what it had narrowed the change down to, none of them
-	// named.
+	// named. Count configurations did not apply or build, each counted
+	// as one run.
 	WarnSetBudgetSpent WarningKind = "set_budget_spent"
 	// WarnHunksNotSearched: the hunks of the culprit Commit could not be
 	// searched, for the reason Text (its effect too small to split, a
@@ -154,7 +155,11 @@ func (w Warning) String() string {
 	case WarnSetIncomplete:
 		return "reverting the minimal set alone does not recover the change: other hunks contribute too"
 	case WarnSetBudgetSpent:
-		return fmt.Sprintf("run budget (%d) spent before the search was resolved; the change lies in %s", w.Runs, strings.Join(w.Commits, ", "))
+		broken := ""
+		if w.Count > 0 {
+			broken = fmt.Sprintf(" (%d configurations did not apply or build, one run each)", w.Count)
+		}
+		return fmt.Sprintf("run budget (%d) spent before the search was resolved%s; the change lies in %s", w.Runs, broken, strings.Join(w.Commits, ", "))
 	case WarnOtherDirection:
 		return fmt.Sprintf("the ends %s do not differ in the direction searched, but they do the other way: %s of %s; search it with --direction %s (or any)",
 			span, w.Direction.Indefinite(), w.effect(), w.Direction)
