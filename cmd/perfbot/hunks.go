@@ -91,7 +91,13 @@ func printHunks(w io.Writer, rep *service.HunksReport, withDiff bool) error {
 		_, err := fmt.Fprintf(w, "\nhunks of %s (%s): none of its %d hunks can change %s: %s\n", record.ShortHash(rep.Change), rep.Subject, rep.TotalHunks, rep.Metric, rep.NoRuntimeChange)
 		return err
 	}
-	fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", record.ShortHash(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
+	if len(rep.Hunks) == 0 {
+		// A search that stopped unresolved names nothing: "0 of N hunks
+		// explain the change" would read as a finding that none matters.
+		fmt.Fprintf(w, "\nhunks of %s (%s): none of its %d hunks singled out on %s\n", record.ShortHash(rep.Change), rep.Subject, rep.TotalHunks, rep.Metric)
+	} else {
+		fmt.Fprintf(w, "\nhunks of %s (%s): %d of %d hunks explain the change on %s\n", record.ShortHash(rep.Change), rep.Subject, len(rep.Hunks), rep.TotalHunks, rep.Metric)
+	}
 	fmt.Fprintf(w, "  applied alone to %s: %s; reverted alone: %s\n", record.ShortHash(rep.Base), measured(rep.Applied), measured(rep.Reverted))
 	for _, h := range rep.Hunks {
 		loc := h.File
@@ -110,7 +116,11 @@ func printHunks(w io.Writer, rep *service.HunksReport, withDiff bool) error {
 		fmt.Fprintln(w, "  (--diff prints their diffs)")
 	}
 	if len(rep.Unresolved) > 0 {
-		fmt.Fprintf(w, "  %d configurations unresolved (did not apply or build, or stayed undecided)\n", len(rep.Unresolved))
+		what := "configurations"
+		if len(rep.Unresolved) == 1 {
+			what = "configuration"
+		}
+		fmt.Fprintf(w, "  %d %s unresolved (did not apply or build, or stayed undecided)\n", len(rep.Unresolved), what)
 	}
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)

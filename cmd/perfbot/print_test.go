@@ -42,6 +42,7 @@ func TestPrint(t *testing.T) {
 		{"hunks-diff", func(w io.Writer) error { return printHunks(w, hunksReport(), true) }, nil},
 		{"hunks-docs-only", func(w io.Writer) error { return printHunks(w, hunksDocsOnly(), false) }, hunksJSON(hunksDocsOnly())},
 		{"hunks-incomplete", func(w io.Writer) error { return printHunks(w, hunksIncomplete(), false) }, hunksJSON(hunksIncomplete())},
+		{"hunks-budget-spent", func(w io.Writer) error { return printHunks(w, hunksBudgetSpent(), false) }, hunksJSON(hunksBudgetSpent())},
 		{"demo", func(w io.Writer) error { return printDemo(w, demoSummary()) }, demoSummary()},
 		{"findings", func(w io.Writer) error { return printFindings(w, findingsList()) }, findingsList()},
 		{"findings-none", func(w io.Writer) error { return printFindings(w, []record.Finding{}) }, []record.Finding{}},
@@ -135,6 +136,18 @@ func hunksIncomplete() *service.HunksReport {
 	r := hunksReport()
 	r.Reverted = minimize.Effect{}
 	r.Warnings = []record.Warning{{Kind: record.WarnSetIncomplete}}
+	return r
+}
+
+// hunksBudgetSpent is a search that spent its budget, most of it on
+// configurations that did not build, before it could name a hunk: the
+// change lies in the two hunks of one file.
+func hunksBudgetSpent() *service.HunksReport {
+	r := hunksReport()
+	r.Hunks, r.Tests = []record.Hunk{}, []minimize.Test{{Set: []string{"h1", "h2"}, Side: "bad", Broken: true, Outcome: "unresolved", PBad: 0.5}}
+	r.Applied, r.Reverted = effect(-14.9, -15.8, -14.0, 12), effect(17.5, 16.3, 18.8, 12)
+	r.Unresolved = [][]string{{"h1", "h2"}}
+	r.Warnings = []record.Warning{{Kind: record.WarnSetBudgetSpent, Runs: 200, Count: 151, Commits: []string{"h1", "h2"}}}
 	return r
 }
 
