@@ -55,7 +55,12 @@ type Runner struct {
 	// TimeoutRetries is how many more times a build or benchmark step
 	// that timed out runs before the target counts as broken:
 	// DefaultTimeoutRetries when zero, none when negative. A timeout is as
-	// often a busy or stalled machine as the revision's fault.
+	// often a busy or stalled machine as the revision's fault. A target
+	// made of some of a change's hunks is never run again: it is code no
+	// one wrote, and one that hangs (a loop whose exit another hunk
+	// brings) does so every time; the search it serves just measured the
+	// change's ends on the same machine, and a configuration counted
+	// broken costs it precision, not a wrong answer.
 	TimeoutRetries int
 	// Secrets are values that no stored log may hold (perfbot's own
 	// credentials, which its hosts withhold from commands anyway); logs
@@ -390,9 +395,13 @@ func (m *measurement) execRetrying(ctx context.Context, p *pending, phase string
 // execRetryingOn is execRetrying with run in place of the host's Exec
 // (nil: the host's Exec).
 func (m *measurement) execRetryingOn(ctx context.Context, p *pending, phase string, s record.Step, override map[string]string, run execFunc) (Result, error) {
+	retries := m.r.timeoutRetries()
+	if len(m.target.Hunks) > 0 {
+		retries = 0
+	}
 	for attempt := 0; ; attempt++ {
 		res, err := m.exec(ctx, p, phase, s, override, run)
-		if err != nil || !res.TimedOut || attempt >= m.r.timeoutRetries() || ctx.Err() != nil {
+		if err != nil || !res.TimedOut || attempt >= retries || ctx.Err() != nil {
 			return res, err
 		}
 		m.log.Info("step timed out; running it again", "phase", phase, "step", s.Name, "timeout", s.Timeout, "attempt", attempt+1)

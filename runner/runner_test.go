@@ -404,11 +404,13 @@ func TestMeasureVanishedTree(t *testing.T) {
 
 // A timeout is the machine's bad moment as often as the revision's fault:
 // a step that timed out runs again, and only a step that times out every
-// time makes the target broken.
+// time makes the target broken. A configuration of some of a change's
+// hunks is broken at its first timeout.
 func TestMeasureRetriesTimeouts(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		script      runnertest.FakeCommit
+		target      record.Target // default: commit c1
 		retries     int
 		wantStatus  []record.Status
 		wantInvoked int // benchmark invocations
@@ -422,13 +424,20 @@ func TestMeasureRetriesTimeouts(t *testing.T) {
 			wantStatus: []record.Status{record.StatusOK}, wantInvoked: 3, wantLogs: []string{"compile", "engine (timed out)", "engine (timed out)", "engine"}},
 		{name: "no retries", script: runnertest.FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 1}, retries: -1,
 			wantStatus: []record.Status{record.StatusBenchFailed}, wantInvoked: 1, wantLogs: []string{"compile", "engine"}},
+		{name: "some hunks of a change", script: runnertest.FakeCommit{Outputs: []string{goBench(90, 40)}, TimesOutFirst: 1},
+			target:     record.Target{Commit: "c1", Patch: "p1", Hunks: []string{"p1-2", "p1-5"}},
+			wantStatus: []record.Status{record.StatusBenchFailed}, wantInvoked: 1, wantLogs: []string{"compile", "engine"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			host := &runnertest.Fake{Commits: map[string]runnertest.FakeCommit{"c1": tc.script}}
 			pool, err := runner.NewPool(host)
 			require.NoError(t, err)
 			r := &runner.Runner{Spec: testSpec, TimeoutRetries: tc.retries}
-			runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: record.Target{Commit: "c1"}}, 1)
+			target := tc.target
+			if target.Commit == "" {
+				target = record.Target{Commit: "c1"}
+			}
+			runs, err := runnertest.Measure(t, context.Background(), pool, r, runner.Source{Target: target}, 1)
 			require.NoError(t, err)
 			var statuses []record.Status
 			for _, run := range runs {
