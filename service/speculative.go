@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/perfbot/perfbot/config"
 	"github.com/perfbot/perfbot/record"
@@ -216,7 +217,10 @@ func (b *Bot) continuedFinding(ctx context.Context, id, metric, tip string, last
 	if earlier, ok := state.Continues[id]; ok {
 		return earlier, nil
 	}
-	open, sure, err := b.openSpeculationFinding(ctx, metric)
+	// One tracker for the open-issue check and the comment, made only
+	// when an issue must be asked about or told.
+	tracker := sync.OnceValues(b.tracker)
+	open, sure, err := b.openSpeculationFinding(ctx, metric, tracker)
 	if err != nil || open == nil {
 		return "", err
 	}
@@ -226,7 +230,7 @@ func (b *Bot) continuedFinding(ctx context.Context, id, metric, tip string, last
 		return open.ID, nil
 	}
 	if open.State == record.StateFiled && open.Issue > 0 {
-		t, err := b.tracker()
+		t, err := tracker()
 		if err == nil {
 			err = t.Comment(ctx, open.Issue, fmt.Sprintf("perfbot's nightly saw speculative decoding slower than plain decoding again at %s, after a night on which it paid: it costs %.0f%% (break-even acceptance %.2f, measured %.2f). This issue continues; no new one is filed.",
 				record.ShortHash(tip), last.CostPct(), last.BreakEven.Median, last.Accept.Median))
@@ -256,8 +260,9 @@ func (b *Bot) continuedFinding(ctx context.Context, id, metric, tip string, last
 // waiting to be filed (unfiled: RetryUnfiled files it); a kept finding
 // has no issue to keep open. An issue the tracker cannot be asked about
 // (unreachable, or not set up) counts as open, and sure is false: a
-// second issue for one regression is what this guards against.
-func (b *Bot) openSpeculationFinding(ctx context.Context, metric string) (f *record.Finding, sure bool, err error) {
+// second issue for one regression is what this guards against. tracker
+// is called only for a filed issue.
+func (b *Bot) openSpeculationFinding(ctx context.Context, metric string, tracker func() (report.Tracker, error)) (f *record.Finding, sure bool, err error) {
 	fs, err := b.Store.Findings()
 	if err != nil {
 		return nil, false, fmt.Errorf("speculation: list findings: %w", err)
@@ -267,14 +272,11 @@ func (b *Bot) openSpeculationFinding(ctx context.Context, metric string) (f *rec
 			(f.State != record.StateFiled && f.State != record.StateUnfiled)
 	})
 	slices.SortFunc(fs, func(x, y record.Finding) int { return y.Created.Compare(x.Created) })
-	var t report.Tracker // made for the first issue to ask about
 	for i := range fs {
 		if fs[i].State == record.StateUnfiled || fs[i].Issue == 0 {
 			return &fs[i], true, nil
 		}
-		if t == nil {
-			t, err = b.tracker()
-		}
+		t, err := tracker()
 		closed := false
 		if err == nil {
 			closed, err = issueClosed(ctx, t, fs[i].Issue)
